@@ -1,0 +1,3 @@
+from kwhatif.cli.app import main
+
+main()

@@ -1,0 +1,121 @@
+"""Label selectors with apimachinery's semantics (``labels.Selector`` and ``metav1.LabelSelector``).
+
+A nil ``metav1.LabelSelector`` selects nothing, an empty one selects everything; ``NotIn`` and
+``DoesNotExist`` match objects that lack the key; ``Gt``/``Lt`` compare label values as int64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+
+class SelectorError(ValueError):
+    pass
+
+
+def _parse_int64(text: str) -> int | None:
+    if not text or not (text.lstrip("+-").isdigit()) or text.count("+") + text.count("-") > 1:
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
+
+
+Requirement = Callable[[Mapping[str, str]], bool]
+
+
+def requirement(key: str, operator: str, values: list | tuple | None) -> Requirement:
+    """One requirement as a predicate over a label map; raises SelectorError where Go's NewRequirement would."""
+    values = list(values or [])
+    if operator == "In":
+        if not values:
+            raise SelectorError(f"{key}: for 'In' operator, values set can't be empty")
+        allowed = frozenset(str(v) for v in values)
+        return lambda labels: key in labels and labels[key] in allowed
+    if operator == "NotIn":
+        if not values:
+            raise SelectorError(f"{key}: for 'NotIn' operator, values set can't be empty")
+        denied = frozenset(str(v) for v in values)
+        return lambda labels: labels.get(key) not in denied if key in labels else True
+    if operator == "Exists":
+        if values:
+            raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
+        return lambda labels: key in labels
+    if operator == "DoesNotExist":
+        if values:
+            raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
+        return lambda labels: key not in labels
+    if operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            raise SelectorError(f"{key}: for 'Gt', 'Lt' operators, exactly one value is required")
+        bound = _parse_int64(str(values[0]))
+        if bound is None:
+            raise SelectorError(f"{key}: for 'Gt', 'Lt' operators, the value must be an integer")
+        greater = operator == "Gt"
+
+        def compare(labels: Mapping[str, str]) -> bool:
+            if key not in labels:
+                return False
+            actual = _parse_int64(labels[key])
+            if actual is None:
+                return False
+            return actual > bound if greater else actual < bound
+
+        return compare
+    raise SelectorError(f"{key}: operator {operator!r} is not recognized")
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A compiled selector: every requirement must hold. ``nothing`` selects no object at all."""
+
+    requirements: tuple[Requirement, ...] = ()
+    nothing: bool = False
+    source: object = None
+
+    def matches(self, labels: Mapping[str, str] | None) -> bool:
+        if self.nothing:
+            return False
+        labels = labels or {}
+        for req in self.requirements:
+            if not req(labels):
+                return False
+        return True
+
+    @property
+    def is_everything(self) -> bool:
+        return not self.nothing and not self.requirements
+
+
+EVERYTHING = Selector()
+NOTHING = Selector(nothing=True)
+
+
+def from_set(labels: Mapping[str, str]) -> Selector:
+    """``labels.SelectorFromSet``: every key equals its value (a nodeSelector)."""
+    reqs = tuple(requirement(k, "In", [v]) for k, v in sorted(labels.items()))
+    return Selector(reqs, source=dict(labels))
+
+
+def from_label_selector(selector: Mapping | None) -> Selector:
+    """``metav1.LabelSelectorAsSelector``."""
+    if selector is None:
+        return NOTHING
+    match_labels = selector.get("matchLabels") or {}
+    expressions = selector.get("matchExpressions") or []
+    if not match_labels and not expressions:
+        return Selector(source=selector)
+    reqs = [requirement(k, "In", [v]) for k, v in sorted(match_labels.items())]
+    for expr in expressions:
+        op = expr.get("operator")
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            raise SelectorError(f"{op!r} is not a valid label selector operator")
+        reqs.append(requirement(expr.get("key", ""), op, expr.get("values")))
+    return Selector(tuple(reqs), source=selector)
+
+
+def from_node_selector_requirements(exprs: list) -> Selector:
+    """``nodeSelectorRequirementsAsSelector``: an empty list selects nothing."""
+    if not exprs:
+        return NOTHING
+    return Selector(tuple(requirement(e.get("key", ""), e.get("operator", ""), e.get("values")) for e in exprs))

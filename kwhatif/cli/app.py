@@ -1,0 +1,61 @@
+"""The ``kwhatif`` command: a thin typer app; each command lives in its own module."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from kwhatif import __version__
+from kwhatif.errors import ExitStatus, KwhatifError
+
+app = typer.Typer(
+    name="kwhatif",
+    help="What-if for the Kubernetes scheduler: where would this pod land, why is it Pending, whom would "
+         "it evict - answered exactly as kube-scheduler v1.34 would, without touching the cluster.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"kwhatif {__version__} (kube-scheduler v1.34.1 semantics)")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                      help="Print the version and exit.")) -> None:
+    """kwhatif never writes to the cluster: it reads (get/list) and simulates."""
+
+
+def _register() -> None:
+    from kwhatif.cli import place
+
+    place.register(app)
+
+
+_register()
+
+
+def main() -> None:
+    """Entry point: user errors become one stderr line and a distinct exit code, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except KwhatifError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(int(exc.exit_status))
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        print("aborted", file=sys.stderr)
+        sys.exit(int(ExitStatus.BAD_INPUT))
+    except Exception as exc:  # click usage errors arrive here in non-standalone mode
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(int(ExitStatus.BAD_INPUT))
+        raise

@@ -1,0 +1,45 @@
+"""``kwhatif place``: where would this pod land, and why not elsewhere."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Optional
+
+import typer
+
+from kwhatif.errors import ExitStatus
+
+
+class Output(str, Enum):
+    table = "table"
+    wide = "wide"
+    json = "json"
+    yaml = "yaml"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("place", no_args_is_help=True)(place)
+
+
+def place(
+    pod: str = typer.Argument(..., help="Pod or workload manifest (YAML/JSON file, or - for stdin)."),
+    cluster: str = typer.Option(..., "--cluster", "-c",
+                                help="Cluster dump (kubectl get -o yaml/json, file or directory)."),
+    scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config",
+                                                   help="KubeSchedulerConfiguration file (YAML or JSON)."),
+    output: Output = typer.Option(Output.table, "--output", "-o", help="Output format."),
+    node: Optional[list[str]] = typer.Option(None, "--node", help="Only show these nodes (repeatable)."),
+) -> None:
+    """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would."""
+    from kwhatif import whatif
+    from kwhatif.render import output as render_output
+
+    cluster_state = whatif.load_cluster(cluster)
+    setup = None
+    if scheduler_config:
+        from kwhatif.framework.scheduler_config import load_scheduler_config
+
+        setup = load_scheduler_config(scheduler_config)
+    result = whatif.place(pod, cluster_state, setup)
+    render_output.emit(result, output.value, nodes=node or None)
+    raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))

@@ -1,0 +1,158 @@
+"""The scheduling framework's vocabulary, as kube-scheduler declares it (framework/interface.go).
+
+Plugins implement any subset of the extension points below; the runtime discovers them by the
+methods a plugin defines. Every hook receives the CycleState of the current scheduling attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from kwhatif.framework.cycle_state import CycleState
+    from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_EXTENDER_PRIORITY = 10
+
+# CycleState key under which the PostFilter (preemption) plugin leaves its full outcome for reporting:
+# an object with ``to_dict()`` in the shape of the "preemption" contract.
+PREEMPTION_OUTCOME_KEY = "kwhatif/preemption-outcome"
+
+
+class Code(IntEnum):
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+    @property
+    def label(self) -> str:
+        """The name kube-scheduler prints for the code (Code.String())."""
+        return _CODE_LABELS[self]
+
+
+_CODE_LABELS = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+
+
+@dataclass
+class Status:
+    """Result of running a plugin: a code, its reasons verbatim, and the plugin that said it."""
+
+    code: Code = Code.SUCCESS
+    reasons: list[str] = field(default_factory=list)
+    plugin: str = ""
+
+    @classmethod
+    def new(cls, code: Code, *reasons: str) -> "Status":
+        return cls(code, list(reasons))
+
+    @classmethod
+    def error(cls, message: str) -> "Status":
+        return cls(Code.ERROR, [message])
+
+    def is_success(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    def is_skip(self) -> bool:
+        return self.code == Code.SKIP
+
+    def is_rejected(self) -> bool:
+        """Unschedulable, UnschedulableAndUnresolvable or Pending (Status.IsRejected)."""
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+
+    @property
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> "Status":
+        self.plugin = plugin
+        return self
+
+
+SUCCESS = Status()
+
+
+def ok(status: Status | None) -> bool:
+    """A nil status is a success, as in Go."""
+    return status is None or status.code == Code.SUCCESS
+
+
+@dataclass
+class PreFilterResult:
+    """Nodes a PreFilter plugin restricts the attempt to; ``None`` node_names means all nodes."""
+
+    node_names: set[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: "PreFilterResult | None") -> "PreFilterResult":
+        if other is None or other.all_nodes():
+            return PreFilterResult(None if self.all_nodes() else set(self.node_names))
+        if self.all_nodes():
+            return PreFilterResult(set(other.node_names))
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass
+class NodeScore:
+    name: str
+    score: int
+
+
+@dataclass
+class PostFilterResult:
+    nominated_node_name: str | None = None
+    # Details kept for reporting (candidates, victims ...); the framework only reads the node name.
+    details: object = None
+
+
+class Plugin:
+    """Base for plugins. Subclasses set ``name`` and implement extension point methods:
+
+    - ``pre_filter(state, pod, nodes) -> (PreFilterResult | None, Status | None)``
+    - ``add_pod(state, pod_to_schedule, pod_info_to_add, node_info) -> Status | None`` and
+      ``remove_pod(...)``: PreFilterExtensions, used for nominated pods and preemption dry runs.
+    - ``filter(state, pod, node_info) -> Status | None``
+    - ``post_filter(state, pod, filtered_node_status) -> (PostFilterResult | None, Status)``
+    - ``pre_score(state, pod, nodes) -> Status | None``
+    - ``score(state, pod, node_info) -> int`` and ``normalize_score(state, pod, scores: list[NodeScore])``
+    - ``pre_enqueue(pod) -> Status | None``
+    A plugin is built as ``cls(args: dict, handle: Handle)``; ``args`` are the plugin's defaulted args.
+    """
+
+    name: str = ""
+
+    def __init__(self, args: dict | None = None, handle: "Handle | None" = None) -> None:
+        self.args = args or {}
+        self.handle = handle
+
+
+class Handle:
+    """What plugins may ask the framework for (framework.Handle): the snapshot and nominated pods."""
+
+    def __init__(self, snapshot, framework=None) -> None:
+        self.snapshot = snapshot
+        self.framework = framework
+
+    def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]:
+        return self.snapshot.nominated_pods_for_node(node_name)
+
+
+def sorted_names(names: Iterable[str]) -> list[str]:
+    return sorted(names)

@@ -1,0 +1,302 @@
+"""Runs a profile's plugins over the extension points (framework/runtime/framework.go)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kwhatif.errors import InputError
+from kwhatif.framework.config import EXTENSION_POINTS, Profile
+from kwhatif.framework.cycle_state import CycleState
+from kwhatif.framework.interface import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    Code,
+    Handle,
+    NodeScore,
+    Plugin,
+    PostFilterResult,
+    PreFilterResult,
+    Status,
+)
+from kwhatif.framework.registry import plugin_class
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+
+# Extension point -> the method a plugin defines to implement it.
+EXTENSION_METHODS = {
+    "preEnqueue": "pre_enqueue",
+    "queueSort": "less",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "preBind": "pre_bind",
+    "bind": "bind",
+    "postBind": "post_bind",
+}
+
+
+class ConfigError(InputError):
+    """A profile the scheduler would refuse to start with."""
+
+
+def implements(plugin: Plugin, point: str) -> bool:
+    return callable(getattr(plugin, EXTENSION_METHODS[point], None))
+
+
+class NodeToStatus:
+    """Statuses of rejected nodes, plus the status of nodes not listed (framework.NodeToStatus)."""
+
+    def __init__(self) -> None:
+        self.statuses: dict[str, Status] = {}
+        self.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def set(self, node: str, status: Status) -> None:
+        self.statuses[node] = status
+
+    def get(self, node: str) -> Status:
+        return self.statuses.get(node, self.absent_nodes_status)
+
+    def __len__(self) -> int:
+        return len(self.statuses)
+
+
+@dataclass
+class PluginScore:
+    name: str
+    score: int
+
+
+@dataclass
+class NodePluginScores:
+    name: str
+    scores: list[PluginScore] = field(default_factory=list)
+    total_score: int = 0
+
+
+class Framework:
+    """A profile's plugins instantiated and ordered per extension point, with score weights."""
+
+    def __init__(self, profile: Profile, snapshot) -> None:
+        self.profile = profile
+        self.snapshot = snapshot
+        self.handle = Handle(snapshot, self)
+        plugins_cfg = profile.plugins
+        multi_point = (plugins_cfg.get("multiPoint") or {}).get("enabled") or []
+        self.plugins_map: dict[str, Plugin] = {}
+        for entry in list(multi_point) + [p for point in EXTENSION_POINTS
+                                          for p in (plugins_cfg.get(point) or {}).get("enabled") or []]:
+            name = entry.get("name")
+            if name not in self.plugins_map:
+                try:
+                    cls = plugin_class(name)
+                except KeyError:
+                    raise ConfigError(f"profile {profile.scheduler_name!r}: plugin {name!r} does not exist") from None
+                self.plugins_map[name] = cls(profile.args_for(name), self.handle)
+        self.points: dict[str, list[Plugin]] = {}
+        for point in EXTENSION_POINTS:
+            self.points[point] = self._plugins_for(point, plugins_cfg, multi_point)
+        self.score_weights = self._score_weights(plugins_cfg, multi_point)
+
+    def _plugins_for(self, point: str, plugins_cfg: dict, multi_point: list) -> list[Plugin]:
+        """Explicit plugins of the point plus MultiPoint expansion (expandMultiPointPlugins)."""
+        point_cfg = plugins_cfg.get(point) or {}
+        enabled = []
+        for entry in point_cfg.get("enabled") or []:
+            name = entry.get("name")
+            if not implements(self.plugins_map[name], point):
+                raise ConfigError(f"plugin {name!r} does not extend {point} plugin")
+            if name in enabled:
+                raise ConfigError(f"plugin {name!r} already registered as {point} plugin")
+            enabled.append(name)
+        disabled = {p.get("name") for p in point_cfg.get("disabled") or []}
+        if "*" in disabled:
+            return [self.plugins_map[n] for n in enabled]
+        from_multi: list[str] = []
+        overridden: list[str] = []
+        for entry in multi_point:
+            name = entry.get("name")
+            if not implements(self.plugins_map[name], point) or name in disabled:
+                continue
+            if name in enabled:
+                overridden.append(name)
+                continue
+            if name in from_multi:
+                raise ConfigError(f"plugin {name!r} already registered as {point} plugin")
+            from_multi.append(name)
+        ordered = [n for n in enabled if n in overridden] + from_multi + [n for n in enabled if n not in overridden]
+        return [self.plugins_map[n] for n in ordered]
+
+    def _score_weights(self, plugins_cfg: dict, multi_point: list) -> dict[str, int]:
+        weights: dict[str, int] = {}
+        for entry in list((plugins_cfg.get("score") or {}).get("enabled") or []) + list(multi_point):
+            name = entry.get("name")
+            if name in weights or not implements(self.plugins_map[name], "score"):
+                continue
+            weights[name] = int(entry.get("weight") or 0) or 1
+        return weights
+
+    # --- extension points -------------------------------------------------------------------
+
+    def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        for pl in self.points["preEnqueue"]:
+            status = pl.pre_enqueue(pod)
+            if status is not None and not status.is_success():
+                return status.with_plugin(pl.name)
+        return None
+
+    def run_pre_filter(self, state: CycleState, pod: PodInfo
+                       ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """PreFilter plugins in order; a Skip also skips the plugin's Filter."""
+        nodes = self.snapshot.node_info_list
+        result: PreFilterResult | None = None
+        plugins_with_nodes: set[str] = set()
+        return_status: Status | None = None
+        for pl in self.points["preFilter"]:
+            r, s = pl.pre_filter(state, pod, nodes)
+            if s is not None and s.is_skip():
+                state.skip_filter_plugins.add(pl.name)
+                continue
+            if s is not None and not s.is_success():
+                s.plugin = pl.name
+                if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, s, set()
+                if s.code == Code.UNSCHEDULABLE:
+                    return_status = s
+                    continue
+                return None, Status(Code.ERROR, [f'running PreFilter plugin "{pl.name}": {s.message}'], pl.name), set()
+            if r is not None and not r.all_nodes():
+                plugins_with_nodes.add(pl.name)
+            result = (result or PreFilterResult()).merge(r)
+            if not result.all_nodes() and not result.node_names:
+                names = sorted(plugins_with_nodes)
+                msg = (f"node(s) didn't satisfy plugin {names[0]}" if len(names) == 1 else
+                       f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously")
+                return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [msg]), plugins_with_nodes
+        return result, return_status, plugins_with_nodes
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
+        """Filter plugins in order, stopping at the first that rejects; None means the node fits."""
+        skip = state.skip_filter_plugins
+        for pl in self.points["filter"]:
+            if pl.name in skip:
+                continue
+            status = pl.filter(state, pod, node_info)
+            if status is not None and status.code != Code.SUCCESS:
+                if not status.is_rejected():
+                    status = Status(Code.ERROR, [f'running "{pl.name}" filter plugin: {status.message}'])
+                status.plugin = pl.name
+                return status
+        return None
+
+    def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo,
+                                         node_info: NodeInfo) -> Status | None:
+        for pl in self.points["preFilter"]:
+            if pl.name in state.skip_filter_plugins or not hasattr(pl, "add_pod"):
+                continue
+            status = pl.add_pod(state, pod, to_add, node_info)
+            if status is not None and not status.is_success():
+                return status.with_plugin(pl.name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo,
+                                            node_info: NodeInfo) -> Status | None:
+        for pl in self.points["preFilter"]:
+            if pl.name in state.skip_filter_plugins or not hasattr(pl, "remove_pod"):
+                continue
+            status = pl.remove_pod(state, pod, to_remove, node_info)
+            if status is not None and not status.is_success():
+                return status.with_plugin(pl.name)
+        return None
+
+    def _add_nominated_pods(self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+                            ) -> tuple[bool, CycleState, NodeInfo]:
+        """addGENominatedPods: pods nominated here with priority >= the pod's, assumed running."""
+        nominated = self.handle.nominated_pods_for_node(node_info.name)
+        if not nominated:
+            return False, state, node_info
+        node_out = None
+        state_out = None
+        for pi in nominated:
+            if pi.priority >= pod.priority and pi.uid != pod.uid:
+                if node_out is None:
+                    node_out, state_out = node_info.snapshot(), state.clone()
+                node_out.add_pod(pi)
+                status = self.run_pre_filter_extension_add_pod(state_out, pod, pi, node_out)
+                if status is not None and not status.is_success():
+                    raise RuntimeError(status.message)
+        if node_out is None:
+            return False, state, node_info
+        return True, state_out, node_out
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node_info: NodeInfo
+                                       ) -> Status | None:
+        """Filters with higher-or-equal-priority nominated pods assumed, then again without them."""
+        pods_added, state_with, node_with = self._add_nominated_pods(state, pod, node_info)
+        status = self.run_filter(state_with, pod, node_with)
+        if status is not None and not status.is_rejected():
+            return status
+        if pods_added and status is None:
+            status = self.run_filter(state, pod, node_info)
+        return status
+
+    def run_post_filter(self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+                        ) -> tuple[PostFilterResult | None, Status]:
+        result = None
+        reasons: list[str] = []
+        rejector = ""
+        for pl in self.points["postFilter"]:
+            r, s = pl.post_filter(state, pod, statuses)
+            if s is None or s.is_success():
+                return r, s or Status()
+            if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, s.with_plugin(pl.name)
+            if not s.is_rejected():
+                return None, Status(Code.ERROR, list(s.reasons), pl.name)
+            if r is not None and r.nominated_node_name:
+                result = r
+            reasons.extend(s.reasons)
+            rejector = rejector or pl.name
+        return result, Status(Code.UNSCHEDULABLE, reasons, rejector)
+
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        for pl in self.points["preScore"]:
+            status = pl.pre_score(state, pod, nodes)
+            if status is not None and status.is_skip():
+                state.skip_score_plugins.add(pl.name)
+                continue
+            if status is not None and not status.is_success():
+                return Status(Code.ERROR, [f'running PreScore plugin "{pl.name}": {status.message}'], pl.name)
+        return None
+
+    def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[NodePluginScores]:
+        """Score, NormalizeScore and weights, per node and plugin (RunScorePlugins)."""
+        plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
+        per_plugin: dict[str, list[NodeScore]] = {}
+        for pl in plugins:
+            scores = [NodeScore(ni.name, pl.score(state, pod, ni)) for ni in nodes]
+            normalize = getattr(pl, "normalize_score", None)
+            if normalize is not None:
+                normalize(state, pod, scores)
+            per_plugin[pl.name] = scores
+        result = []
+        for index, ni in enumerate(nodes):
+            nps = NodePluginScores(ni.name)
+            for pl in plugins:
+                score = per_plugin[pl.name][index].score
+                if not MIN_NODE_SCORE <= score <= MAX_NODE_SCORE:
+                    raise RuntimeError(f'plugin "{pl.name}" returns an invalid score {score}, it should in the '
+                                       f"range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                weighted = score * self.score_weights[pl.name]
+                nps.scores.append(PluginScore(pl.name, weighted))
+                nps.total_score += weighted
+            result.append(nps)
+        return result
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.points["filter"])
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.points["score"])

@@ -1,0 +1,42 @@
+"""ImageLocality: favours nodes that already have the pod's images, scaled by how widespread each
+image is so that one ubiquitous image does not dominate."""
+
+from __future__ import annotations
+
+from kwhatif.framework.gomath import go_div
+from kwhatif.framework.interface import MAX_NODE_SCORE, Plugin
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+def normalized_image_name(name: str) -> str:
+    if name.rfind(":") <= name.rfind("/"):
+        name = name + ":latest"
+    return name
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality(Plugin):
+    name = "ImageLocality"
+
+    def score(self, state, pod, node_info) -> int:
+        total_nodes = self.handle.snapshot.num_nodes()
+        spec = pod.spec
+        containers = (spec.get("initContainers") or []) + (spec.get("containers") or [])
+        image_sum = 0
+        for c in containers:
+            image_state = node_info.image_states.get(normalized_image_name(c.get("image") or ""))
+            if image_state is not None:
+                spread = float(image_state.num_nodes) / float(total_nodes)
+                image_sum += int(float(image_state.size) * spread)
+        return calculate_priority(image_sum, len(containers))

@@ -1,0 +1,98 @@
+"""NodeResourcesFit: the pod's requests must fit the node's free allocatable; scoring by strategy
+(LeastAllocated by default, MostAllocated, RequestedToCapacityRatio)."""
+
+from __future__ import annotations
+
+from kwhatif.api.resources import is_extended_resource_name, pod_requests
+from kwhatif.framework.interface import Code, Plugin, Status
+from kwhatif.plugins.resource_allocation import (
+    ResourceAllocationScorer,
+    least_allocated_scorer,
+    most_allocated_scorer,
+    requested_to_capacity_ratio_scorer,
+)
+from kwhatif.state.nodeinfo import Resource
+
+PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
+PRE_SCORE_KEY = "PreScoreNodeResourcesFit"
+
+
+def compute_pod_resource_request(pod) -> Resource:
+    """computePodResourceRequest: the pod's effective requests (the pod count is not a request)."""
+    requests = pod_requests(pod.pod, use_status=False)
+    return Resource.from_list({k: v for k, v in requests.items() if k != "pods"})
+
+
+def build_scorer(strategy: dict) -> ResourceAllocationScorer:
+    kind = strategy.get("type", "LeastAllocated")
+    resources = strategy.get("resources") or []
+    if kind == "LeastAllocated":
+        scorer = least_allocated_scorer(resources)
+    elif kind == "MostAllocated":
+        scorer = most_allocated_scorer(resources)
+    elif kind == "RequestedToCapacityRatio":
+        shape = (strategy.get("requestedToCapacityRatio") or {}).get("shape") or []
+        scorer = requested_to_capacity_ratio_scorer(resources, shape)
+    else:
+        raise ValueError(f"scoring strategy {kind} is not supported")
+    return ResourceAllocationScorer(resources, scorer, use_requested=False, feature_gates_applied=False)
+
+
+def insufficient_resources(request: Resource, node_info, ignored: set[str] = frozenset(),
+                           ignored_groups: set[str] = frozenset()) -> list[tuple[str, bool]]:
+    """fitsRequest: (reason, unresolvable) for each resource the node lacks, in upstream order."""
+    out: list[tuple[str, bool]] = []
+    alloc, used = node_info.allocatable, node_info.requested
+    if len(node_info.pods) + 1 > alloc.allowed_pod_number:
+        out.append(("Too many pods", False))
+    if request.is_zero():
+        return out
+    if request.milli_cpu > 0 and request.milli_cpu > alloc.milli_cpu - used.milli_cpu:
+        out.append(("Insufficient cpu", request.milli_cpu > alloc.milli_cpu))
+    if request.memory > 0 and request.memory > alloc.memory - used.memory:
+        out.append(("Insufficient memory", request.memory > alloc.memory))
+    if request.ephemeral_storage > 0 and \
+            request.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
+        out.append(("Insufficient ephemeral-storage", request.ephemeral_storage > alloc.ephemeral_storage))
+    for name, quantity in request.scalar.items():
+        if quantity == 0:
+            continue
+        if is_extended_resource_name(name) and (name in ignored or name.split("/")[0] in ignored_groups):
+            continue
+        capacity = alloc.scalar.get(name, 0)
+        if quantity > capacity - used.scalar.get(name, 0):
+            out.append((f"Insufficient {name}", quantity > capacity))
+    return out
+
+
+class NodeResourcesFit(Plugin):
+    name = "NodeResourcesFit"
+
+    def __init__(self, args=None, handle=None):
+        super().__init__(args, handle)
+        self.ignored_resources = set(self.args.get("ignoredResources") or [])
+        self.ignored_resource_groups = set(self.args.get("ignoredResourceGroups") or [])
+        self.scorer = build_scorer(self.args.get("scoringStrategy") or {"type": "LeastAllocated"})
+
+    def pre_filter(self, state, pod, nodes):
+        state.write(PRE_FILTER_KEY, compute_pod_resource_request(pod))
+        return None, None
+
+    def filter(self, state, pod, node_info):
+        request = state.read(PRE_FILTER_KEY) or compute_pod_resource_request(pod)
+        lacking = insufficient_resources(request, node_info, self.ignored_resources, self.ignored_resource_groups)
+        if not lacking:
+            return None
+        unresolvable = any(u for _, u in lacking)
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+        return Status(code, [reason for reason, _ in lacking])
+
+    def pre_score(self, state, pod, nodes):
+        state.write(PRE_SCORE_KEY, self.scorer.pod_request_list(pod))
+        return None
+
+    def score(self, state, pod, node_info) -> int:
+        requests = state.read(PRE_SCORE_KEY)
+        if requests is None:
+            requests = self.scorer.pod_request_list(pod)
+        return self.scorer.score(node_info, requests)

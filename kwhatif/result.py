@@ -1,0 +1,67 @@
+"""What one what-if scheduling attempt found, kept apart from how it is rendered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kwhatif import KUBERNETES_VERSION
+from kwhatif.api.defaults import Admission
+from kwhatif.framework.interface import Status
+from kwhatif.framework.runtime import NodePluginScores
+from kwhatif.state.nodeinfo import PodInfo
+
+
+def status_dict(status: Status) -> dict:
+    return {"plugin": status.plugin, "code": status.code.label, "reasons": list(status.reasons)}
+
+
+@dataclass
+class ScheduleResult:
+    pod: PodInfo
+    admission: Admission
+    profile: str
+    num_all_nodes: int
+    gated: bool = False
+    gate_status: Status | None = None
+    pre_filter_status: Status | None = None
+    feasible: list[str] = field(default_factory=list)
+    filtered: dict[str, Status] = field(default_factory=dict)
+    scores: dict[str, NodePluginScores] = field(default_factory=dict)
+    selected: list[str] = field(default_factory=list)
+    message: str | None = None
+    post_filter_status: Status | None = None
+    # Set by the preemption layer: an object with to_dict() (the "preemption" contract).
+    preemption: object = None
+    nodes_scheduler_would_examine: int = 0
+    extender_trace: list = field(default_factory=list)
+    extender_bind: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def fits(self) -> bool:
+        return bool(self.feasible)
+
+    def to_dict(self) -> dict:
+        """The machine contract of ``-o json`` (the keys of the conformance cases' ``expect``)."""
+        return {
+            "kubernetesVersion": KUBERNETES_VERSION,
+            "pod": self.pod.key,
+            "profile": self.profile,
+            "admission": self.admission.to_dict(),
+            "gated": self.gated,
+            "preFilter": status_dict(self.pre_filter_status) if self.pre_filter_status else None,
+            "feasible": sorted(self.feasible),
+            "filtered": {name: status_dict(s) for name, s in sorted(self.filtered.items())},
+            "scores": {
+                name: {"total": nps.total_score, "plugins": {ps.name: ps.score for ps in nps.scores}}
+                for name, nps in sorted(self.scores.items())
+            },
+            "selected": sorted(self.selected),
+            "message": self.message,
+            "preemption": self.preemption.to_dict() if self.preemption is not None else None,
+            "numAllNodes": self.num_all_nodes,
+            "nodesSchedulerWouldExamine": self.nodes_scheduler_would_examine,
+            "extenderBind": self.extender_bind,
+            "warnings": list(self.warnings),
+            **({"extenderTrace": self.extender_trace} if self.extender_trace else {}),
+        }

@@ -1,0 +1,177 @@
+"""One scheduling attempt for one pod, as kube-scheduler's schedulingCycle runs it
+(schedule_one.go): PreEnqueue gates, PreFilter, Filter with nominated pods, extender filters,
+PostFilter when nothing fits, then PreScore/Score/extender prioritize and host selection.
+
+Unlike kube-scheduler, every node is evaluated (no percentageOfNodesToScore sampling) and scores are
+computed even for a single feasible node; the sampling size is reported instead.
+"""
+
+from __future__ import annotations
+
+from kwhatif.api.defaults import Admission
+from kwhatif.framework.cycle_state import CycleState
+from kwhatif.framework.interface import (
+    MAX_EXTENDER_PRIORITY,
+    MAX_NODE_SCORE,
+    PREEMPTION_OUTCOME_KEY,
+    Code,
+    Status,
+)
+from kwhatif.framework.runtime import Framework, NodePluginScores, NodeToStatus, PluginScore
+from kwhatif.plugins.dynamic_resources import NOT_MODELLED, has_resource_claims
+from kwhatif.result import ScheduleResult
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+
+EXTENDER_NAME = "Extender"  # kube-scheduler's pseudo plugin name for extenders
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes kube-scheduler looks for before it stops filtering."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    percentage = percentage or 0
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def fit_error_message(num_all_nodes: int, statuses: NodeToStatus, pre_filter_msg: str,
+                      post_filter_msg: str) -> str:
+    """FitError.Error(): the reason histogram (or the PreFilter message), then PostFilter's."""
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
+    else:
+        counts: dict[str, int] = {}
+        for status in statuses.statuses.values():
+            for reason in status.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        if len(statuses) < num_all_nodes:
+            for reason in statuses.absent_nodes_status.reasons:
+                counts[reason] = counts.get(reason, 0) + num_all_nodes - len(statuses)
+        histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
+        if histogram:
+            msg += f" {', '.join(histogram)}."
+    if post_filter_msg:
+        msg += f" {post_filter_msg}"
+    return msg
+
+
+class Scheduler:
+    """Evaluates pods against one snapshot with one profile's framework and the configured extenders."""
+
+    def __init__(self, framework: Framework, extenders: list | None = None) -> None:
+        self.framework = framework
+        self.snapshot = framework.snapshot
+        self.extenders = extenders or []
+
+    def schedule(self, pod: PodInfo, admission: Admission) -> ScheduleResult:
+        fw = self.framework
+        nodes = self.snapshot.node_info_list
+        result = ScheduleResult(pod=pod, admission=admission, profile=fw.profile.scheduler_name,
+                                num_all_nodes=len(nodes))
+        result.nodes_scheduler_would_examine = num_feasible_nodes_to_find(
+            fw.profile.percentage_of_nodes_to_score, len(nodes))
+        if has_resource_claims(pod):
+            result.warnings.append(NOT_MODELLED)
+        gate = fw.run_pre_enqueue(pod)
+        if gate is not None:
+            result.gated, result.gate_status = True, gate
+            return result
+        if not nodes:
+            result.message = NO_NODES_AVAILABLE
+            return result
+
+        state = CycleState()
+        statuses = NodeToStatus()
+        pre_result, pre_status, plugins_with_nodes = fw.run_pre_filter(state, pod)
+        pre_filter_msg = ""
+        feasible: list[NodeInfo] = []
+        if pre_status is not None and not pre_status.is_success():
+            if not pre_status.is_rejected():
+                raise RuntimeError(pre_status.message)
+            statuses.absent_nodes_status = pre_status
+            pre_filter_msg = pre_status.message
+            result.pre_filter_status = pre_status
+        else:
+            candidates = nodes
+            if pre_result is not None and not pre_result.all_nodes():
+                candidates = [ni for ni in nodes if ni.name in pre_result.node_names]
+                names = sorted(plugins_with_nodes)
+                statuses.absent_nodes_status = Status(
+                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                    [f"node(s) didn't satisfy plugin(s) [{' '.join(names)}]"], ",".join(names))
+                for ni in nodes:
+                    if ni.name not in pre_result.node_names:
+                        result.filtered[ni.name] = statuses.absent_nodes_status
+            for ni in candidates:
+                status = fw.run_filter_with_nominated_pods(state, pod, ni)
+                if status is None:
+                    feasible.append(ni)
+                else:
+                    statuses.set(ni.name, status)
+            feasible = self._run_extender_filters(pod, feasible, statuses, result)
+            result.filtered.update(statuses.statuses)
+        result.feasible = [ni.name for ni in feasible]
+
+        if not feasible:
+            post_msg = ""
+            if fw.points["postFilter"]:
+                _, post_status = fw.run_post_filter(state, pod, statuses)
+                result.post_filter_status = post_status
+                result.preemption = state.read(PREEMPTION_OUTCOME_KEY)
+                post_msg = post_status.message
+            result.message = fit_error_message(len(nodes), statuses, pre_filter_msg, post_msg)
+            return result
+
+        scores = self._prioritize(state, pod, feasible, result)
+        result.scores = {nps.name: nps for nps in scores}
+        best = max(nps.total_score for nps in scores)
+        result.selected = sorted(nps.name for nps in scores if nps.total_score == best)
+        return result
+
+    def _run_extender_filters(self, pod: PodInfo, feasible: list[NodeInfo], statuses: NodeToStatus,
+                              result: ScheduleResult) -> list[NodeInfo]:
+        """findNodesThatPassExtenders: each interested extender filters the survivors of the last."""
+        for extender in self.extenders:
+            if not feasible:
+                break
+            if not extender.is_interested(pod):
+                continue
+            outcome = extender.filter(pod, feasible, result)
+            if outcome is None:  # an ignorable extender failed: skipped, with a warning recorded
+                continue
+            feasible, failed, failed_unresolvable = outcome
+            for name, msg in failed_unresolvable.items():
+                statuses.set(name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [msg], EXTENDER_NAME))
+            for name, msg in failed.items():
+                if name not in failed_unresolvable:
+                    statuses.set(name, Status(Code.UNSCHEDULABLE, [msg], EXTENDER_NAME))
+        return feasible
+
+    def _prioritize(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                    result: ScheduleResult) -> list[NodePluginScores]:
+        fw = self.framework
+        status = fw.run_pre_score(state, pod, nodes)
+        if status is not None:
+            raise RuntimeError(status.message)
+        scores = fw.run_score(state, pod, nodes)
+        interested = [e for e in self.extenders if e.is_interested(pod)]
+        if interested:
+            extra: dict[str, int] = {}
+            for extender in interested:
+                prioritized = extender.prioritize(pod, nodes, result)
+                if prioritized is None:  # prioritize errors are ignored, as upstream
+                    continue
+                host_scores, weight = prioritized
+                for host, score in host_scores:
+                    extra[host] = extra.get(host, 0) + score * weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+            for nps in scores:
+                if nps.name in extra or interested:
+                    value = extra.get(nps.name, 0)
+                    nps.scores.append(PluginScore(EXTENDER_NAME, value))
+                    nps.total_score += value
+        return scores

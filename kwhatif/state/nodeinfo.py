@@ -1,0 +1,345 @@
+"""Per-pod and per-node aggregates the plugins read (framework.PodInfo / framework.NodeInfo).
+
+Everything that kube-scheduler's cache keeps incrementally is computed once here: requested and
+non-zero-requested resources, used host ports, pods with (anti-)affinity, image states, PVC
+reference counts. ``NodeInfo.snapshot()`` gives a cheap copy that a what-if pass (nominated pods,
+preemption dry runs) may add pods to or remove pods from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Mapping
+
+from kwhatif.api import labels as labelsel
+from kwhatif.api.quantity import ceil_int, milli_value
+from kwhatif.api.resources import (
+    ResourceList,
+    is_scalar_resource_name,
+    non_missing_defaults,
+    pod_level_requests,
+    pod_requests,
+)
+
+DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+
+
+class Resource:
+    """Compute resources in the scheduler's integer units: millicores, bytes, counts."""
+
+    __slots__ = ("milli_cpu", "memory", "ephemeral_storage", "allowed_pod_number", "scalar")
+
+    def __init__(self, milli_cpu: int = 0, memory: int = 0, ephemeral_storage: int = 0,
+                 allowed_pod_number: int = 0, scalar: dict[str, int] | None = None) -> None:
+        self.milli_cpu = milli_cpu
+        self.memory = memory
+        self.ephemeral_storage = ephemeral_storage
+        self.allowed_pod_number = allowed_pod_number
+        self.scalar = scalar if scalar is not None else {}
+
+    @classmethod
+    def from_list(cls, rl: ResourceList) -> "Resource":
+        """Resource.Add of a ResourceList (including the pod count)."""
+        r = cls()
+        for name, q in rl.items():
+            if name == "cpu":
+                r.milli_cpu += milli_value(q)
+            elif name == "memory":
+                r.memory += ceil_int(q)
+            elif name == "pods":
+                r.allowed_pod_number += ceil_int(q)
+            elif name == "ephemeral-storage":
+                r.ephemeral_storage += ceil_int(q)
+            elif is_scalar_resource_name(name):
+                r.scalar[name] = r.scalar.get(name, 0) + ceil_int(q)
+        return r
+
+    def get(self, name: str) -> int:
+        if name == "cpu":
+            return self.milli_cpu
+        if name == "memory":
+            return self.memory
+        if name == "ephemeral-storage":
+            return self.ephemeral_storage
+        if name == "pods":
+            return self.allowed_pod_number
+        return self.scalar.get(name, 0)
+
+    def add(self, other: "Resource", sign: int = 1) -> None:
+        self.milli_cpu += sign * other.milli_cpu
+        self.memory += sign * other.memory
+        self.ephemeral_storage += sign * other.ephemeral_storage
+        for name, value in other.scalar.items():
+            self.scalar[name] = self.scalar.get(name, 0) + sign * value
+
+    def is_zero(self) -> bool:
+        return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalar)
+
+    def clone(self) -> "Resource":
+        return Resource(self.milli_cpu, self.memory, self.ephemeral_storage, self.allowed_pod_number,
+                        dict(self.scalar))
+
+    def to_dict(self) -> dict[str, int]:
+        out = {"cpu": self.milli_cpu, "memory": self.memory}
+        if self.ephemeral_storage:
+            out["ephemeral-storage"] = self.ephemeral_storage
+        if self.allowed_pod_number:
+            out["pods"] = self.allowed_pod_number
+        out.update(self.scalar)
+        return out
+
+    def __repr__(self) -> str:
+        return f"Resource({self.to_dict()})"
+
+
+@dataclass(frozen=True)
+class AffinityTerm:
+    """A pod (anti-)affinity term with its selectors compiled (framework.AffinityTerm)."""
+
+    namespaces: frozenset[str]
+    selector: labelsel.Selector
+    topology_key: str
+    namespace_selector: labelsel.Selector
+
+    def matches(self, pod: "PodInfo", namespace_labels: Mapping[str, str] | None) -> bool:
+        if pod.namespace in self.namespaces or self.namespace_selector.matches(namespace_labels):
+            return self.selector.matches(pod.labels)
+        return False
+
+
+@dataclass(frozen=True)
+class WeightedAffinityTerm:
+    term: AffinityTerm
+    weight: int
+
+
+def _affinity_term(pod_namespace: str, raw: Mapping) -> AffinityTerm:
+    namespaces = raw.get("namespaces") or []
+    ns_selector = raw.get("namespaceSelector")
+    if not namespaces and ns_selector is None:
+        namespaces = [pod_namespace]
+    return AffinityTerm(
+        namespaces=frozenset(namespaces),
+        selector=labelsel.from_label_selector(raw.get("labelSelector")),
+        topology_key=raw.get("topologyKey", ""),
+        namespace_selector=labelsel.from_label_selector(ns_selector),
+    )
+
+
+class PodInfo:
+    """A pod with everything the plugins need computed once (framework.PodInfo)."""
+
+    def __init__(self, pod: dict) -> None:
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        status = pod.get("status") or {}
+        self.pod = pod
+        self.name: str = meta.get("name", "")
+        self.namespace: str = meta.get("namespace") or "default"
+        self.uid: str = meta.get("uid", "")
+        self.key = f"{self.namespace}/{self.name}"
+        self.labels: dict[str, str] = meta.get("labels") or {}
+        self.node_name: str = spec.get("nodeName") or ""
+        self.nominated_node_name: str = status.get("nominatedNodeName") or ""
+        self.priority: int = int(spec.get("priority") or 0)
+        self.start_time: str | None = status.get("startTime")
+        self.deletion_timestamp: str | None = meta.get("deletionTimestamp")
+        affinity = spec.get("affinity") or {}
+        self._affinity = affinity
+        pod_affinity = affinity.get("podAffinity")
+        pod_anti = affinity.get("podAntiAffinity")
+        self.has_affinity = pod_affinity is not None or pod_anti is not None
+        self.has_required_anti_affinity = bool(
+            pod_anti and pod_anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
+        self.requested, self.non0_cpu, self.non0_mem = self._calculate_resource()
+        self.host_ports = _host_ports(spec)
+        self.pvc_keys = [f"{self.namespace}/{v['persistentVolumeClaim'].get('claimName', '')}"
+                         for v in spec.get("volumes") or [] if v.get("persistentVolumeClaim")]
+
+    def _calculate_resource(self) -> tuple[Resource, int, int]:
+        """PodInfo.CalculateResource: requests, and cpu/memory with defaults for containers without."""
+        requests = pod_requests(self.pod)
+        pod_level_set = bool(pod_level_requests(self.pod))
+        non_missing = non_missing_defaults(requests, pod_level_set)
+        non0 = pod_requests(self.pod, non_missing) if non_missing else requests
+        resource = Resource.from_list({k: v for k, v in requests.items() if k != "pods"})
+        non0_cpu = milli_value(non0["cpu"]) if "cpu" in non0 else 0
+        non0_mem = ceil_int(non0["memory"]) if "memory" in non0 else 0
+        return resource, non0_cpu, non0_mem
+
+    @property
+    def spec(self) -> dict:
+        return self.pod.get("spec") or {}
+
+    @cached_property
+    def required_affinity_terms(self) -> list[AffinityTerm]:
+        terms = (self._affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+        return [_affinity_term(self.namespace, t) for t in terms or []]
+
+    @cached_property
+    def required_anti_affinity_terms(self) -> list[AffinityTerm]:
+        terms = (self._affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
+        return [_affinity_term(self.namespace, t) for t in terms or []]
+
+    @cached_property
+    def preferred_affinity_terms(self) -> list[WeightedAffinityTerm]:
+        terms = (self._affinity.get("podAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution")
+        return [WeightedAffinityTerm(_affinity_term(self.namespace, t.get("podAffinityTerm") or {}),
+                                     int(t.get("weight", 0))) for t in terms or []]
+
+    @cached_property
+    def preferred_anti_affinity_terms(self) -> list[WeightedAffinityTerm]:
+        terms = (self._affinity.get("podAntiAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution")
+        return [WeightedAffinityTerm(_affinity_term(self.namespace, t.get("podAffinityTerm") or {}),
+                                     int(t.get("weight", 0))) for t in terms or []]
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+def _host_ports(spec: Mapping) -> list[tuple[str, str, int]]:
+    """schedutil.GetHostPorts: host ports of containers and of sidecar init containers."""
+    ports = []
+    containers = [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
+    containers += spec.get("containers") or []
+    for c in containers:
+        for p in c.get("ports") or []:
+            host_port = int(p.get("hostPort") or 0)
+            if host_port > 0:
+                ports.append((p.get("hostIP") or "", p.get("protocol") or "", host_port))
+    return ports
+
+
+class HostPortInfo:
+    """Host ports in use on a node: ip -> {(protocol, port)} (framework.HostPortInfo)."""
+
+    __slots__ = ("_by_ip",)
+
+    def __init__(self) -> None:
+        self._by_ip: dict[str, set[tuple[str, int]]] = {}
+
+    @staticmethod
+    def _sanitize(ip: str, protocol: str) -> tuple[str, str]:
+        return ip or DEFAULT_BIND_ALL_HOST_IP, protocol or "TCP"
+
+    def add(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = self._sanitize(ip, protocol)
+        self._by_ip.setdefault(ip, set()).add((protocol, port))
+
+    def remove(self, ip: str, protocol: str, port: int) -> None:
+        if port <= 0:
+            return
+        ip, protocol = self._sanitize(ip, protocol)
+        ports = self._by_ip.get(ip)
+        if ports is not None:
+            ports.discard((protocol, port))
+            if not ports:
+                del self._by_ip[ip]
+
+    def check_conflict(self, ip: str, protocol: str, port: int) -> bool:
+        if port <= 0:
+            return False
+        ip, protocol = self._sanitize(ip, protocol)
+        pp = (protocol, port)
+        if ip == DEFAULT_BIND_ALL_HOST_IP:
+            return any(pp in ports for ports in self._by_ip.values())
+        return any(pp in self._by_ip.get(key, ()) for key in (DEFAULT_BIND_ALL_HOST_IP, ip))
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self._by_ip.values())
+
+    def clone(self) -> "HostPortInfo":
+        out = HostPortInfo()
+        out._by_ip = {ip: set(ports) for ip, ports in self._by_ip.items()}
+        return out
+
+
+@dataclass
+class ImageStateSummary:
+    size: int
+    num_nodes: int
+
+
+class NodeInfo:
+    """A node with the pods on it and their aggregates (framework.NodeInfo)."""
+
+    def __init__(self, node: dict, allocatable: Resource) -> None:
+        meta = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        self.node = node
+        self.name: str = meta.get("name", "")
+        self.labels: dict[str, str] = meta.get("labels") or {}
+        self.taints: list[dict] = spec.get("taints") or []
+        self.unschedulable: bool = bool(spec.get("unschedulable"))
+        self.allocatable = allocatable
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports = HostPortInfo()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.pvc_ref_counts: dict[str, int] = {}
+
+    def add_pod(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        if pi.has_affinity:
+            self.pods_with_affinity.append(pi)
+        if pi.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._update(pi, 1)
+
+    def remove_pod(self, pi: PodInfo) -> bool:
+        """Remove by pod key (namespace/name, as the scheduler keys by UID); False if absent."""
+        if pi.has_affinity:
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.key != pi.key]
+        if pi.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity = [
+                p for p in self.pods_with_required_anti_affinity if p.key != pi.key]
+        for i, p in enumerate(self.pods):
+            if p.key == pi.key:
+                del self.pods[i]
+                self._update(p, -1)
+                return True
+        return False
+
+    def _update(self, pi: PodInfo, sign: int) -> None:
+        self.requested.add(pi.requested, sign)
+        self.non_zero_requested.milli_cpu += sign * pi.non0_cpu
+        self.non_zero_requested.memory += sign * pi.non0_mem
+        for ip, protocol, port in pi.host_ports:
+            if sign > 0:
+                self.used_ports.add(ip, protocol, port)
+            else:
+                self.used_ports.remove(ip, protocol, port)
+        for key in pi.pvc_keys:
+            count = self.pvc_ref_counts.get(key, 0) + sign
+            if count > 0:
+                self.pvc_ref_counts[key] = count
+            else:
+                self.pvc_ref_counts.pop(key, None)
+
+    def snapshot(self) -> "NodeInfo":
+        """A copy whose pod lists and aggregates can change without touching this one."""
+        out = NodeInfo.__new__(NodeInfo)
+        out.node = self.node
+        out.name = self.name
+        out.labels = self.labels
+        out.taints = self.taints
+        out.unschedulable = self.unschedulable
+        out.allocatable = self.allocatable
+        out.pods = list(self.pods)
+        out.pods_with_affinity = list(self.pods_with_affinity)
+        out.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        out.used_ports = self.used_ports.clone()
+        out.requested = self.requested.clone()
+        out.non_zero_requested = self.non_zero_requested.clone()
+        out.image_states = self.image_states
+        out.pvc_ref_counts = dict(self.pvc_ref_counts)
+        return out
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"

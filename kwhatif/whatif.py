@@ -1,0 +1,72 @@
+"""The service layer between the CLI and the engine: load a cluster and a pod, pick the profile,
+run the attempt. No rendering here, no CLI concerns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kwhatif.api.defaults import PriorityResolver, default_pod
+from kwhatif.errors import InputError
+from kwhatif.framework.config import Profile, default_profile
+from kwhatif.framework.runtime import Framework
+from kwhatif.loader import describe, load_objects, load_pod
+from kwhatif.result import ScheduleResult
+from kwhatif.scheduler import Scheduler
+from kwhatif.state.cluster import Cluster, validate_pod_quantities
+from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.snapshot import Snapshot
+
+
+@dataclass
+class SchedulerSetup:
+    """What a KubeSchedulerConfiguration decides: profiles, extenders, and their settings."""
+
+    profiles: list[Profile] = field(default_factory=lambda: [default_profile()])
+    extenders: list[dict] = field(default_factory=list)
+    percentage_of_nodes_to_score: int | None = None
+    leader_election: dict = field(default_factory=dict)
+    source: str = ""
+
+    def profile_for(self, scheduler_name: str) -> Profile:
+        for profile in self.profiles:
+            if profile.scheduler_name == scheduler_name:
+                return profile
+        known = ", ".join(repr(p.scheduler_name) for p in self.profiles)
+        where = f" in {self.source}" if self.source else ""
+        raise InputError(f"pod's spec.schedulerName {scheduler_name!r} has no scheduler profile{where} "
+                         f"(profiles: {known}); no scheduler would ever schedule this pod")
+
+
+def load_cluster(path: str) -> Cluster:
+    """A cluster from a dump (YAML/JSON, file, directory or '-')."""
+    return Cluster.from_objects(load_objects(path), source=path)
+
+
+def prepare_pod(raw: dict, source: str, cluster: Cluster) -> tuple[PodInfo, object]:
+    """The proposed pod as the API server would create it: defaulted and priority-admitted."""
+    validate_pod_quantities(raw, source)
+    pod = default_pod(raw)
+    resolver = PriorityResolver(cluster.priority_classes)
+    admission = resolver.resolve(pod)
+    if admission is None:
+        name = pod["spec"].get("priorityClassName")
+        raise InputError(f"{source}: {describe(raw)}: spec.priorityClassName: no PriorityClass with name "
+                         f"{name!r} was found in the cluster")
+    resolver.apply(pod, admission)
+    return PodInfo(pod), admission
+
+
+def place(pod_path: str, cluster: Cluster, setup: SchedulerSetup | None = None,
+          snapshot: Snapshot | None = None, extenders: list | None = None) -> ScheduleResult:
+    raw, source = load_pod(pod_path)
+    return place_pod(raw, source, cluster, setup, snapshot, extenders)
+
+
+def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None,
+              snapshot: Snapshot | None = None, extenders: list | None = None) -> ScheduleResult:
+    setup = setup or SchedulerSetup()
+    pod, admission = prepare_pod(raw, source, cluster)
+    profile = setup.profile_for(pod.spec.get("schedulerName"))
+    snapshot = snapshot or Snapshot(cluster)
+    framework = Framework(profile, snapshot)
+    return Scheduler(framework, extenders or []).schedule(pod, admission)
