@@ -69,4 +69,8 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
     profile = setup.profile_for(pod.spec.get("schedulerName"))
     snapshot = snapshot or Snapshot(cluster)
     framework = Framework(profile, snapshot)
+    if extenders is None and setup.extenders:
+        from kwhatif.extenders import build_extenders
+
+        extenders = build_extenders(setup.extenders)
     return Scheduler(framework, extenders or []).schedule(pod, admission)

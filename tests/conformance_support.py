@@ -1,0 +1,81 @@
+"""Runs a conformance case in-process and diffs it the way ../shared/conformance/check.py does."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CASES_DIR = Path(os.environ.get("KWHATIF_CONFORMANCE_CASES", REPO.parent / "shared" / "conformance" / "cases"))
+EXTENDER_SCRIPT = CASES_DIR.parent / "extender.py"
+PORT_PLACEHOLDER = "EXTENDER_PORT"
+
+
+def needs_extender(case: dict) -> bool:
+    return PORT_PLACEHOLDER in json.dumps(case.get("schedulerConfig") or {})
+
+
+def run_case(case: dict, extender_port) -> dict:
+    from kwhatif.state.cluster import Cluster
+    from kwhatif.whatif import SchedulerSetup, place_pod
+
+    cluster = Cluster.from_objects([(o, "cluster.json") for o in case["cluster"]["items"]])
+    setup = SchedulerSetup()
+    cfg = case.get("schedulerConfig")
+    if cfg:
+        from kwhatif.framework.scheduler_config import scheduler_config_from_dict
+
+        if needs_extender(case):
+            cfg = json.loads(json.dumps(cfg).replace(PORT_PLACEHOLDER, str(extender_port())))
+        setup = scheduler_config_from_dict(cfg, "config.json")
+    return place_pod(case["pod"], "pod.json", cluster, setup).to_dict()
+
+
+def compare(expect: dict, got: dict) -> list[str]:
+    """Differences, empty when the case passes (the same rules as check.py)."""
+    out: list[str] = []
+
+    def same(name, a, b):
+        if a != b:
+            out.append(f"{name}: expected {json.dumps(a, sort_keys=True)[:400]} got {json.dumps(b, sort_keys=True)[:400]}")
+
+    if expect.get("gated"):
+        same("gated", True, got.get("gated"))
+        return out
+    same("feasible", sorted(expect.get("feasible") or []), sorted(got.get("feasible") or []))
+    same("preFilter", expect.get("preFilter"), got.get("preFilter"))
+    ef, gf = expect.get("filtered") or {}, got.get("filtered") or {}
+    for node in sorted(set(ef) | set(gf)):
+        a, b = ef.get(node), gf.get(node)
+        if a is None or b is None:
+            same(f"filtered[{node}]", a, b)
+            continue
+        for k in ("plugin", "code", "reasons"):
+            same(f"filtered[{node}].{k}", a.get(k), b.get(k))
+    es, gs = expect.get("scores") or {}, got.get("scores") or {}
+    for node in sorted(set(es) | set(gs)):
+        a, b = es.get(node), gs.get(node)
+        if a is None or b is None:
+            same(f"scores[{node}]", a, b)
+            continue
+        same(f"scores[{node}].total", a.get("total"), b.get("total"))
+        same(f"scores[{node}].plugins", a.get("plugins"), b.get("plugins"))
+    same("selected", sorted(expect.get("selected") or []), sorted(got.get("selected") or []))
+    same("message", expect.get("message"), got.get("message"))
+    ep, gp = expect.get("preemption"), got.get("preemption")
+    if (ep is None) != (gp is None):
+        same("preemption", ep, gp)
+    elif ep is not None:
+        nominated = ep.get("nominatedNodes") or []
+        if (gp.get("nominatedNode") or None) not in (nominated or [None]):
+            out.append(f"preemption.nominatedNode: expected one of {nominated} got {gp.get('nominatedNode')!r}")
+        ec, gc = ep.get("candidates") or {}, gp.get("candidates") or {}
+        same("preemption.candidates(nodes)", sorted(ec), sorted(gc))
+        for node in sorted(set(ec) & set(gc)):
+            same(f"preemption.candidates[{node}].victims", sorted(ec[node].get("victims") or []),
+                 sorted(gc[node].get("victims") or []))
+            same(f"preemption.candidates[{node}].numPDBViolations", ec[node].get("numPDBViolations"),
+                 gc[node].get("numPDBViolations"))
+        same("preemption.message", ep.get("message"), gp.get("message"))
+    return out
