@@ -36,6 +36,8 @@ class ScheduleResult:
     extender_trace: list = field(default_factory=list)
     extender_bind: str | None = None
     warnings: list[str] = field(default_factory=list)
+    # The snapshot evaluated, for renderers (node order, allocatable vs requested); not serialized.
+    snapshot: object = field(default=None, repr=False)
 
     @property
     def fits(self) -> bool:

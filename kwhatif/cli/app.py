@@ -7,7 +7,7 @@ import sys
 import typer
 
 from kwhatif import __version__
-from kwhatif.errors import ExitStatus, KwhatifError
+from kwhatif.errors import KwhatifError
 
 app = typer.Typer(
     name="kwhatif",
@@ -41,21 +41,12 @@ _register()
 
 
 def main() -> None:
-    """Entry point: user errors become one stderr line and a distinct exit code, never a traceback."""
+    """Entry point: user errors become one stderr line and a distinct exit code, never a traceback.
+
+    Usage errors are click's own (exit 2); a KwhatifError carries its exit status.
+    """
     try:
-        app(standalone_mode=False)
+        app()
     except KwhatifError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(int(exc.exit_status))
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except typer.Abort:
-        print("aborted", file=sys.stderr)
-        sys.exit(int(ExitStatus.BAD_INPUT))
-    except Exception as exc:  # click usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(int(ExitStatus.BAD_INPUT))
-        raise

@@ -1,0 +1,140 @@
+"""The human view of a placement: one row per node, then kube-scheduler's own summary lines."""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from kwhatif.result import ScheduleResult
+
+
+def make_console(console: Console | None = None) -> Console:
+    """A terminal console; when piped, wide enough that no column is squeezed out (as kubectl does)."""
+    if console is not None:
+        return console
+    probe = Console()
+    return Console(highlight=False, width=None if probe.is_terminal else 250)
+
+
+def _cpu(milli: int) -> str:
+    return f"{milli}m"
+
+
+def _mem(value: int) -> str:
+    for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if value >= size:
+            return f"{value / size:.1f}{unit}"
+    return str(value)
+
+
+def _rows_in_order(result: ScheduleResult, nodes: list[str] | None) -> list[str]:
+    names = [ni.name for ni in result.snapshot.node_info_list]
+    selected = set(result.selected)
+
+    def key(name: str):
+        if name in selected:
+            return (0, 0, name)
+        if name in result.scores:
+            return (1, -result.scores[name].total_score, name)
+        return (2, 0, name)
+
+    ordered = sorted(names, key=key)
+    if nodes:
+        wanted = set(nodes)
+        ordered = [n for n in ordered if n in wanted]
+    return ordered
+
+
+def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | None = None,
+                 console: Console | None = None) -> None:
+    console = make_console(console)
+    pod = result.pod
+    adm = result.admission
+    header = (f"Pod [bold]{pod.key}[/] (priority {adm.priority}"
+              f"{', class ' + adm.priority_class_name if adm.priority_class_name else ''}, "
+              f"{adm.preemption_policy}) with profile [bold]{result.profile}[/] "
+              f"on {result.num_all_nodes} nodes")
+    console.print(header)
+    if result.gated:
+        console.print(f"[yellow]Gated:[/] {result.gate_status.message}. kube-scheduler does not attempt a "
+                      f"pod until its scheduling gates are removed.")
+        return
+    if result.pre_filter_status is not None:
+        s = result.pre_filter_status
+        console.print(f"[red]Rejected before any node was tried[/] by {s.plugin} ({s.code.label}): {s.message}")
+
+    score_plugins: list[str] = []
+    for nps in result.scores.values():
+        for ps in nps.scores:
+            if ps.name not in score_plugins:
+                score_plugins.append(ps.name)
+    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False)
+    table.add_column("NODE", no_wrap=True)
+    table.add_column("VERDICT", no_wrap=True)
+    table.add_column("REJECTED BY")
+    table.add_column("REASON")
+    if wide:
+        for col in ("CPU REQ/ALLOC", "MEM REQ/ALLOC", "PODS"):
+            table.add_column(col, justify="right", no_wrap=True)
+    for name in score_plugins:
+        table.add_column(_abbreviate(name), justify="right")
+    if score_plugins:
+        table.add_column("TOTAL", justify="right")
+    selected = set(result.selected)
+    for name in _rows_in_order(result, nodes):
+        status = result.filtered.get(name)
+        if name in selected:
+            verdict = Text("★ selected", style="bold green")
+        elif status is None:
+            verdict = Text("fits", style="green")
+        else:
+            verdict = Text("rejected", style="red")
+        row = [name, verdict, status.plugin if status else "", "; ".join(status.reasons) if status else ""]
+        if wide:
+            row += _wide_columns(result.snapshot.get(name))
+        nps = result.scores.get(name)
+        if score_plugins:
+            plugin_scores = {ps.name: ps.score for ps in nps.scores} if nps else {}
+            row += [str(plugin_scores[p]) if p in plugin_scores else "" for p in score_plugins]
+            row.append(str(nps.total_score) if nps else "")
+        table.add_row(*row)
+    console.print(table)
+    _footer(result, console)
+
+
+def _abbreviate(plugin: str) -> str:
+    return {"NodeResourcesBalancedAllocation": "BalancedAlloc", "NodeResourcesFit": "ResourcesFit",
+            "PodTopologySpread": "TopologySpread", "InterPodAffinity": "PodAffinity"}.get(plugin, plugin)
+
+
+def _wide_columns(ni) -> list[str]:
+    if ni is None:
+        return ["", "", ""]
+    return [f"{_cpu(ni.requested.milli_cpu)}/{_cpu(ni.allocatable.milli_cpu)}",
+            f"{_mem(ni.requested.memory)}/{_mem(ni.allocatable.memory)}",
+            f"{len(ni.pods)}/{ni.allocatable.allowed_pod_number}"]
+
+
+def _footer(result: ScheduleResult, console: Console) -> None:
+    if result.selected:
+        if len(result.selected) > 1:
+            console.print(f"[green]Fits.[/] {len(result.selected)} nodes tie for the top score "
+                          f"({', '.join(result.selected)}): kube-scheduler picks one of them at random.")
+        else:
+            console.print(f"[green]Fits.[/] kube-scheduler would bind the pod to [bold]{result.selected[0]}[/].")
+        if result.extender_bind:
+            console.print(f"The binding would be done by extender {result.extender_bind} (kwhatif never binds).")
+    if result.message:
+        console.print(f"[red]Does not fit.[/] {result.message}", markup=True)
+    if result.preemption is not None:
+        from kwhatif.render.preemption_summary import render_preemption_summary
+
+        render_preemption_summary(result, console)
+    if result.num_all_nodes and result.nodes_scheduler_would_examine < result.num_all_nodes:
+        console.print(f"[dim]kwhatif evaluated all {result.num_all_nodes} nodes; kube-scheduler stops filtering "
+                      f"after finding {result.nodes_scheduler_would_examine} feasible nodes "
+                      f"(percentageOfNodesToScore), so it may pick a node outside the top of this table.[/]")
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
