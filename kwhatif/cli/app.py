@@ -32,9 +32,10 @@ def root(version: bool = typer.Option(False, "--version", callback=_version, is_
 
 
 def _register() -> None:
-    from kwhatif.cli import place
+    from kwhatif.cli import leader, place
 
     place.register(app)
+    leader.register(app)
 
 
 _register()
