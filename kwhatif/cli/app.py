@@ -47,7 +47,7 @@ def main() -> None:
     Usage errors are click's own (exit 2); a KwhatifError carries its exit status.
     """
     try:
-        app()
+        app(prog_name="kwhatif")
     except KwhatifError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(int(exc.exit_status))

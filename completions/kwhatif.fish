@@ -1,0 +1,1 @@
+complete --command kwhatif --no-files --arguments "(env _KWHATIF_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) kwhatif)" --condition "env _KWHATIF_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) kwhatif"
