@@ -73,4 +73,23 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
         from kwhatif.extenders import build_extenders
 
         extenders = build_extenders(setup.extenders)
-    return Scheduler(framework, extenders or []).schedule(pod, admission)
+    result = Scheduler(framework, extenders or []).schedule(pod, admission)
+    warning = lease_warning(cluster, setup, profile.scheduler_name)
+    if warning:
+        result.warnings.append(warning)
+    return result
+
+
+def lease_warning(cluster: Cluster, setup: SchedulerSetup, scheduler_name: str) -> str | None:
+    """For live reads and snapshots (which capture kube-system Leases): is a leader scheduling?"""
+    captured_at = cluster.metadata.get("capturedAt")
+    if not captured_at:
+        return None  # a plain dump need not include leases: silence is not evidence
+    from kwhatif import leader
+
+    try:
+        settings = leader.LeaderElectionSettings.from_config({"leaderElection": setup.leader_election or {}})
+        leases = leader.select_scheduler_leases(cluster.leases, [settings])
+    except ValueError:
+        return None
+    return leader.scheduling_warning(leases, leader.parse_time(captured_at), settings, scheduler_name)
