@@ -8,6 +8,7 @@ from typing import Optional
 
 import typer
 
+from kwhatif.cli.common import user_errors
 from kwhatif.errors import InputError
 
 
@@ -38,6 +39,7 @@ def _capture_time(path: str, cluster) -> str | None:
     return None
 
 
+@user_errors
 def leader(
     cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
                                           help="Snapshot or dump holding the kube-system Leases (default: live)."),

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from kwhatif.cli.common import user_errors
 from kwhatif.errors import ExitStatus
 
 
@@ -21,6 +22,7 @@ def register(app: typer.Typer) -> None:
     app.command("place", no_args_is_help=True)(place)
 
 
+@user_errors
 def place(
     pod: str = typer.Argument(..., help="Pod or workload manifest (YAML/JSON file, or - for stdin)."),
     cluster: str = typer.Option(..., "--cluster", "-c",

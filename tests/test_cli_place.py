@@ -1,0 +1,103 @@
+"""``kwhatif place`` through typer's runner on the bundled demo cluster: outcomes, exit codes,
+output formats and one-line input errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = str(ROOT / "fixtures" / "clusters" / "demo.yaml")
+PODS = ROOT / "fixtures" / "pods"
+
+runner = CliRunner()
+
+
+def place(*args: str):
+    return runner.invoke(app, ["place", *args])
+
+
+@pytest.mark.parametrize("manifest,exit_code,selected", [
+    ("web.yaml", 0, ["ip-10-0-3-19.eu-west-1.compute.internal"]),
+    ("gpu-job.yaml", 0, ["ip-10-0-2-213.eu-west-1.compute.internal"]),
+    ("gpu-no-toleration.yaml", 1, []),
+    ("zone-pinned.yaml", 1, []),
+    ("too-big.yaml", 1, []),
+    ("hostport.yaml", 1, []),
+])
+def test_outcomes_json(manifest, exit_code, selected):
+    result = place(str(PODS / manifest), "--cluster", DEMO, "-o", "json")
+    assert result.exit_code == exit_code, result.output
+    data = json.loads(result.stdout)
+    assert data["selected"] == selected
+    assert data["kubernetesVersion"] == "v1.34.1"
+
+
+def test_taint_message_is_kube_schedulers():
+    data = json.loads(place(str(PODS / "gpu-no-toleration.yaml"), "--cluster", DEMO, "-o", "json").stdout)
+    assert data["message"].startswith(
+        "0/12 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated taint "
+        "{nvidia.com/gpu: present}, 9 node(s) didn't match Pod's node affinity/selector.")
+    gpu = data["filtered"]["ip-10-0-1-201.eu-west-1.compute.internal"]
+    assert gpu == {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
+                   "reasons": ["node(s) had untolerated taint {nvidia.com/gpu: present}"]}
+
+
+def test_yaml_output_is_the_same_contract():
+    as_json = json.loads(place(str(PODS / "web.yaml"), "--cluster", DEMO, "-o", "json").stdout)
+    as_yaml = yaml.safe_load(place(str(PODS / "web.yaml"), "--cluster", DEMO, "-o", "yaml").stdout)
+    assert as_json == as_yaml
+
+
+def test_table_marks_the_selected_node_and_reasons():
+    result = place(str(PODS / "web.yaml"), "--cluster", DEMO)
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "★ selected" in out and "ip-10-0-3-19.eu-west-1.compute.internal" in out
+    assert "node(s) were unschedulable" in out
+    assert "kube-scheduler would bind the pod to" in out
+
+
+def test_wide_and_node_focus():
+    result = place(str(PODS / "web.yaml"), "--cluster", DEMO, "-o", "wide",
+                   "--node", "ip-10-0-3-120.eu-west-1.compute.internal")
+    assert "CPU REQ/ALLOC" in result.stdout
+    assert "ip-10-0-3-120" in result.stdout and "ip-10-0-3-66" not in result.stdout
+
+
+def test_stdin_pod():
+    text = (PODS / "web.yaml").read_text()
+    result = runner.invoke(app, ["place", "-", "--cluster", DEMO, "-o", "json"], input=text)
+    assert result.exit_code == 0 and json.loads(result.stdout)["feasible"]
+
+
+@pytest.mark.parametrize("content,fragment", [
+    ("kind: Pod\nmetadata:\n  name: x\n spec: [\n", "malformed YAML"),
+    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\n", "kind 'ConfigMap' is not a Pod"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec:\n  containers:\n  - name: c\n    image: nginx\n"
+     "    resources: {requests: {cpu: 2 cores}}\n",
+     "Pod big: spec.containers[0].resources.requests.cpu: invalid quantity '2 cores'"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: nope\n  containers: []\n",
+     "spec.priorityClassName: no PriorityClass with name 'nope'"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  schedulerName: other\n  containers: []\n",
+     "spec.schedulerName 'other' has no scheduler profile"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, content, fragment):
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(content)
+    result = place(str(pod), "--cluster", DEMO)
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and fragment in lines[0] and lines[0].startswith("error: ")
+    assert "Traceback" not in result.output
+
+
+def test_missing_cluster_file(tmp_path):
+    result = place(str(PODS / "web.yaml"), "--cluster", str(tmp_path / "nope.yaml"))
+    assert result.exit_code == 2 and "nope.yaml: no such file or directory" in result.stderr
