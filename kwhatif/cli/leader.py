@@ -69,9 +69,10 @@ def leader(
     except ValueError as exc:
         raise InputError(f"{scheduler_config}: {exc}") from None
     when = at or (_capture_time(cluster, state) if cluster else None)
-    now = election.parse_time(when) if when else datetime.now(timezone.utc)
-    if now is None:
-        raise InputError(f"--at: {when!r} is not an RFC3339 time")
+    try:
+        now = election.parse_time(when) if when else datetime.now(timezone.utc)
+    except ValueError as exc:
+        raise InputError(f"--at: {exc}") from None
     try:
         leases = election.select_scheduler_leases(state.leases, [settings])
     except ValueError as exc:
