@@ -1,0 +1,26 @@
+"""DefaultPreemption: the PostFilter plugin that evicts lower-priority pods when nothing fits
+(plugins/defaultpreemption). The algorithm lives in kwhatif.preemption; this plugin runs it, prefixes
+its message with "preemption: " as upstream does, and leaves the full outcome in the CycleState
+(PREEMPTION_OUTCOME_KEY) for reporting."""
+
+from __future__ import annotations
+
+from kwhatif.framework.interface import PREEMPTION_OUTCOME_KEY, Plugin, Status
+from kwhatif.preemption import MESSAGE_PREFIX, Evaluator
+
+
+class DefaultPreemption(Plugin):
+    name = "DefaultPreemption"
+
+    def pre_enqueue(self, pod):
+        """Upstream holds a pod back while its asynchronous preemption is in flight; a what-if never
+        has one in flight."""
+        return None
+
+    def post_filter(self, state, pod, node_to_status):
+        evaluator = Evaluator(self.handle.framework, self.handle.snapshot, self.args, self.handle.extenders)
+        result, status, outcome = evaluator.preempt(state, pod, node_to_status)
+        state.write(PREEMPTION_OUTCOME_KEY, outcome)
+        if status.message:
+            return result, Status(status.code, [MESSAGE_PREFIX + status.message])
+        return result, status

@@ -1,0 +1,602 @@
+"""Preemption as kube-scheduler v1.34 evaluates it: the Evaluator of framework/preemption/preemption.go
+with DefaultPreemption's policy (plugins/defaultpreemption/default_preemption.go).
+
+1. Eligibility: ``preemptionPolicy: Never`` never preempts; a pod nominated to a node where a
+   lower-priority pod is terminating by preemption waits instead of preempting again.
+2. Nodes where preemption might help: those whose Filter status is Unschedulable (never
+   UnschedulableAndUnresolvable).
+3. SelectVictimsOnNode on a copy of each such node and of the CycleState: remove every lower-priority
+   pod, run all filters (nominated pods included); if the pod fits, reprieve as many pods as possible,
+   PDB-violating ones first, each group from the most important.
+4. Extenders with a preempt verb narrow the candidates.
+5. pickOneNodeForPreemption: five criteria in order; the scheduler takes an arbitrary node of the
+   final tie set, so the whole set is reported.
+
+kube-scheduler dry-runs only a sample of nodes (from a random offset, until it has
+``max(minCandidateNodesPercentage% of the nodes, minCandidateNodesAbsolute)`` candidates); kwhatif
+dry-runs every node and reports that sample size, so on large clusters the scheduler may nominate a
+node that is not the best one shown.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Iterable, Mapping, Protocol
+
+from kwhatif.api import labels as labelsel
+from kwhatif.framework.interface import PREEMPTION_OUTCOME_KEY, Code, PostFilterResult, Status
+from kwhatif.framework.runtime import NodeToStatus
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+
+if TYPE_CHECKING:
+    from kwhatif.framework.cycle_state import CycleState
+    from kwhatif.framework.runtime import Framework
+    from kwhatif.state.snapshot import Snapshot
+
+NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
+NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+NO_VICTIMS = "No preemption victims found for incoming pod"
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_CANDIDATE = "no candidate node for preemption"
+NO_NODES = "no nodes available"
+MESSAGE_PREFIX = "preemption: "
+PREEMPT_NEVER = "Never"
+
+# pickOneNodeForPreemption's criteria, in order: (key, what the scheduler prefers).
+CRITERIA = (
+    ("numPDBViolations", "fewest PDB violations"),
+    ("highestPriority", "lowest highest-victim priority"),
+    ("sumPriorities", "smallest sum of victim priorities"),
+    ("numVictims", "fewest victims"),
+    ("earliestStartTime", "latest start time of the highest-priority victims"),
+)
+# minSumPrioritiesScoreFunc adds MaxInt32+1 to every priority so negative priorities still count.
+PRIORITY_OFFSET = 2**31
+
+
+# --- time ------------------------------------------------------------------------------------------
+
+def parse_time_ns(text: str | None) -> int | None:
+    """An RFC 3339 timestamp in nanoseconds since the epoch; None when absent or unparsable."""
+    if not text:
+        return None
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    fraction_ns = 0
+    if "." in value:
+        head, _, rest = value.partition(".")
+        digits = "".join(c for c in rest if c.isdigit())
+        value = head + rest[len(digits):]
+        fraction_ns = int((digits + "000000000")[:9]) if digits else 0
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp()) * 1_000_000_000 + fraction_ns
+
+
+def now_ns() -> int:
+    return int(datetime.now(timezone.utc).timestamp() * 1_000_000_000)
+
+
+class StartTimes:
+    """util.GetPodStartTime: status.startTime, or "now" for pods that have not started yet."""
+
+    def __init__(self) -> None:
+        self._now = now_ns()
+        self._cache: dict[str, int] = {}
+
+    def of(self, pi: PodInfo) -> int:
+        value = self._cache.get(pi.key)
+        if value is None:
+            parsed = parse_time_ns(pi.start_time)
+            value = self._now if parsed is None else parsed
+            self._cache[pi.key] = value
+        return value
+
+    def importance_key(self, pi: PodInfo) -> tuple[int, int]:
+        """util.MoreImportantPod as a sort key: higher priority first, then the older pod."""
+        return (-pi.priority, self.of(pi))
+
+
+# --- PodDisruptionBudgets -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PDB:
+    """The parts of a PodDisruptionBudget preemption reads."""
+
+    key: str
+    namespace: str
+    selector: labelsel.Selector
+    disruptions_allowed: int
+    disrupted_pods: frozenset[str]
+
+
+def compile_pdbs(raw_pdbs: Iterable[Mapping]) -> list[PDB]:
+    """PDBs that can match a pod: a nil, empty or invalid selector matches nothing, so it is dropped."""
+    out = []
+    for raw in raw_pdbs:
+        meta = raw.get("metadata") or {}
+        selector_raw = (raw.get("spec") or {}).get("selector")
+        try:
+            selector = labelsel.from_label_selector(selector_raw)
+        except labelsel.SelectorError:
+            continue
+        if selector.nothing or selector.is_everything:
+            continue
+        status = raw.get("status") or {}
+        namespace = meta.get("namespace") or "default"
+        out.append(PDB(f"{namespace}/{meta.get('name', '')}", namespace, selector,
+                       int(status.get("disruptionsAllowed") or 0),
+                       frozenset(status.get("disruptedPods") or {})))
+    return out
+
+
+def filter_pods_with_pdb_violation(pods: list[PodInfo], pdbs: list[PDB]
+                                   ) -> tuple[list[PodInfo], list[PodInfo], dict[str, list[str]]]:
+    """filterPodsWithPDBViolation: split ``pods`` (order kept) into those whose eviction would take a
+    matching PDB below zero allowed disruptions and the rest, charging each budget in order.
+    Also returns, per violating pod, the PDBs it would violate."""
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    violated: dict[str, list[str]] = {}
+    for pi in pods:
+        broken: list[str] = []
+        if pi.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.namespace != pi.namespace or not pdb.selector.matches(pi.labels):
+                    continue
+                # A pod already in disruptedPods was processed by the API server: not charged again.
+                if pi.name in pdb.disrupted_pods:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    broken.append(pdb.key)
+        if broken:
+            violating.append(pi)
+            violated[pi.key] = broken
+        else:
+            non_violating.append(pi)
+    return violating, non_violating, violated
+
+
+# --- candidates -----------------------------------------------------------------------------------
+
+@dataclass
+class Victims:
+    """extenderv1.Victims: the pods to evict on a node, most important first, and PDB violations."""
+
+    pods: list[PodInfo]
+    num_pdb_violations: int = 0
+
+
+@dataclass
+class NodeDryRun:
+    """SelectVictimsOnNode on one node: the victims, or the status saying why the node cannot help."""
+
+    node: str
+    status: Status | None = None  # None: success
+    victims: list[PodInfo] = field(default_factory=list)
+    num_pdb_violations: int = 0
+    potential_victims: list[PodInfo] = field(default_factory=list)
+    violated_pdbs: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def is_candidate(self) -> bool:
+        return self.status is None and bool(self.victims)
+
+
+class PreemptionExtender(Protocol):
+    """What the evaluator needs from a scheduler extender (framework.Extender)."""
+
+    name: str
+
+    def supports_preemption(self) -> bool: ...
+
+    def is_interested(self, pod: PodInfo) -> bool: ...
+
+    def is_ignorable(self) -> bool: ...
+
+    def process_preemption(self, pod: PodInfo, node_to_victims: dict[str, Victims],
+                           node_infos: Mapping[str, NodeInfo]) -> dict[str, Victims] | None:
+        """The candidates the extender keeps; None when an ignorable extender failed (skip it).
+        A failure of a non-ignorable extender raises."""
+
+
+@dataclass
+class ExtenderStep:
+    extender: str
+    kept: list[str]
+    dropped: list[str]
+
+
+@dataclass
+class PreemptionOutcome:
+    """Everything one PostFilter (preemption) pass found, for ``-o json`` and ``preempt --explain``."""
+
+    eligible: bool = True
+    not_eligible_reason: str = ""
+    attempted: bool = True  # False when the PostFilter chain stopped before DefaultPreemption
+    num_all_nodes: int = 0
+    potential_nodes: list[str] = field(default_factory=list)
+    # Statuses of the nodes preemption was not tried on (UnschedulableAndUnresolvable filters).
+    unresolvable: dict[str, Status] = field(default_factory=dict)
+    dry_runs: dict[str, NodeDryRun] = field(default_factory=dict)
+    num_candidates_to_find: int = 0
+    extender_steps: list[ExtenderStep] = field(default_factory=list)
+    candidates: dict[str, Victims] = field(default_factory=dict)
+    criteria: dict[str, tuple[int, int, int, int, int]] = field(default_factory=dict)
+    eliminated_by: dict[str, int] = field(default_factory=dict)
+    decided_by: int | None = None
+    nominated_nodes: list[str] = field(default_factory=list)
+    nominated_node: str | None = None
+    nominated_pods_to_clear: list[PodInfo] = field(default_factory=list)
+    status: Status = field(default_factory=Status)
+    message: str | None = None
+
+    @property
+    def sampled(self) -> bool:
+        """Whether kube-scheduler may stop the dry run before it has seen every potential node."""
+        return self.num_candidates_to_find < len(self.potential_nodes)
+
+    def decision(self) -> str:
+        if not self.nominated_nodes:
+            return ""
+        if len(self.candidates) == 1:
+            return "the only candidate"
+        if self.decided_by is None:
+            return "tie on every criterion: the scheduler picks one arbitrarily"
+        return CRITERIA[self.decided_by][1]
+
+    def finish(self, post_filter_status: Status) -> "PreemptionOutcome":
+        """Adopt the PostFilter chain's final message (kube-scheduler's PostFilterMsg)."""
+        self.message = None if post_filter_status.is_success() else post_filter_status.message
+        return self
+
+    def to_dict(self) -> dict:
+        return {
+            "nominatedNode": self.nominated_node,
+            "nominatedNodes": list(self.nominated_nodes),
+            "candidates": {
+                node: {"victims": [pi.key for pi in v.pods], "numPDBViolations": v.num_pdb_violations}
+                for node, v in self.candidates.items()
+            },
+            "message": self.message,
+            "eligible": self.eligible,
+            "notEligibleReason": self.not_eligible_reason or None,
+            "decidedBy": CRITERIA[self.decided_by][0] if self.decided_by is not None else None,
+            "decision": self.decision() or None,
+            "criteria": {node: dict(zip((c[0] for c in CRITERIA), values))
+                         for node, values in self.criteria.items()},
+            "nominatedPodsToClear": [pi.key for pi in self.nominated_pods_to_clear],
+            "potentialNodes": len(self.potential_nodes),
+            "candidatesSchedulerSeeks": self.num_candidates_to_find,
+            "nodesWherePreemptionCannotHelp": self._cannot_help(),
+            **({"extenders": [{"extender": s.extender, "kept": s.kept, "dropped": s.dropped}
+                              for s in self.extender_steps]} if self.extender_steps else {}),
+        }
+
+    def _cannot_help(self) -> dict[str, dict]:
+        out = {}
+        for node, status in self.unresolvable.items():
+            out[node] = {"stage": "filter", "plugin": status.plugin, "code": status.code.label,
+                         "reasons": list(status.reasons)}
+        for node, run in self.dry_runs.items():
+            if run.status is not None:
+                out[node] = {"stage": "dryRun", "plugin": run.status.plugin, "code": run.status.code.label,
+                             "reasons": list(run.status.reasons)}
+        return out
+
+
+def preemption_outcome(state: "CycleState", post_filter_status: Status) -> PreemptionOutcome:
+    """The outcome to report after the PostFilter chain ran: DefaultPreemption's, or an empty one
+    carrying the chain's message when an earlier PostFilter plugin ended the chain (e.g. with an
+    error) before DefaultPreemption ran."""
+    outcome = state.read(PREEMPTION_OUTCOME_KEY)
+    if outcome is None:
+        outcome = PreemptionOutcome(attempted=False, status=post_filter_status)
+    return outcome.finish(post_filter_status)
+
+
+# --- the evaluator ------------------------------------------------------------------------------
+
+def calculate_num_candidates(num_nodes: int, percentage: int, absolute: int) -> int:
+    """calculateNumCandidates: how many candidates the scheduler's dry run looks for."""
+    n = num_nodes * percentage // 100
+    n = max(n, absolute)
+    return min(n, num_nodes)
+
+
+def pod_terminating_by_preemption(pi: PodInfo) -> bool:
+    """podTerminatingByPreemption: being deleted with DisruptionTarget=True, reason PreemptionByScheduler."""
+    if not pi.deletion_timestamp:
+        return False
+    for condition in (pi.pod.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "DisruptionTarget":
+            return condition.get("status") == "True" and condition.get("reason") == "PreemptionByScheduler"
+    return False
+
+
+class Evaluator:
+    """One preemption attempt for one pod against one snapshot (preemption.Evaluator + DefaultPreemption)."""
+
+    def __init__(self, framework: "Framework", snapshot: "Snapshot", args: Mapping | None = None,
+                 extenders: Iterable[PreemptionExtender] = ()) -> None:
+        args = args or {}
+        self.framework = framework
+        self.snapshot = snapshot
+        self.min_candidate_nodes_percentage = int(args.get("minCandidateNodesPercentage", 10))
+        self.min_candidate_nodes_absolute = int(args.get("minCandidateNodesAbsolute", 100))
+        self.extenders = list(extenders)
+        self.start_times = StartTimes()
+
+    # DefaultPreemption.isPreemptionAllowed with the default IsEligiblePod (always true).
+    @staticmethod
+    def is_preemption_allowed(victim: PodInfo, preemptor: PodInfo) -> bool:
+        return victim.priority < preemptor.priority
+
+    def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status) -> tuple[bool, str]:
+        if pod.spec.get("preemptionPolicy") == PREEMPT_NEVER:
+            return False, NOT_ELIGIBLE_NEVER
+        nominated = pod.nominated_node_name
+        if nominated:
+            # A nominated node the filters now call unresolvable: the pod may preempt elsewhere.
+            if nominated_node_status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            node_info = self.snapshot.get(nominated)
+            if node_info is not None:
+                for pi in node_info.pods:
+                    if self.is_preemption_allowed(pi, pod) and pod_terminating_by_preemption(pi):
+                        return False, NOT_ELIGIBLE_TERMINATING
+        return True, ""
+
+    def preempt(self, state: "CycleState", pod: PodInfo, node_to_status: NodeToStatus
+                ) -> tuple[PostFilterResult | None, Status, PreemptionOutcome]:
+        """Evaluator.Preempt: the PostFilter result and status (before the "preemption: " prefix)."""
+        all_nodes = self.snapshot.node_info_list
+        outcome = PreemptionOutcome(num_all_nodes=len(all_nodes))
+
+        def done(result: PostFilterResult | None, status: Status):
+            outcome.status = status
+            return result, status, outcome
+
+        ok, msg = self.pod_eligible_to_preempt_others(pod, node_to_status.get(pod.nominated_node_name))
+        if not ok:
+            outcome.eligible, outcome.not_eligible_reason = False, msg
+            return done(None, Status.new(Code.UNSCHEDULABLE, msg))
+
+        if not all_nodes:
+            return done(None, Status.error(NO_NODES))
+        candidates, statuses, errors = self.find_candidates(state, pod, node_to_status, outcome)
+        if errors and not candidates:
+            return done(None, Status.error(aggregate_error(errors)))
+        if not candidates:
+            statuses.absent_nodes_status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL)
+            from kwhatif.scheduler import fit_error_message
+
+            message = fit_error_message(len(all_nodes), statuses, "", "")
+            # An empty nominated node name clears the pod's nomination, if it had one.
+            return done(PostFilterResult(nominated_node_name=""), Status.new(Code.UNSCHEDULABLE, message))
+
+        candidates, status = self.call_extenders(pod, candidates, outcome)
+        outcome.candidates = candidates
+        if status is not None:
+            return done(None, status)
+
+        ties = self.select_candidate(candidates, outcome)
+        if not ties:
+            return done(None, Status.new(Code.UNSCHEDULABLE, NO_CANDIDATE))
+        order = {ni.name: i for i, ni in enumerate(all_nodes)}
+        outcome.nominated_nodes = sorted(ties)
+        outcome.nominated_node = min(ties, key=lambda n: order.get(n, len(order)))
+        outcome.nominated_pods_to_clear = self.lower_priority_nominated_pods(pod, outcome.nominated_node)
+        return done(PostFilterResult(nominated_node_name=outcome.nominated_node, details=outcome), Status())
+
+    def nodes_where_preemption_might_help(self, node_to_status: NodeToStatus,
+                                          outcome: PreemptionOutcome) -> list[NodeInfo]:
+        """NodesForStatusCode(Unschedulable), in the snapshot's node order."""
+        potential = []
+        for ni in self.snapshot.node_info_list:
+            status = node_to_status.get(ni.name)
+            if status.code == Code.UNSCHEDULABLE:
+                potential.append(ni)
+            else:
+                outcome.unresolvable[ni.name] = status
+        return potential
+
+    def find_candidates(self, state: "CycleState", pod: PodInfo, node_to_status: NodeToStatus,
+                        outcome: PreemptionOutcome) -> tuple[dict[str, Victims], NodeToStatus, list[str]]:
+        """findCandidates + DryRunPreemption over every potential node (the scheduler samples)."""
+        potential = self.nodes_where_preemption_might_help(node_to_status, outcome)
+        outcome.potential_nodes = [ni.name for ni in potential]
+        statuses = NodeToStatus()
+        if not potential:
+            return {}, statuses, []
+        outcome.num_candidates_to_find = calculate_num_candidates(
+            len(potential), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
+        pdbs = compile_pdbs(self.snapshot.cluster.pdbs)
+        candidates: dict[str, Victims] = {}
+        errors: list[str] = []
+        for ni in potential:
+            run = self.select_victims_on_node(state.clone(), pod, ni.snapshot(), pdbs)
+            outcome.dry_runs[ni.name] = run
+            if run.status is None and run.victims:
+                candidates[ni.name] = Victims(run.victims, run.num_pdb_violations)
+                continue
+            if run.status is None:
+                run.status = Status.error(f'expected at least one victim pod on node "{ni.name}"')
+            if run.status.code == Code.ERROR:
+                errors.append(run.status.message)
+            statuses.set(ni.name, run.status)
+        return candidates, statuses, errors
+
+    def select_victims_on_node(self, state: "CycleState", pod: PodInfo, node_info: NodeInfo,
+                               pdbs: list[PDB]) -> NodeDryRun:
+        """SelectVictimsOnNode on copies of the node and the cycle state."""
+        fw = self.framework
+        run = NodeDryRun(node_info.name)
+
+        def remove(pi: PodInfo) -> Status | None:
+            if not node_info.remove_pod(pi):
+                return Status.error(f"no corresponding pod {pi.name} in pods of node {node_info.name}")
+            return fw.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
+
+        def add(pi: PodInfo) -> Status | None:
+            node_info.add_pod(pi)
+            return fw.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+
+        def failed(status: Status | None) -> bool:
+            if status is not None and not status.is_success():
+                run.status = Status.error(status.message)
+                return True
+            return False
+
+        potential: list[PodInfo] = []
+        for pi in list(node_info.pods):
+            if self.is_preemption_allowed(pi, pod):
+                potential.append(pi)
+                if failed(remove(pi)):
+                    return run
+        if not potential:
+            run.status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+            return run
+        # The pod must fit once every lower-priority pod is gone; affinity to a victim is not
+        # considered (upstream's documented choice).
+        status = fw.run_filter_with_nominated_pods(state, pod, node_info)
+        if status is not None:
+            run.status = status
+            return run
+
+        potential.sort(key=self.start_times.importance_key)
+        run.potential_victims = potential
+        violating, non_violating, violated = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+
+        def reprieve(pi: PodInfo) -> bool | None:
+            """Put the pod back; keep it if the preemptor still fits. None on an internal error."""
+            if failed(add(pi)):
+                return None
+            fits = fw.run_filter_with_nominated_pods(state, pod, node_info) is None
+            if not fits:
+                if failed(remove(pi)):
+                    return None
+                victims.append(pi)
+            return fits
+
+        num_violating = 0
+        for pi in violating:
+            fits = reprieve(pi)
+            if fits is None:
+                return run
+            if not fits:
+                num_violating += 1
+        for pi in non_violating:
+            if reprieve(pi) is None:
+                return run
+        if violating and non_violating:
+            victims.sort(key=self.start_times.importance_key)
+        run.victims = victims
+        run.num_pdb_violations = num_violating
+        run.violated_pdbs = {pi.key: violated[pi.key] for pi in victims if pi.key in violated}
+        return run
+
+    def call_extenders(self, pod: PodInfo, candidates: dict[str, Victims], outcome: PreemptionOutcome
+                       ) -> tuple[dict[str, Victims], Status | None]:
+        """callExtenders: each interested extender with a preempt verb narrows the candidate map."""
+        if not self.extenders or not candidates:
+            return candidates, None
+        victims_map = candidates
+        for extender in self.extenders:
+            if not extender.supports_preemption() or not extender.is_interested(pod):
+                continue
+            returned = extender.process_preemption(pod, victims_map, self.snapshot.node_info_map)
+            if returned is None:  # an ignorable extender failed: skipped
+                continue
+            returned = dict(returned)
+            for node, victims in list(returned.items()):
+                if victims is None or not victims.pods:
+                    if extender.is_ignorable():
+                        del returned[node]
+                        continue
+                    return {}, Status.error(f'expected at least one victim pod on node "{node}"')
+            outcome.extender_steps.append(ExtenderStep(
+                extender.name, sorted(returned), sorted(set(victims_map) - set(returned))))
+            victims_map = returned
+            if not victims_map:
+                break
+        return victims_map, None
+
+    def select_candidate(self, candidates: dict[str, Victims], outcome: PreemptionOutcome) -> list[str]:
+        """SelectCandidate: the node set the scheduler picks arbitrarily from (one node unless tied)."""
+        if not candidates:
+            return []
+        for node, victims in candidates.items():
+            outcome.criteria[node] = self.criteria_values(victims)
+        if len(candidates) == 1:
+            return list(candidates)
+        ties, decided_by, eliminated = pick_one_node_for_preemption(candidates, outcome.criteria)
+        outcome.decided_by, outcome.eliminated_by = decided_by, eliminated
+        return ties
+
+    def criteria_values(self, victims: Victims) -> tuple[int, int, int, int, int]:
+        """The values the five criteria compare, each "smaller is preferred"; the last is the earliest
+        start time of the highest-priority victims (the scheduler prefers the latest, so it is kept
+        as is and compared reversed)."""
+        pods = victims.pods
+        if not pods:
+            return (victims.num_pdb_violations, 0, 0, 0, 0)
+        highest = pods[0].priority
+        total = sum(pi.priority + PRIORITY_OFFSET for pi in pods)
+        return (victims.num_pdb_violations, highest, total, len(pods), self.earliest_start_time(pods))
+
+    def earliest_start_time(self, pods: list[PodInfo]) -> int:
+        """util.GetEarliestPodStartTime: among the highest-priority victims, the earliest start."""
+        earliest = self.start_times.of(pods[0])
+        top = pods[0].priority
+        for pi in pods:
+            if pi.priority == top:
+                earliest = min(earliest, self.start_times.of(pi))
+            elif pi.priority > top:
+                top, earliest = pi.priority, self.start_times.of(pi)
+        return earliest
+
+    def lower_priority_nominated_pods(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """getLowerPriorityNominatedPods: their nomination is cleared so they look for another node."""
+        return [pi for pi in self.framework.handle.nominated_pods_for_node(node_name)
+                if pi.priority < pod.priority]
+
+
+def pick_one_node_for_preemption(candidates: Mapping[str, Victims],
+                                 criteria: Mapping[str, tuple[int, ...]]
+                                 ) -> tuple[list[str], int | None, dict[str, int]]:
+    """pickOneNodeForPreemption with the default score functions. Returns the nodes still tied after
+    the criteria (the scheduler takes the first of a map iteration: any of them), the index of the
+    criterion that left a single node (None if none did), and per eliminated node the criterion that
+    eliminated it."""
+    remaining = list(candidates)
+    eliminated: dict[str, int] = {}
+    for index in range(len(CRITERIA)):
+        # The last criterion prefers the latest start time; the others the smallest value.
+        sign = 1 if index == len(CRITERIA) - 1 else -1
+        best = max(sign * criteria[node][index] for node in remaining)
+        kept = [node for node in remaining if sign * criteria[node][index] == best]
+        for node in remaining:
+            if node not in kept:
+                eliminated[node] = index
+        remaining = kept
+        if len(remaining) == 1:
+            return remaining, index, eliminated
+    return remaining, None, eliminated
+
+
+def aggregate_error(messages: list[str]) -> str:
+    """utilerrors.NewAggregate(errs).Error(): one message as is, several deduplicated in brackets."""
+    unique = list(dict.fromkeys(messages))
+    if len(messages) == 1 or len(unique) == 1:
+        return unique[0]
+    return "[" + ", ".join(unique) + "]"
