@@ -13,12 +13,12 @@ from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import (
     MAX_EXTENDER_PRIORITY,
     MAX_NODE_SCORE,
-    PREEMPTION_OUTCOME_KEY,
     Code,
     Status,
 )
 from kwhatif.framework.runtime import Framework, NodePluginScores, NodeToStatus, PluginScore
 from kwhatif.plugins.dynamic_resources import NOT_MODELLED, has_resource_claims
+from kwhatif.preemption import preemption_outcome
 from kwhatif.result import ScheduleResult
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
@@ -67,6 +67,7 @@ class Scheduler:
         self.framework = framework
         self.snapshot = framework.snapshot
         self.extenders = extenders or []
+        framework.handle.extenders = self.extenders  # framework.Handle.Extenders(), for preemption
 
     def schedule(self, pod: PodInfo, admission: Admission) -> ScheduleResult:
         fw = self.framework
@@ -122,7 +123,7 @@ class Scheduler:
             if fw.points["postFilter"]:
                 _, post_status = fw.run_post_filter(state, pod, statuses)
                 result.post_filter_status = post_status
-                result.preemption = state.read(PREEMPTION_OUTCOME_KEY)
+                result.preemption = preemption_outcome(state, post_status)
                 post_msg = post_status.message
             result.message = fit_error_message(len(nodes), statuses, pre_filter_msg, post_msg)
             return result

@@ -144,11 +144,13 @@ class Plugin:
 
 
 class Handle:
-    """What plugins may ask the framework for (framework.Handle): the snapshot and nominated pods."""
+    """What plugins may ask the framework for (framework.Handle): the snapshot, nominated pods and
+    the configured extenders (preemption hands its candidates to those with a preempt verb)."""
 
     def __init__(self, snapshot, framework=None) -> None:
         self.snapshot = snapshot
         self.framework = framework
+        self.extenders: list = []
 
     def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]:
         return self.snapshot.nominated_pods_for_node(node_name)

@@ -5,15 +5,23 @@ which is part of kube-scheduler's FitError message. Pods with claims are reporte
 from kwhatif.framework.interface import Code, Plugin, Status
 
 NOT_MODELLED = "kwhatif does not model DynamicResourceAllocation: the pod's resourceClaims are not evaluated"
+STATE_KEY = "DynamicResources"
 
 
 class DynamicResources(Plugin):
     name = "DynamicResources"
 
     def pre_filter(self, state, pod, nodes):
+        # Upstream records its (empty) state before it decides to skip the pod.
+        state.write(STATE_KEY, True)
         return None, Status(Code.SKIP)
 
     def post_filter(self, state, pod, statuses):
+        # When an earlier PreFilter plugin rejected the pod, this PreFilter never ran: upstream's
+        # CycleState read fails with ErrNotFound, an Error that ends the PostFilter chain before
+        # DefaultPreemption runs ("... PreFilter message. not found").
+        if state.read(STATE_KEY) is None:
+            return None, Status.error("not found")
         return None, Status.new(Code.UNSCHEDULABLE, "no new claims to deallocate")
 
 
