@@ -1,0 +1,422 @@
+"""InterPodAffinity: required pod (anti-)affinity filters nodes; preferred terms, of the incoming pod and
+of the pods already running, score them (framework/plugins/interpodaffinity).
+
+PreFilter counts, per topology pair (label key, value), the existing pods whose required anti-affinity
+matches the incoming pod and the existing pods matching the incoming pod's required terms; Filter then
+only looks up the node's pairs. PreScore sums the preferred weights per topology pair the same way.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Iterable, Mapping
+
+from kwhatif.api.labels import SelectorError
+from kwhatif.errors import InputError
+from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
+from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm
+
+NAME = "InterPodAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+MIN_HARD_POD_AFFINITY_WEIGHT = 0
+MAX_HARD_POD_AFFINITY_WEIGHT = 100
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+# (topology key, topology value) -> number of matching (pod, term)s in that domain.
+TopologyCounts = dict[tuple[str, str], int]
+
+
+# --- matchLabelKeys / mismatchLabelKeys ------------------------------------------------------------
+
+def _pod_affinity_terms(affinity: Mapping) -> Iterable[dict]:
+    """Every PodAffinityTerm of a pod's podAffinity and podAntiAffinity, required and preferred."""
+    for kind in ("podAffinity", "podAntiAffinity"):
+        section = affinity.get(kind) or {}
+        for weighted in section.get(_PREFERRED) or []:
+            if weighted.get("podAffinityTerm") is not None:
+                yield weighted["podAffinityTerm"]
+        yield from section.get(_REQUIRED) or []
+
+
+def apply_match_label_keys(pod: dict) -> dict:
+    """What the API server does on pod create (MatchLabelKeysInPodAffinity, registry mutatePodAffinity):
+    each matchLabelKeys key the pod has a label for becomes ``key In (value)`` in the term's labelSelector,
+    each mismatchLabelKeys key ``key NotIn (value)``. A nil labelSelector (selects nothing) is left alone.
+    Mutates and returns ``pod``.
+    """
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    affinity = (pod.get("spec") or {}).get("affinity") or {}
+    for term in _pod_affinity_terms(affinity):
+        selector = term.get("labelSelector")
+        if selector is None or not (term.get("matchLabelKeys") or term.get("mismatchLabelKeys")):
+            continue
+        expressions = list(selector.get("matchExpressions") or [])
+        for keys, operator in ((term.get("matchLabelKeys"), "In"), (term.get("mismatchLabelKeys"), "NotIn")):
+            expressions += [{"key": k, "operator": operator, "values": [labels[k]]} for k in keys or [] if k in labels]
+        selector["matchExpressions"] = expressions
+    return pod
+
+
+def _has_label_keys(pod: PodInfo) -> bool:
+    affinity = pod.spec.get("affinity") or {}
+    return any(t.get("matchLabelKeys") or t.get("mismatchLabelKeys") for t in _pod_affinity_terms(affinity))
+
+
+# --- shared helpers ---------------------------------------------------------------------------------
+
+def pod_matches_all_affinity_terms(terms: list[AffinityTerm], pod: PodInfo) -> bool:
+    """podMatchesAllAffinityTerms; the terms are an incoming pod's, whose namespaceSelector was already
+    merged into its namespaces, so no namespace labels are passed."""
+    if not terms:
+        return False
+    return all(t.matches(pod, None) for t in terms)
+
+
+def _update(counts: TopologyCounts, node_labels: Mapping[str, str], topology_key: str, value: int) -> None:
+    """Add ``value`` to the node's pair for ``topology_key``; drop pairs that fall to zero."""
+    if topology_key in node_labels:
+        pair = (topology_key, node_labels[topology_key])
+        count = counts.get(pair, 0) + value
+        if count:
+            counts[pair] = count
+        else:
+            del counts[pair]
+
+
+def _update_with_affinity_terms(counts: TopologyCounts, terms: list[AffinityTerm], pod: PodInfo,
+                                node_labels: Mapping[str, str], value: int) -> None:
+    """Every term's pair counts ``pod`` if it matches ALL the terms (one pod must satisfy them all)."""
+    if pod_matches_all_affinity_terms(terms, pod):
+        for t in terms:
+            _update(counts, node_labels, t.topology_key, value)
+
+
+def _update_with_anti_affinity_terms(counts: TopologyCounts, terms: list[AffinityTerm], pod: PodInfo,
+                                     ns_labels: Mapping[str, str] | None, node_labels: Mapping[str, str],
+                                     value: int) -> None:
+    """Each anti-affinity term counts ``pod`` on its own."""
+    for t in terms:
+        if t.matches(pod, ns_labels):
+            _update(counts, node_labels, t.topology_key, value)
+
+
+def _parse_error(pod: PodInfo) -> str | None:
+    """The aggregated error of NewPodInfo when a term's selector does not parse, else None."""
+    errors = []
+    for field in ("required_affinity_terms", "required_anti_affinity_terms", "preferred_affinity_terms",
+                  "preferred_anti_affinity_terms"):
+        try:
+            getattr(pod, field)
+        except SelectorError as exc:
+            go_name = "".join(w.capitalize() if i else w for i, w in enumerate(field.split("_")))
+            errors.append(f"{go_name}: {exc}")
+    if not errors:
+        return None
+    return errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]"
+
+
+# --- cycle state ------------------------------------------------------------------------------------
+
+class PreFilterState:
+    """preFilterState: topology pair counts for Filter, kept current by AddPod/RemovePod."""
+
+    __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts",
+                 "pod", "affinity_terms", "anti_affinity_terms", "namespace_labels")
+
+    def __init__(self, pod: PodInfo, affinity_terms: list[AffinityTerm], anti_affinity_terms: list[AffinityTerm],
+                 namespace_labels: Mapping[str, str] | None) -> None:
+        # Existing pods whose required anti-affinity terms match the incoming pod.
+        self.existing_anti_affinity_counts: TopologyCounts = {}
+        # Existing pods matching all of the incoming pod's required affinity terms.
+        self.affinity_counts: TopologyCounts = {}
+        # Existing pods matching the incoming pod's required anti-affinity terms.
+        self.anti_affinity_counts: TopologyCounts = {}
+        self.pod = pod
+        # The incoming pod's required terms, namespaceSelector merged into namespaces.
+        self.affinity_terms = affinity_terms
+        self.anti_affinity_terms = anti_affinity_terms
+        self.namespace_labels = namespace_labels
+
+    def clone(self) -> "PreFilterState":
+        out = PreFilterState(self.pod, self.affinity_terms, self.anti_affinity_terms, self.namespace_labels)
+        out.existing_anti_affinity_counts = dict(self.existing_anti_affinity_counts)
+        out.affinity_counts = dict(self.affinity_counts)
+        out.anti_affinity_counts = dict(self.anti_affinity_counts)
+        return out
+
+    def update_with_pod(self, pod: PodInfo, node_labels: Mapping[str, str], multiplier: int) -> None:
+        """Count (multiplier 1) or uncount (-1) ``pod`` running on a node with ``node_labels``."""
+        _update_with_anti_affinity_terms(self.existing_anti_affinity_counts, pod.required_anti_affinity_terms,
+                                         self.pod, self.namespace_labels, node_labels, multiplier)
+        _update_with_affinity_terms(self.affinity_counts, self.affinity_terms, pod, node_labels, multiplier)
+        _update_with_anti_affinity_terms(self.anti_affinity_counts, self.anti_affinity_terms, pod, None,
+                                         node_labels, multiplier)
+
+
+class PreScoreState:
+    """preScoreState: topology key -> topology value -> summed weight. Read-only after PreScore."""
+
+    __slots__ = ("topology_score",)
+
+    def __init__(self, topology_score: dict[str, dict[str, int]]) -> None:
+        self.topology_score = topology_score
+
+    def clone(self) -> "PreScoreState":
+        return self
+
+
+def _process_term(scores: dict[str, dict[str, int]], term: AffinityTerm, weight: int, pod: PodInfo,
+                  ns_labels: Mapping[str, str] | None, node_labels: Mapping[str, str]) -> None:
+    if term.matches(pod, ns_labels) and term.topology_key in node_labels:
+        by_value = scores.setdefault(term.topology_key, {})
+        value = node_labels[term.topology_key]
+        by_value[value] = by_value.get(value, 0) + weight
+
+
+def _process_terms(scores: dict[str, dict[str, int]], terms: list[WeightedAffinityTerm], pod: PodInfo,
+                   ns_labels: Mapping[str, str] | None, node_labels: Mapping[str, str], multiplier: int) -> None:
+    for wt in terms:
+        _process_term(scores, wt.term, wt.weight * multiplier, pod, ns_labels, node_labels)
+
+
+# --- the plugin -------------------------------------------------------------------------------------
+
+class InterPodAffinity(Plugin):
+    name = NAME
+
+    def __init__(self, args: dict | None = None, handle=None) -> None:
+        super().__init__(args, handle)
+        weight = self.args.get("hardPodAffinityWeight")
+        self.hard_pod_affinity_weight = 1 if weight is None else int(weight)
+        if not MIN_HARD_POD_AFFINITY_WEIGHT <= self.hard_pod_affinity_weight <= MAX_HARD_POD_AFFINITY_WEIGHT:
+            raise InputError(f"hardPodAffinityWeight: Invalid value: {self.hard_pod_affinity_weight}: not in valid "
+                             f"range [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]")
+        self.ignore_preferred_terms_of_existing_pods = bool(self.args.get("ignorePreferredTermsOfExistingPods"))
+        # id(PodInfo) -> (PodInfo, its view with matchLabelKeys merged); only pods that use label keys.
+        self._label_key_views: dict[int, tuple[PodInfo, PodInfo]] = {}
+
+    # -- terms ----------------------------------------------------------------------------------------
+
+    def _terms_of(self, pod: PodInfo) -> PodInfo:
+        """``pod``, or a view of it whose affinity terms have matchLabelKeys/mismatchLabelKeys merged in
+        as the API server stores them (cluster objects and the proposed pod are not merged on load)."""
+        if not pod.has_affinity:
+            return pod
+        cached = self._label_key_views.get(id(pod))
+        if cached is not None:
+            return cached[1]
+        view = pod
+        if _has_label_keys(pod):
+            affinity = copy.deepcopy(pod.spec.get("affinity"))
+            view = PodInfo(apply_match_label_keys({"metadata": pod.pod.get("metadata") or {},
+                                                   "spec": {"affinity": affinity}}))
+        self._label_key_views[id(pod)] = (pod, view)
+        return view
+
+    def _merge_namespaces(self, term: AffinityTerm) -> AffinityTerm:
+        """mergeAffinityTermNamespacesIfNotEmpty for an incoming pod's term: the namespaces its
+        namespaceSelector selects join ``namespaces``. Upstream resets the selector on a copy of the term
+        only, so the term keeps matching with it too (against empty labels, as namespace labels are not
+        passed for incoming terms)."""
+        selector = term.namespace_selector
+        if selector.is_everything or selector.nothing:
+            return term
+        selected = {ns for ns, labels in self.handle.snapshot.namespace_labels.items() if selector.matches(labels)}
+        return dataclasses.replace(term, namespaces=term.namespaces | selected)
+
+    def _namespace_labels(self, pod: PodInfo) -> Mapping[str, str] | None:
+        """GetNamespaceLabelsSnapshot: the labels of the pod's namespace, None if it does not exist."""
+        return self.handle.snapshot.namespace_labels.get(pod.namespace)
+
+    # -- PreFilter / Filter ---------------------------------------------------------------------------
+
+    def pre_filter(self, state, pod: PodInfo, nodes: list[NodeInfo]):
+        incoming = self._terms_of(pod)
+        error = _parse_error(incoming)
+        if error is not None:
+            return None, Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {error}")
+        s = PreFilterState(pod, [self._merge_namespaces(t) for t in incoming.required_affinity_terms],
+                           [self._merge_namespaces(t) for t in incoming.required_anti_affinity_terms],
+                           self._namespace_labels(pod))
+        s.existing_anti_affinity_counts = self._existing_anti_affinity_counts(s)
+        self._incoming_affinity_anti_affinity_counts(s, nodes)
+        if not s.existing_anti_affinity_counts and not s.affinity_terms and not s.anti_affinity_terms:
+            return None, Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None, None
+
+    def _existing_anti_affinity_counts(self, s: PreFilterState) -> TopologyCounts:
+        """getExistingAntiAffinityCounts over the nodes hosting pods with required anti-affinity."""
+        counts: TopologyCounts = {}
+        for ni in self.handle.snapshot.have_pods_with_required_anti_affinity_list:
+            labels = ni.labels
+            for existing in ni.pods_with_required_anti_affinity:
+                for t in self._terms_of(existing).required_anti_affinity_terms:
+                    if t.topology_key in labels and t.matches(s.pod, s.namespace_labels):
+                        pair = (t.topology_key, labels[t.topology_key])
+                        counts[pair] = counts.get(pair, 0) + 1
+        return counts
+
+    @staticmethod
+    def _incoming_affinity_anti_affinity_counts(s: PreFilterState, nodes: list[NodeInfo]) -> None:
+        """getIncomingAffinityAntiAffinityCounts: every existing pod against the incoming pod's terms.
+        Nodes lacking every topology key of a term list cannot add a pair, so their pods are not matched."""
+        affinity_terms, anti_terms = s.affinity_terms, s.anti_affinity_terms
+        if not affinity_terms and not anti_terms:
+            return
+        affinity_keys = {t.topology_key for t in affinity_terms}
+        anti_keys = {t.topology_key for t in anti_terms}
+        for ni in nodes:
+            labels = ni.labels
+            check_affinity = any(k in labels for k in affinity_keys)
+            check_anti = any(k in labels for k in anti_keys)
+            if not (check_affinity or check_anti):
+                continue
+            for existing in ni.pods:
+                if check_affinity:
+                    _update_with_affinity_terms(s.affinity_counts, affinity_terms, existing, labels, 1)
+                if check_anti:
+                    _update_with_anti_affinity_terms(s.anti_affinity_counts, anti_terms, existing, None, labels, 1)
+
+    def _pre_filter_state(self, state) -> PreFilterState | Status:
+        s = state.read(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        return s
+
+    def add_pod(self, state, pod_to_schedule: PodInfo, pod_info_to_add: PodInfo, node_info: NodeInfo):
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(self._terms_of(pod_info_to_add), node_info.labels, 1)
+        return None
+
+    def remove_pod(self, state, pod_to_schedule: PodInfo, pod_info_to_remove: PodInfo, node_info: NodeInfo):
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        s.update_with_pod(self._terms_of(pod_info_to_remove), node_info.labels, -1)
+        return None
+
+    def filter(self, state, pod: PodInfo, node_info: NodeInfo):
+        s = self._pre_filter_state(state)
+        if isinstance(s, Status):
+            return s
+        labels = node_info.labels
+        if not _satisfy_pod_affinity(s, labels):
+            return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+        if not _satisfy_pod_anti_affinity(s, labels):
+            return Status.new(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+        if not _satisfy_existing_pods_anti_affinity(s, labels):
+            return Status.new(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        return None
+
+    # -- PreScore / Score -----------------------------------------------------------------------------
+
+    def pre_score(self, state, pod: PodInfo, nodes: list[NodeInfo]):
+        affinity = pod.spec.get("affinity") or {}
+        has_constraints = bool(((affinity.get("podAffinity") or {}).get(_PREFERRED))
+                               or ((affinity.get("podAntiAffinity") or {}).get(_PREFERRED)))
+        if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status(Code.SKIP)
+        snapshot = self.handle.snapshot
+        # Unless the pod has preferred terms, only pods with affinity can contribute.
+        all_nodes = snapshot.node_info_list if has_constraints else snapshot.have_pods_with_affinity_list
+        incoming = self._terms_of(pod)
+        error = _parse_error(incoming)
+        if error is not None:
+            return Status.error(f"failed to parse pod: {error}")
+        preferred = [dataclasses.replace(wt, term=self._merge_namespaces(wt.term))
+                     for wt in incoming.preferred_affinity_terms]
+        preferred_anti = [dataclasses.replace(wt, term=self._merge_namespaces(wt.term))
+                          for wt in incoming.preferred_anti_affinity_terms]
+        ns_labels = self._namespace_labels(pod)
+        scores: dict[str, dict[str, int]] = {}
+        for ni in all_nodes:
+            node_labels = ni.labels
+            if not node_labels:
+                continue
+            for existing in (ni.pods if has_constraints else ni.pods_with_affinity):
+                if has_constraints:  # the incoming pod's preferred terms against the existing pod
+                    _process_terms(scores, preferred, existing, None, node_labels, 1)
+                    _process_terms(scores, preferred_anti, existing, None, node_labels, -1)
+                if existing.has_affinity:
+                    self._process_existing_pod_terms(scores, self._terms_of(existing), pod, ns_labels, node_labels)
+        if not scores:
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))
+        return None
+
+    def _process_existing_pod_terms(self, scores: dict[str, dict[str, int]], existing: PodInfo, pod: PodInfo,
+                                    ns_labels: Mapping[str, str] | None, node_labels: Mapping[str, str]) -> None:
+        """The existing pod's required affinity (at hardPodAffinityWeight) and preferred terms against
+        the incoming pod."""
+        if self.hard_pod_affinity_weight > 0:
+            for t in existing.required_affinity_terms:
+                _process_term(scores, t, self.hard_pod_affinity_weight, pod, ns_labels, node_labels)
+        _process_terms(scores, existing.preferred_affinity_terms, pod, ns_labels, node_labels, 1)
+        _process_terms(scores, existing.preferred_anti_affinity_terms, pod, ns_labels, node_labels, -1)
+
+    def score(self, state, pod: PodInfo, node_info: NodeInfo) -> int:
+        """The summed weights of the node's topology pairs: positive for affinity, negative for anti."""
+        s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        labels = node_info.labels
+        total = 0
+        for key, by_value in s.topology_score.items():
+            if key in labels:
+                total += by_value.get(labels[key], 0)
+        return total
+
+    def normalize_score(self, state, pod: PodInfo, scores) -> None:
+        """Min-max scaling to [0, MaxNodeScore] in float64, truncated."""
+        s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        if not s.topology_score or not scores:
+            return
+        min_count = min(ns.score for ns in scores)
+        diff = max(ns.score for ns in scores) - min_count
+        for ns in scores:
+            f_score = float(MAX_NODE_SCORE) * (float(ns.score - min_count) / float(diff)) if diff > 0 else 0.0
+            ns.score = int(f_score)
+
+
+def _satisfy_pod_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
+    """Every term's topology key is on the node and its domain has a matching pod, unless no pod matches
+    anywhere and the pod matches its own terms (the first pod of a self-affine group)."""
+    pods_exist = True
+    for t in s.affinity_terms:
+        if t.topology_key not in labels:
+            return False
+        if s.affinity_counts.get((t.topology_key, labels[t.topology_key]), 0) <= 0:
+            pods_exist = False
+    if pods_exist:
+        return True
+    return not s.affinity_counts and pod_matches_all_affinity_terms(s.affinity_terms, s.pod)
+
+
+def _satisfy_pod_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
+    """No term's domain of the node has a pod the incoming pod's anti-affinity matches."""
+    if s.anti_affinity_counts:
+        for t in s.anti_affinity_terms:
+            if t.topology_key in labels and s.anti_affinity_counts.get((t.topology_key, labels[t.topology_key]), 0) > 0:
+                return False
+    return True
+
+
+def _satisfy_existing_pods_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
+    """No pair of the node is a domain where an existing pod's anti-affinity matches the incoming pod."""
+    counts = s.existing_anti_affinity_counts
+    if counts:
+        for pair in labels.items():
+            if counts.get(pair, 0) > 0:
+                return False
+    return True
