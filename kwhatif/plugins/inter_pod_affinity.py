@@ -202,7 +202,8 @@ class InterPodAffinity(Plugin):
             raise InputError(f"hardPodAffinityWeight: Invalid value: {self.hard_pod_affinity_weight}: not in valid "
                              f"range [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]")
         self.ignore_preferred_terms_of_existing_pods = bool(self.args.get("ignorePreferredTermsOfExistingPods"))
-        # id(PodInfo) -> (PodInfo, its view with matchLabelKeys merged); only pods that use label keys.
+        # id(PodInfo) -> (PodInfo, the PodInfo to read its terms from), for pods with (anti-)affinity;
+        # the PodInfo is kept so that its id is not reused.
         self._label_key_views: dict[int, tuple[PodInfo, PodInfo]] = {}
 
     # -- terms ----------------------------------------------------------------------------------------

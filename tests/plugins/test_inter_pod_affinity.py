@@ -127,6 +127,14 @@ FILTER_CASES = [
      make_pod("p").affinity(affinity(req=[term(ZONE, {"app": "db"}, ns_selector={})])),
      [db(ns="team-b", node="b1")],
      {"a1": (UU, AFF), "a2": (UU, AFF), "b1": None, "nozone": (UU, AFF)}),
+    # Upstream merges the selected namespaces into the term but resets the selector on a copy only, and
+    # incoming terms are matched against empty namespace labels: a selector that matches an empty label
+    # set (DoesNotExist, NotIn) then matches pods of every namespace, team-a included.
+    ("required affinity: a namespaceSelector matching empty labels selects every namespace (upstream quirk)",
+     make_pod("p").affinity(affinity(req=[term(ZONE, {"app": "db"}, ns_selector={"matchExpressions": [
+         {"key": "team", "operator": "DoesNotExist"}]})])),
+     [db(ns="team-a", node="b1")],
+     {"a1": (UU, AFF), "a2": (UU, AFF), "b1": None, "nozone": (UU, AFF)}),
     ("self-affine first pod: nothing matches anywhere, the pod matches its own term -> every node with the key",
      make_pod("p").label("app", "web").affinity(affinity(req=[term(ZONE, {"app": "web"})])), [db()],
      {"a1": None, "a2": None, "b1": None, "nozone": (UU, AFF)}),
