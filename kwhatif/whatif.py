@@ -38,8 +38,19 @@ class SchedulerSetup:
 
 
 def load_cluster(path: str) -> Cluster:
-    """A cluster from a dump (YAML/JSON, file, directory or '-')."""
+    """A cluster from a snapshot (``kwhatif snapshot``) or a dump (YAML/JSON, file, directory or '-')."""
+    from kwhatif.snapshot_file import is_snapshot, read_snapshot
+
+    if is_snapshot(path):
+        return read_snapshot(path)
     return Cluster.from_objects(load_objects(path), source=path)
+
+
+def load_live_cluster(kubeconfig: str | None = None, context: str | None = None) -> Cluster:
+    """The live cluster, read with list calls only (kubeconfig / --context / in-cluster, as kubectl)."""
+    from kwhatif.live import read_cluster
+
+    return read_cluster(kubeconfig, context)
 
 
 def prepare_pod(raw: dict, source: str, cluster: Cluster) -> tuple[PodInfo, object]:

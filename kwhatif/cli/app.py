@@ -32,10 +32,11 @@ def root(version: bool = typer.Option(False, "--version", callback=_version, is_
 
 
 def _register() -> None:
-    from kwhatif.cli import leader, place
+    from kwhatif.cli import leader, place, snapshot
 
     place.register(app)
     leader.register(app)
+    snapshot.register(app)
 
 
 _register()

@@ -1,0 +1,158 @@
+"""``kwhatif snapshot``: save a live cluster (or convert a dump) to a ``*.kwi.json.gz`` snapshot, or
+show what a snapshot holds."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Optional
+
+import typer
+
+from kwhatif.cli.common import user_errors
+from kwhatif.cli.leader import CAPTURED_AT_ANNOTATION
+from kwhatif.errors import InputError
+
+
+def register(app: typer.Typer) -> None:
+    app.command("snapshot")(snapshot)
+
+
+@user_errors
+def snapshot(
+    output: Optional[str] = typer.Option(None, "--output", "-o", help="Snapshot file to write (*.kwi.json.gz)."),
+    from_dump: Optional[str] = typer.Option(None, "--from",
+                                            help="Convert this dump (YAML/JSON file or directory) instead of "
+                                                 "reading the live cluster."),
+    summary: Optional[str] = typer.Option(None, "--summary", help="Show what a snapshot file holds."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig",
+                                             help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, "
+                                                  "in-cluster)."),
+    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context (default: current)."),
+) -> None:
+    """Save the cluster state scheduling reads to a compact, versioned snapshot for offline what-ifs.
+
+    Reads the live cluster with list calls only (never a write), or converts a dump with --from.
+    """
+    if summary:
+        if output or from_dump:
+            raise InputError("--summary reads a snapshot; it cannot be combined with --output or --from")
+        show_summary(summary)
+        return
+    if not output:
+        raise InputError("missing --output FILE (e.g. -o prod.kwi.json.gz), or use --summary FILE")
+    if from_dump and (kubeconfig or context):
+        raise InputError("--from converts a dump; --kubeconfig/--context only apply to a live read")
+    from kwhatif.snapshot_file import write_snapshot
+
+    started = time.monotonic()
+    if from_dump:
+        cluster = load_dump(from_dump)
+    else:
+        from kwhatif.live import read_cluster
+
+        cluster = read_cluster(kubeconfig, context)
+    size = write_snapshot(cluster, output)
+    _report_written(output, size, cluster, time.monotonic() - started)
+
+
+def load_dump(path: str):
+    """A dump as a Cluster, with the capture time its List carries (``kwhatif.io/captured-at``), if any."""
+    from kwhatif.loader import flatten, iter_files, parse_documents, read_text
+    from kwhatif.state.cluster import Cluster
+
+    objects, captured_at = [], None
+    for file in iter_files(path):
+        source = "<stdin>" if file == "-" else file
+        for doc in parse_documents(read_text(file), source):
+            if isinstance(doc, dict) and captured_at is None:
+                annotations = (doc.get("metadata") or {}).get("annotations") or {}
+                captured_at = annotations.get(CAPTURED_AT_ANNOTATION)
+            objects.extend((obj, source) for obj in flatten(doc, source))
+    cluster = Cluster.from_objects(objects, source=path)
+    cluster.metadata = {"source": "dump", "dump": os.path.abspath(path) if path != "-" else "<stdin>",
+                        "capturedAt": captured_at, "missingPermissions": []}
+    return cluster
+
+
+def human_size(n: int) -> str:
+    for unit in ("B", "kB", "MB"):
+        if n < 1000 or unit == "MB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _report_written(path: str, size: int, cluster, seconds: float) -> None:
+    from rich.console import Console
+
+    counts = cluster.counts()
+    others = sum(n for kind, n in counts.items() if kind not in ("Node", "Pod"))
+    console = Console(highlight=False)
+    console.print(f"Wrote {path} ({human_size(size)}): {_plural(counts.get('Node', 0), 'node')}, "
+                  f"{_plural(counts.get('Pod', 0), 'pod')}, {_plural(others, 'other object')} "
+                  f"in {seconds:.1f}s.", soft_wrap=True)
+    if cluster.skipped_kinds:
+        skipped = ", ".join(f"{n} {kind}" for kind, n in sorted(cluster.skipped_kinds.items()))
+        console.print(f"Not needed for scheduling, left out: {skipped}.", soft_wrap=True)
+    missing = cluster.metadata.get("missingPermissions") or []
+    if missing:
+        console.print(f"Missing permissions (those objects are absent): {', '.join(missing)}.", soft_wrap=True)
+
+
+def show_summary(path: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from kwhatif.snapshot_file import read_document
+
+    doc = read_document(path)
+    meta = doc.get("metadata") or {}
+    objects = doc["objects"]
+    console = Console(highlight=False)
+    console.print(f"[bold]{path}[/]  ({human_size(os.path.getsize(path))}, snapshot format v{doc['version']}, "
+                  f"written by kwhatif {meta.get('kwhatifVersion') or '?'})", soft_wrap=True)
+    info = Table.grid(padding=(0, 2))
+    info.add_column(style="dim")
+    info.add_column()
+    source = meta.get("source") or "live"
+    if source == "dump":
+        info.add_row("Converted from", str(meta.get("dump") or "?"))
+    else:
+        info.add_row("Server", str(meta.get("server") or "?"))
+        info.add_row("Context", str(meta.get("context") or "?"))
+    info.add_row("Captured at", str(meta.get("capturedAt") or "unknown"))
+    missing = meta.get("missingPermissions") or []
+    info.add_row("Missing permissions", ", ".join(missing) if missing else "none")
+    if meta.get("unavailableResources"):
+        info.add_row("Not served by the cluster", ", ".join(meta["unavailableResources"]))
+    console.print(info)
+    table = Table(show_edge=False, pad_edge=False)
+    table.add_column("KIND")
+    table.add_column("OBJECTS", justify="right")
+    table.add_column("NOTES")
+    for kind, items in objects.items():
+        table.add_row(kind, f"{len(items):,}", _notes(kind, items))
+    console.print(table)
+
+
+def _notes(kind: str, items: list) -> str:
+    if kind == "Pod":
+        bound = sum(1 for p in items if (p.get("spec") or {}).get("nodeName"))
+        nominated = sum(1 for p in items
+                        if not (p.get("spec") or {}).get("nodeName") and (p.get("status") or {}).get("nominatedNodeName"))
+        pending = len(items) - bound
+        note = f"{bound:,} bound, {pending:,} pending"
+        return note + (f" ({nominated:,} nominated)" if nominated else "")
+    if kind == "Node":
+        unschedulable = sum(1 for n in items if (n.get("spec") or {}).get("unschedulable"))
+        tainted = sum(1 for n in items if (n.get("spec") or {}).get("taints"))
+        return f"{unschedulable:,} unschedulable, {tainted:,} tainted"
+    if kind == "Lease":
+        return ", ".join(sorted(f"{(le.get('metadata') or {}).get('name')}="
+                                f"{(le.get('spec') or {}).get('holderIdentity') or '-'}" for le in items))[:80]
+    return ""

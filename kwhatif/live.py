@@ -1,0 +1,347 @@
+"""Read a live cluster, read-only, the way kubectl connects and client-go's pager lists.
+
+Connection: ``--kubeconfig`` or ``KUBECONFIG`` (a ``:``-separated list is merged) or
+``~/.kube/config``, with ``--context``; inside a pod with none of those, the service account
+(in-cluster config). Only list calls (HTTP GET) are made, in pages of ``PAGE_SIZE``; each response's
+raw JSON bytes are parsed with orjson and stripped to what scheduling reads right away, so
+150,000 pods never exist as client models nor as full objects in memory.
+
+The ``kubernetes`` package is imported inside the functions here: every other command starts
+without it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import orjson
+
+from kwhatif.errors import KwhatifError, UnreachableError
+from kwhatif.snapshot_file import strip_object
+from kwhatif.state.cluster import Cluster
+
+PAGE_SIZE = 500  # kubectl's --chunk-size
+CONNECT_TIMEOUT = 10.0
+READ_TIMEOUT = 300.0  # an unpaginated fallback list of 150,000 pods takes a while to serialise
+# kube-scheduler's pod informer ignores pods that finished (scheduler.NewInformerFactory).
+POD_FIELD_SELECTOR = "status.phase!=Succeeded,status.phase!=Failed"
+
+
+class ForbiddenError(KwhatifError):
+    """The credentials may not list a resource kwhatif cannot work without (nodes, pods)."""
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One list call: the kind it returns, the client method, and the RBAC permission it needs."""
+
+    kind: str
+    api_version: str
+    resource: str  # plural.group, as RBAC and kubectl name it
+    api: str  # kubernetes.client API class
+    method: str
+    required: bool = False
+    namespace: str | None = None
+    field_selector: str | None = None
+
+    @property
+    def permission(self) -> str:
+        where = f" in namespace {self.namespace}" if self.namespace else ""
+        return f"list {self.resource}{where}"
+
+
+# Read order: the Leases first, so that capturedAt (when reading began) is the time their renewals
+# are judged against; then nodes and pods, the two a what-if cannot do without.
+RESOURCES = (
+    Resource("Lease", "coordination.k8s.io/v1", "leases.coordination.k8s.io", "CoordinationV1Api",
+             "list_namespaced_lease", namespace="kube-system"),
+    Resource("Node", "v1", "nodes", "CoreV1Api", "list_node", required=True),
+    Resource("Pod", "v1", "pods", "CoreV1Api", "list_pod_for_all_namespaces", required=True,
+             field_selector=POD_FIELD_SELECTOR),
+    Resource("Namespace", "v1", "namespaces", "CoreV1Api", "list_namespace"),
+    Resource("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses.scheduling.k8s.io",
+             "SchedulingV1Api", "list_priority_class"),
+    Resource("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets.policy", "PolicyV1Api",
+             "list_pod_disruption_budget_for_all_namespaces"),
+    Resource("Service", "v1", "services", "CoreV1Api", "list_service_for_all_namespaces"),
+    Resource("ReplicaSet", "apps/v1", "replicasets.apps", "AppsV1Api", "list_replica_set_for_all_namespaces"),
+    Resource("StatefulSet", "apps/v1", "statefulsets.apps", "AppsV1Api",
+             "list_stateful_set_for_all_namespaces"),
+    Resource("ReplicationController", "v1", "replicationcontrollers", "CoreV1Api",
+             "list_replication_controller_for_all_namespaces"),
+    Resource("PersistentVolume", "v1", "persistentvolumes", "CoreV1Api", "list_persistent_volume"),
+    Resource("PersistentVolumeClaim", "v1", "persistentvolumeclaims", "CoreV1Api",
+             "list_persistent_volume_claim_for_all_namespaces"),
+    Resource("StorageClass", "storage.k8s.io/v1", "storageclasses.storage.k8s.io", "StorageV1Api",
+             "list_storage_class"),
+    Resource("CSINode", "storage.k8s.io/v1", "csinodes.storage.k8s.io", "StorageV1Api", "list_csi_node"),
+    Resource("CSIDriver", "storage.k8s.io/v1", "csidrivers.storage.k8s.io", "StorageV1Api", "list_csi_driver"),
+)
+
+
+@dataclass
+class Connection:
+    """An API client and what to call the cluster in messages and snapshot metadata."""
+
+    api_client: object
+    server: str
+    context: str
+
+
+def rfc3339_now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def kubeconfig_path(kubeconfig: str | None) -> str | None:
+    """The kubeconfig kubectl would use, or None when it would fall back to in-cluster config."""
+    if kubeconfig:
+        return kubeconfig
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return env
+    default = os.path.expanduser("~/.kube/config")
+    if os.path.exists(default) or not os.environ.get("KUBERNETES_SERVICE_HOST"):
+        return default
+    return None
+
+
+def connect(kubeconfig: str | None = None, context: str | None = None) -> Connection:
+    """A client configured like kubectl; UnreachableError (exit 3) when no usable config exists."""
+    from kubernetes import client, config
+    from kubernetes.config.config_exception import ConfigException
+
+    configuration = client.Configuration()
+    path = kubeconfig_path(kubeconfig)
+    try:
+        if path is None:
+            if context:
+                raise ConfigException(f"--context {context} needs a kubeconfig; none was found and "
+                                      f"in-cluster config has no contexts")
+            config.load_incluster_config(client_configuration=configuration)
+            context_name = "in-cluster"
+        else:
+            for file in path.split(os.pathsep):
+                if kubeconfig and not os.path.exists(os.path.expanduser(file)):
+                    raise ConfigException(f"{file}: no such file")
+            config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
+                                    persist_config=False)
+            if context:
+                context_name = context
+            else:
+                _, active = config.list_kube_config_contexts(config_file=path)
+                context_name = (active or {}).get("name", "")
+    except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
+        where = "in-cluster config" if path is None else f"kubeconfig {path}"
+        raise UnreachableError(f"cannot connect to a cluster: {where}: {_one_line(exc)} "
+                               f"(or pass --cluster FILE to work from a snapshot or dump)") from None
+    return Connection(client.ApiClient(configuration), configuration.host, context_name)
+
+
+def read_cluster(kubeconfig: str | None = None, context: str | None = None, *,
+                 progress: bool | None = None) -> Cluster:
+    """Every object scheduling reads, listed from the cluster; metadata records how and when."""
+    connection = connect(kubeconfig, context)
+    try:
+        return read_with(connection, progress=progress)
+    finally:
+        connection.api_client.close()
+
+
+def read_with(connection: Connection, *, progress: bool | None = None) -> Cluster:
+    from kubernetes import client
+
+    reporter = _Reporter(sys.stderr.isatty() if progress is None else progress)
+    captured_at = rfc3339_now()
+    started = time.monotonic()
+    objects: list[tuple[dict, str]] = []
+    missing: list[str] = []
+    unavailable: list[str] = []
+    source = f"{connection.context or 'cluster'} ({connection.server})"
+    apis: dict[str, object] = {}
+    with reporter:
+        for res in RESOURCES:
+            api = apis.get(res.api)
+            if api is None:
+                api = apis[res.api] = getattr(client, res.api)(connection.api_client)
+            items = _list_all(connection, api, res, reporter, missing, unavailable)
+            objects.extend((obj, source) for obj in items)
+    cluster = Cluster.from_objects(objects, source=source)
+    cluster.metadata = {
+        "source": "live",
+        "server": connection.server,
+        "context": connection.context,
+        "capturedAt": captured_at,
+        "readSeconds": round(time.monotonic() - started, 2),
+        "counts": cluster.counts(),
+        "missingPermissions": missing,
+        "unavailableResources": unavailable,
+    }
+    return cluster
+
+
+def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter", missing: list[str],
+              unavailable: list[str]) -> list[dict]:
+    """All items of one resource, page by page. When a continue token has expired (410 Gone) the
+    partial result is dropped and the list is re-read in one unpaginated call, as client-go's pager
+    does (FullListIfExpired). A 403 or 404 on an optional resource is warned about and recorded."""
+    from kubernetes.client.exceptions import ApiException
+
+    call = getattr(api, res.method)
+    items: list[dict] = []
+    token: str | None = None
+    limit: int | None = PAGE_SIZE
+    task = reporter.start(res)
+    while True:
+        kwargs: dict = {"_preload_content": False, "_request_timeout": (CONNECT_TIMEOUT, READ_TIMEOUT)}
+        if res.namespace:
+            kwargs["namespace"] = res.namespace
+        if res.field_selector:
+            kwargs["field_selector"] = res.field_selector
+        if limit:
+            kwargs["limit"] = limit
+        if token:
+            kwargs["_continue"] = token
+        try:
+            body = _get(call, kwargs, connection, res)
+        except ApiException as exc:
+            if exc.status == 410 and token:
+                reporter.warn(f"the continue token for {res.resource} expired; re-reading them in one list")
+                items, token, limit = [], None, None
+                reporter.restart(task)
+                continue
+            if exc.status in (403, 404) and not res.required:
+                if exc.status == 403:
+                    missing.append(res.permission)
+                    reporter.warn(f"forbidden to {res.permission} ({_status_message(exc)}); "
+                                  f"continuing without {res.kind} objects")
+                else:
+                    unavailable.append(res.resource)
+                    reporter.warn(f"the API server does not serve {res.resource}; "
+                                  f"continuing without {res.kind} objects")
+                reporter.finish(task, 0)
+                return []
+            raise _api_error(exc, connection, res) from None
+        doc = orjson.loads(body)
+        page = doc.get("items") or []
+        for obj in page:
+            obj["kind"] = res.kind
+            obj["apiVersion"] = res.api_version
+            items.append(strip_object(obj))
+        meta = doc.get("metadata") or {}
+        token = meta.get("continue") or None
+        reporter.advance(task, len(items), meta.get("remainingItemCount"))
+        if not token:
+            reporter.finish(task, len(items))
+            return items
+
+
+def _get(call, kwargs: dict, connection: Connection, res: Resource) -> bytes:
+    """The raw body of one GET; connection failures become UnreachableError."""
+    import urllib3
+
+    try:
+        response = call(**kwargs)
+        try:
+            return response.data
+        finally:
+            response.release_conn()
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise UnreachableError(f"cannot reach the API server at {connection.server} "
+                               f"(listing {res.resource}): {_reason(exc)}") from None
+
+
+def _api_error(exc, connection: Connection, res: Resource) -> KwhatifError:
+    message = _status_message(exc)
+    if exc.status == 401:
+        return UnreachableError(f"{connection.server}: 401 Unauthorized: the credentials of context "
+                                f"{connection.context!r} were rejected ({message})")
+    if exc.status == 403:
+        return ForbiddenError(f"forbidden to {res.permission} on {connection.server} ({message}); kwhatif "
+                              f"needs get/list on nodes and pods: see the read-only ClusterRole in the README")
+    return UnreachableError(f"{connection.server}: {exc.status} {exc.reason or ''} listing {res.resource}: "
+                            f"{message}".replace("  ", " "))
+
+
+def _status_message(exc) -> str:
+    """The message of the metav1.Status the API server sends with an error, else the HTTP reason."""
+    try:
+        status = orjson.loads(exc.body or b"")
+        if isinstance(status, dict) and status.get("message"):
+            return str(status["message"])
+    except orjson.JSONDecodeError:
+        pass
+    return f"{exc.status} {exc.reason or ''}".strip()
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost cause of a urllib3 failure, on one line (e.g. 'Connection refused')."""
+    inner = getattr(exc, "reason", None)
+    while isinstance(inner, BaseException) and getattr(inner, "reason", None) is not None:
+        inner = inner.reason
+    text = _one_line(inner if isinstance(inner, BaseException) else exc)
+    # urllib3 prefixes the pool and object repr: keep what a user can act on.
+    if "]" in text and text.startswith("<"):
+        text = text.split(": ", 1)[-1]
+    return text
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class _Reporter:
+    """A rich progress bar per resource on a terminal; warnings always, once each, on stderr."""
+
+    def __init__(self, interactive: bool) -> None:
+        self.progress = None
+        self.warned: set[str] = set()
+        if interactive:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.progress = Progress(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(),
+                                     TimeElapsedColumn(), console=Console(stderr=True), transient=False)
+
+    def __enter__(self) -> "_Reporter":
+        if self.progress is not None:
+            self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def start(self, res: Resource):
+        if self.progress is None:
+            return None
+        return self.progress.add_task(res.resource, total=None)
+
+    def restart(self, task) -> None:
+        if self.progress is not None:
+            self.progress.reset(task, total=None)
+
+    def advance(self, task, done: int, remaining) -> None:
+        """``done`` items so far; the API server's remainingItemCount (when it sends one) gives the total."""
+        if self.progress is not None:
+            total = done + remaining if isinstance(remaining, int) else None
+            self.progress.update(task, completed=done, total=total)
+
+    def finish(self, task, count: int) -> None:
+        if self.progress is not None:
+            self.progress.update(task, completed=count, total=count)
+
+    def warn(self, message: str) -> None:
+        if message in self.warned:
+            return
+        self.warned.add(message)
+        if self.progress is not None:
+            from rich.text import Text
+
+            self.progress.console.print(Text.assemble(("warning: ", "yellow"), message), highlight=False)
+        else:
+            print(f"warning: {message}", file=sys.stderr)
