@@ -25,23 +25,29 @@ def register(app: typer.Typer) -> None:
 @user_errors
 def place(
     pod: str = typer.Argument(..., help="Pod or workload manifest (YAML/JSON file, or - for stdin)."),
-    cluster: str = typer.Option(..., "--cluster", "-c",
-                                help="Cluster dump (kubectl get -o yaml/json, file or directory)."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
+                                          help="Snapshot (kwhatif snapshot) or dump (kubectl get -o yaml/json, "
+                                               "file or directory). Default: read the live cluster."),
     scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config",
                                                    help="KubeSchedulerConfiguration file (YAML or JSON)."),
     output: Output = typer.Option(Output.table, "--output", "-o", help="Output format."),
     node: Optional[list[str]] = typer.Option(None, "--node", help="Only show these nodes (repeatable)."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
+    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would."""
     from kwhatif import whatif
     from kwhatif.render import output as render_output
 
-    cluster_state = whatif.load_cluster(cluster)
     setup = None
     if scheduler_config:
         from kwhatif.framework.scheduler_config import load_scheduler_config
 
         setup = load_scheduler_config(scheduler_config)
+    if cluster:
+        cluster_state = whatif.load_cluster(cluster)
+    else:
+        cluster_state = whatif.load_live_cluster(kubeconfig, context)
     result = whatif.place(pod, cluster_state, setup)
     render_output.emit(result, output.value, nodes=node or None)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))
