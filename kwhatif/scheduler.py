@@ -8,6 +8,8 @@ computed even for a single feasible node; the sampling size is reported instead.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from kwhatif.api.defaults import Admission
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import (
@@ -155,6 +157,12 @@ class Scheduler:
 
     def _prioritize(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                     result: ScheduleResult) -> list[NodePluginScores]:
+        """prioritizeNodes: PreScore and Score plugins, then the interested extenders in parallel.
+
+        A node gets an "Extender" entry only when some extender answered for it: extenders without a
+        prioritizeVerb answer 0 for every node; one whose call failed gives nothing (upstream ignores
+        prioritize errors). Each answer counts score * weight * (MaxNodeScore / MaxExtenderPriority).
+        """
         fw = self.framework
         status = fw.run_pre_score(state, pod, nodes)
         if status is not None:
@@ -162,17 +170,24 @@ class Scheduler:
         scores = fw.run_score(state, pod, nodes)
         interested = [e for e in self.extenders if e.is_interested(pod)]
         if interested:
+            if len(interested) == 1:
+                outcomes = [interested[0].prioritize(pod, nodes, result)]
+            else:
+                with ThreadPoolExecutor(max_workers=len(interested)) as pool:
+                    outcomes = list(pool.map(lambda e: e.prioritize(pod, nodes, result), interested))
             extra: dict[str, int] = {}
-            for extender in interested:
-                prioritized = extender.prioritize(pod, nodes, result)
-                if prioritized is None:  # prioritize errors are ignored, as upstream
+            for outcome in outcomes:
+                if outcome is None:
                     continue
-                host_scores, weight = prioritized
+                host_scores, weight = outcome
                 for host, score in host_scores:
                     extra[host] = extra.get(host, 0) + score * weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
             for nps in scores:
-                if nps.name in extra or interested:
-                    value = extra.get(nps.name, 0)
-                    nps.scores.append(PluginScore(EXTENDER_NAME, value))
-                    nps.total_score += value
+                if nps.name in extra:
+                    nps.scores.append(PluginScore(EXTENDER_NAME, extra[nps.name]))
+                    nps.total_score += extra[nps.name]
+        # Scoring only happens when a node is selected, which is when kube-scheduler would bind: through
+        # the first interested binder extender, if any. kwhatif never calls it; it reports it.
+        result.extender_bind = next((e.name for e in self.extenders if e.is_binder() and e.is_interested(pod)),
+                                    None)
         return scores
