@@ -903,6 +903,7 @@ class HTTPExtender:
         except (ExtenderError, ExtenderUnreachableError) as exc:
             self._fail(call, exc)
             if self.is_ignorable():
+                call["skipped"] = "ignorable extender: skipped"
                 result.warnings.append(f"extender {self.name}: filter failed and the extender is ignorable, "
                                        f"so it was skipped as kube-scheduler skips it: {exc}")
                 return None
@@ -962,6 +963,7 @@ class HTTPExtender:
             scores = self._send(verb, self._args(pod_info, nodes), decode_host_priority_list, call)
         except (ExtenderError, ExtenderUnreachableError) as exc:
             self._fail(call, exc)
+            call["skipped"] = "prioritize errors are ignored: no scores from this extender"
             result.warnings.append(f"extender {self.name}: prioritize failed, so it gives no scores "
                                    f"(kube-scheduler ignores prioritize errors): {exc}")
             return None
@@ -996,7 +998,7 @@ class HTTPExtender:
         except (ExtenderError, ExtenderUnreachableError) as exc:
             self._fail(call, exc)
             if self.is_ignorable():
-                call["skipped"] = True
+                call["skipped"] = "ignorable extender: skipped"
                 return None
             raise
         call["answer"] = {node: {"victims": [p.key for p in v.pods], "numPDBViolations": v.num_pdb_violations}
@@ -1033,7 +1035,8 @@ class HTTPExtender:
 
     def _begin(self, verb_kind: str, verb: str, node_names: list[str]) -> dict:
         call = {"extender": self.name, "verb": verb_kind, "url": self._url(verb), "nodes": node_names,
-                "latencyMs": None, "httpStatus": None, "error": None, "answer": None}
+                "nodeCacheCapable": self.cfg.node_cache_capable, "latencyMs": None, "httpStatus": None,
+                "error": None, "answer": None}
         if self.trace is not None:
             self.trace.append(call)
         return call

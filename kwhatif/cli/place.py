@@ -34,6 +34,10 @@ def place(
     node: Optional[list[str]] = typer.Option(None, "--node", help="Only show these nodes (repeatable)."),
     kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
     context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
+    trace_extenders: bool = typer.Option(False, "--trace-extenders",
+                                         help="Show every scheduler-extender call: verb, URL, nodes sent, "
+                                              "latency and the decoded answer (with -o json/yaml also the full "
+                                              "request and response bodies)."),
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would."""
     from kwhatif import whatif
@@ -48,6 +52,18 @@ def place(
         cluster_state = whatif.load_cluster(cluster)
     else:
         cluster_state = whatif.load_live_cluster(kubeconfig, context)
-    result = whatif.place(pod, cluster_state, setup)
+    extenders, trace = None, None
+    if trace_extenders and setup is not None and setup.extenders:
+        from kwhatif.extenders import build_extenders
+
+        trace = []
+        extenders = build_extenders(setup.extenders, trace=trace)
+    result = whatif.place(pod, cluster_state, setup, extenders=extenders)
+    if trace is not None:
+        result.extender_trace = trace
     render_output.emit(result, output.value, nodes=node or None)
+    if trace is not None and output in (Output.table, Output.wide):
+        from kwhatif.render.extenders import render_trace
+
+        render_trace(trace)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))
