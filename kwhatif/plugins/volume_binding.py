@@ -10,6 +10,7 @@ reserves or binds; storage capacity scoring (StorageCapacityScoring) is off in v
 
 from __future__ import annotations
 
+import heapq
 from decimal import Decimal
 from typing import Callable, Mapping
 
@@ -82,6 +83,8 @@ class _ClaimMatcher:
     Upstream walks the class's PVs per node: the first PV pre-bound to the claim decides alone (it
     matches if its node affinity accepts the node, otherwise nothing matches); else the smallest
     available PV that fits the claim and whose node affinity accepts the node, the earliest on ties.
+    Candidates are bucketed by an ``In`` requirement their node affinity imposes (a local PV's
+    hostname, a zone), so a node only evaluates the PVs that can accept it.
     """
 
     def __init__(self, pvc: Mapping, pvs: list[dict]) -> None:
@@ -126,7 +129,20 @@ class _ClaimMatcher:
                 continue
             candidates.append((capacity, position, pv))
         candidates.sort(key=lambda c: (c[0], c[1]))
-        self.candidates = [pv for _, _, pv in candidates]
+        # (rank, pv) lists in rank order: PVs any node may fit, and PVs by the label value they require.
+        self.unindexed: list[tuple[int, dict]] = []
+        self.buckets: dict[str, dict[str, list[tuple[int, dict]]]] = {}
+        for rank, (_, _, pv) in enumerate(candidates):
+            conditions = _required_in_conditions(_spec(pv).get("nodeAffinity"))
+            if conditions is None:
+                self.unindexed.append((rank, pv))
+                continue
+            for key, values in conditions:
+                by_value = self.buckets.setdefault(key, {})
+                for value in values:
+                    entries = by_value.setdefault(str(value), [])
+                    if not entries or entries[-1][0] != rank:
+                        entries.append((rank, pv))
 
     def find(self, index, node_labels: Mapping[str, str], excluded: set[str]) -> dict | None:
         if self.error is not None:
@@ -134,10 +150,38 @@ class _ClaimMatcher:
         for pv in self.prebound:
             if name_of(pv) not in excluded:
                 return pv if index.pv_affinity_matches(pv, node_labels) else None
-        for pv in self.candidates:
+        lists = [self.unindexed]
+        for key, by_value in self.buckets.items():
+            entries = by_value.get(node_labels[key]) if key in node_labels else None
+            if entries:
+                lists.append(entries)
+        seen: set[int] = set()
+        for rank, pv in heapq.merge(*lists, key=lambda entry: entry[0]):
+            if rank in seen:
+                continue
+            seen.add(rank)
             if name_of(pv) not in excluded and index.pv_affinity_matches(pv, node_labels):
                 return pv
         return None
+
+
+def _required_in_conditions(node_affinity: Mapping | None) -> list[tuple[str, list]] | None:
+    """For each term of a PV's required node affinity, one ``key In values`` a node must satisfy to
+    match that term; None when some term (or the absence of any) can match without such a label."""
+    required = (node_affinity or {}).get("required")
+    if required is None:
+        return None
+    conditions = []
+    for term in required.get("nodeSelectorTerms") or []:
+        exprs = term.get("matchExpressions") or []
+        if not exprs and not term.get("matchFields"):
+            continue  # an empty term matches no node
+        condition = next(((e.get("key", ""), e["values"]) for e in exprs
+                          if e.get("operator") == "In" and e.get("values")), None)
+        if condition is None:
+            return None
+        conditions.append(condition)
+    return conditions
 
 
 def _topology_matcher(terms: list | None) -> Callable[[Mapping[str, str]], bool]:
