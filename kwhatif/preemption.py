@@ -57,48 +57,59 @@ PRIORITY_OFFSET = 2**31
 
 # --- time ------------------------------------------------------------------------------------------
 
-def parse_time_ns(text: str | None) -> int | None:
-    """An RFC 3339 timestamp in nanoseconds since the epoch; None when absent or unparsable."""
+def start_time_key(text: str | None) -> str | None:
+    """An RFC 3339 timestamp as a UTC string with nanoseconds, whose string order is time order
+    (cheaper than parsing every pod's start time); None when absent or unparsable."""
     if not text:
         return None
+    if len(text) == 20 and text[19] == "Z" and text[10] == "T":  # metav1.Time's own form
+        return text[:19] + ".000000000Z"
     value = text.strip()
     if value.endswith(("Z", "z")):
         value = value[:-1] + "+00:00"
-    fraction_ns = 0
+    fraction = ""
     if "." in value:
         head, _, rest = value.partition(".")
-        digits = "".join(c for c in rest if c.isdigit())
-        value = head + rest[len(digits):]
-        fraction_ns = int((digits + "000000000")[:9]) if digits else 0
+        n = 0
+        while n < len(rest) and rest[n].isdigit():
+            n += 1
+        fraction, value = rest[:n], head + rest[n:]
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return int(moment.timestamp()) * 1_000_000_000 + fraction_ns
+    return _format(moment.astimezone(timezone.utc), (fraction + "000000000")[:9])
 
 
-def now_ns() -> int:
-    return int(datetime.now(timezone.utc).timestamp() * 1_000_000_000)
+def _format(moment: datetime, nanos: str) -> str:
+    return f"{moment:%Y-%m-%dT%H:%M:%S}.{nanos}Z"
+
+
+def display_time(key: str | None) -> str:
+    """A start time key as a person reads it (RFC 3339, fraction only when there is one)."""
+    if not key:
+        return ""
+    return key.replace(".000000000Z", "Z")
 
 
 class StartTimes:
     """util.GetPodStartTime: status.startTime, or "now" for pods that have not started yet."""
 
     def __init__(self) -> None:
-        self._now = now_ns()
-        self._cache: dict[str, int] = {}
+        now = datetime.now(timezone.utc)
+        self._now = _format(now, f"{now.microsecond * 1000:09d}")
+        self._cache: dict[str, str] = {}
 
-    def of(self, pi: PodInfo) -> int:
+    def of(self, pi: PodInfo) -> str:
         value = self._cache.get(pi.key)
         if value is None:
-            parsed = parse_time_ns(pi.start_time)
-            value = self._now if parsed is None else parsed
+            value = start_time_key(pi.start_time) or self._now
             self._cache[pi.key] = value
         return value
 
-    def importance_key(self, pi: PodInfo) -> tuple[int, int]:
+    def importance_key(self, pi: PodInfo) -> tuple[int, str]:
         """util.MoreImportantPod as a sort key: higher priority first, then the older pod."""
         return (-pi.priority, self.of(pi))
 
@@ -116,47 +127,59 @@ class PDB:
     disrupted_pods: frozenset[str]
 
 
-def compile_pdbs(raw_pdbs: Iterable[Mapping]) -> list[PDB]:
-    """PDBs that can match a pod: a nil, empty or invalid selector matches nothing, so it is dropped."""
-    out = []
-    for raw in raw_pdbs:
-        meta = raw.get("metadata") or {}
-        selector_raw = (raw.get("spec") or {}).get("selector")
-        try:
-            selector = labelsel.from_label_selector(selector_raw)
-        except labelsel.SelectorError:
-            continue
-        if selector.nothing or selector.is_everything:
-            continue
-        status = raw.get("status") or {}
-        namespace = meta.get("namespace") or "default"
-        out.append(PDB(f"{namespace}/{meta.get('name', '')}", namespace, selector,
-                       int(status.get("disruptionsAllowed") or 0),
-                       frozenset(status.get("disruptedPods") or {})))
-    return out
+class PDBIndex:
+    """The cluster's PDBs that can match a pod (a nil, empty or invalid selector matches nothing),
+    with each pod's matching budgets computed once per preemption attempt rather than per node."""
+
+    def __init__(self, raw_pdbs: Iterable[Mapping]) -> None:
+        self.pdbs: list[PDB] = []
+        self._by_namespace: dict[str, list[int]] = {}
+        self._matches: dict[str, tuple[int, ...]] = {}
+        for raw in raw_pdbs:
+            meta = raw.get("metadata") or {}
+            try:
+                selector = labelsel.from_label_selector((raw.get("spec") or {}).get("selector"))
+            except labelsel.SelectorError:
+                continue
+            if selector.nothing or selector.is_everything:
+                continue
+            status = raw.get("status") or {}
+            namespace = meta.get("namespace") or "default"
+            self._by_namespace.setdefault(namespace, []).append(len(self.pdbs))
+            self.pdbs.append(PDB(f"{namespace}/{meta.get('name', '')}", namespace, selector,
+                                 int(status.get("disruptionsAllowed") or 0),
+                                 frozenset(status.get("disruptedPods") or {})))
+
+    def matching(self, pi: PodInfo) -> tuple[int, ...]:
+        """Indices of the PDBs whose budget evicting ``pi`` would charge. A pod listed in a PDB's
+        disruptedPods was already processed by the API server and is not charged again."""
+        found = self._matches.get(pi.key)
+        if found is None:
+            found = ()
+            if pi.labels:  # a pod without labels matches no PDB
+                found = tuple(i for i in self._by_namespace.get(pi.namespace, ())
+                              if self.pdbs[i].selector.matches(pi.labels)
+                              and pi.name not in self.pdbs[i].disrupted_pods)
+            self._matches[pi.key] = found
+        return found
 
 
-def filter_pods_with_pdb_violation(pods: list[PodInfo], pdbs: list[PDB]
+def filter_pods_with_pdb_violation(pods: list[PodInfo], pdbs: PDBIndex
                                    ) -> tuple[list[PodInfo], list[PodInfo], dict[str, list[str]]]:
     """filterPodsWithPDBViolation: split ``pods`` (order kept) into those whose eviction would take a
     matching PDB below zero allowed disruptions and the rest, charging each budget in order.
     Also returns, per violating pod, the PDBs it would violate."""
-    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+    allowed: dict[int, int] = {}
     violating: list[PodInfo] = []
     non_violating: list[PodInfo] = []
     violated: dict[str, list[str]] = {}
     for pi in pods:
         broken: list[str] = []
-        if pi.labels:
-            for i, pdb in enumerate(pdbs):
-                if pdb.namespace != pi.namespace or not pdb.selector.matches(pi.labels):
-                    continue
-                # A pod already in disruptedPods was processed by the API server: not charged again.
-                if pi.name in pdb.disrupted_pods:
-                    continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    broken.append(pdb.key)
+        for i in pdbs.matching(pi):
+            left = allowed.get(i, pdbs.pdbs[i].disruptions_allowed) - 1
+            allowed[i] = left
+            if left < 0:
+                broken.append(pdbs.pdbs[i].key)
         if broken:
             violating.append(pi)
             violated[pi.key] = broken
@@ -230,7 +253,7 @@ class PreemptionOutcome:
     num_candidates_to_find: int = 0
     extender_steps: list[ExtenderStep] = field(default_factory=list)
     candidates: dict[str, Victims] = field(default_factory=dict)
-    criteria: dict[str, tuple[int, int, int, int, int]] = field(default_factory=dict)
+    criteria: dict[str, tuple[int, int, int, int, str]] = field(default_factory=dict)
     eliminated_by: dict[str, int] = field(default_factory=dict)
     decided_by: int | None = None
     nominated_nodes: list[str] = field(default_factory=list)
@@ -419,7 +442,7 @@ class Evaluator:
             return {}, statuses, []
         outcome.num_candidates_to_find = calculate_num_candidates(
             len(potential), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
-        pdbs = compile_pdbs(self.snapshot.cluster.pdbs)
+        pdbs = PDBIndex(self.snapshot.cluster.pdbs)
         candidates: dict[str, Victims] = {}
         errors: list[str] = []
         for ni in potential:
@@ -436,7 +459,7 @@ class Evaluator:
         return candidates, statuses, errors
 
     def select_victims_on_node(self, state: "CycleState", pod: PodInfo, node_info: NodeInfo,
-                               pdbs: list[PDB]) -> NodeDryRun:
+                               pdbs: PDBIndex) -> NodeDryRun:
         """SelectVictimsOnNode on copies of the node and the cycle state."""
         fw = self.framework
         run = NodeDryRun(node_info.name)
@@ -543,18 +566,15 @@ class Evaluator:
         outcome.decided_by, outcome.eliminated_by = decided_by, eliminated
         return ties
 
-    def criteria_values(self, victims: Victims) -> tuple[int, int, int, int, int]:
-        """The values the five criteria compare, each "smaller is preferred"; the last is the earliest
-        start time of the highest-priority victims (the scheduler prefers the latest, so it is kept
-        as is and compared reversed)."""
-        pods = victims.pods
-        if not pods:
-            return (victims.num_pdb_violations, 0, 0, 0, 0)
+    def criteria_values(self, victims: Victims) -> tuple[int, int, int, int, str]:
+        """The values the five criteria compare: the first four prefer the smallest, the last (the
+        earliest start time of the highest-priority victims) the latest."""
+        pods = victims.pods  # never empty: call_extenders drops or rejects nodes without victims
         highest = pods[0].priority
         total = sum(pi.priority + PRIORITY_OFFSET for pi in pods)
         return (victims.num_pdb_violations, highest, total, len(pods), self.earliest_start_time(pods))
 
-    def earliest_start_time(self, pods: list[PodInfo]) -> int:
+    def earliest_start_time(self, pods: list[PodInfo]) -> str:
         """util.GetEarliestPodStartTime: among the highest-priority victims, the earliest start."""
         earliest = self.start_times.of(pods[0])
         top = pods[0].priority
@@ -572,7 +592,7 @@ class Evaluator:
 
 
 def pick_one_node_for_preemption(candidates: Mapping[str, Victims],
-                                 criteria: Mapping[str, tuple[int, ...]]
+                                 criteria: Mapping[str, tuple]
                                  ) -> tuple[list[str], int | None, dict[str, int]]:
     """pickOneNodeForPreemption with the default score functions. Returns the nodes still tied after
     the criteria (the scheduler takes the first of a map iteration: any of them), the index of the
@@ -582,11 +602,13 @@ def pick_one_node_for_preemption(candidates: Mapping[str, Victims],
     eliminated: dict[str, int] = {}
     for index in range(len(CRITERIA)):
         # The last criterion prefers the latest start time; the others the smallest value.
-        sign = 1 if index == len(CRITERIA) - 1 else -1
-        best = max(sign * criteria[node][index] for node in remaining)
-        kept = [node for node in remaining if sign * criteria[node][index] == best]
+        values = [criteria[node][index] for node in remaining]
+        best = max(values) if index == len(CRITERIA) - 1 else min(values)
+        kept = []
         for node in remaining:
-            if node not in kept:
+            if criteria[node][index] == best:
+                kept.append(node)
+            else:
                 eliminated[node] = index
         remaining = kept
         if len(remaining) == 1:
