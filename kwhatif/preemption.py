@@ -25,6 +25,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Iterable, Mapping, Protocol
 
 from kwhatif.api import labels as labelsel
+from kwhatif.errors import KwhatifError
 from kwhatif.framework.interface import PREEMPTION_OUTCOME_KEY, Code, PostFilterResult, Status
 from kwhatif.framework.runtime import NodeToStatus
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
@@ -228,7 +229,7 @@ class PreemptionExtender(Protocol):
     def process_preemption(self, pod: PodInfo, node_to_victims: dict[str, Victims],
                            node_infos: Mapping[str, NodeInfo]) -> dict[str, Victims] | None:
         """The candidates the extender keeps; None when an ignorable extender failed (skip it).
-        A failure of a non-ignorable extender raises."""
+        A non-ignorable extender's failure raises a KwhatifError worded as kube-scheduler words it."""
 
 
 @dataclass
@@ -537,7 +538,10 @@ class Evaluator:
         for extender in self.extenders:
             if not extender.supports_preemption() or not extender.is_interested(pod):
                 continue
-            returned = extender.process_preemption(pod, victims_map, self.snapshot.node_info_map)
+            try:
+                returned = extender.process_preemption(pod, victims_map, self.snapshot.node_info_map)
+            except KwhatifError as exc:  # upstream: the PostFilter's error status, the pod stays pending
+                return {}, Status.error(str(exc))
             if returned is None:  # an ignorable extender failed: skipped
                 continue
             returned = dict(returned)
