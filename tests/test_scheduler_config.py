@@ -589,3 +589,13 @@ def test_extension_point_table_covers_the_registry():
     from kwhatif.framework.scheduler_config import PLUGIN_EXTENSION_POINTS
 
     assert set(PLUGIN_EXTENSION_POINTS) == set(REGISTRY)
+
+
+def test_the_given_dict_is_not_modified():
+    data = {**V1, "profiles": [profile({"score": {"enabled": [{"name": "ImageLocality", "weight": 2}]}},
+                                       [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+                                           "type": "MostAllocated"}}}])],
+            "extenders": [{"urlPrefix": "http://e"}]}
+    before = copy.deepcopy(data)
+    scheduler_config_from_dict(data, "config.yaml")
+    assert data == before
