@@ -13,6 +13,7 @@ without it.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from datetime import datetime, timezone
 import orjson
 
 from kwhatif.errors import KwhatifError, UnreachableError
-from kwhatif.snapshot_file import strip_object
+from kwhatif.snapshot_file import no_gc, strip_object
 from kwhatif.state.cluster import Cluster
 
 PAGE_SIZE = 500  # kubectl's --chunk-size
@@ -126,14 +127,14 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Connec
         else:
             for file in path.split(os.pathsep):
                 if kubeconfig and not os.path.exists(os.path.expanduser(file)):
-                    raise ConfigException(f"{file}: no such file")
+                    raise ConfigException("no such file")
+            contexts, active = config.list_kube_config_contexts(config_file=path)
+            names = [c.get("name") for c in contexts or []]
+            if context and context not in names:
+                raise ConfigException(f"context {context!r} not found (contexts: {', '.join(names) or 'none'})")
             config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
                                     persist_config=False)
-            if context:
-                context_name = context
-            else:
-                _, active = config.list_kube_config_contexts(config_file=path)
-                context_name = (active or {}).get("name", "")
+            context_name = context or (active or {}).get("name", "")
     except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
         where = "in-cluster config" if path is None else f"kubeconfig {path}"
         raise UnreachableError(f"cannot connect to a cluster: {where}: {_one_line(exc)} "
@@ -162,14 +163,14 @@ def read_with(connection: Connection, *, progress: bool | None = None) -> Cluste
     unavailable: list[str] = []
     source = f"{connection.context or 'cluster'} ({connection.server})"
     apis: dict[str, object] = {}
-    with reporter:
+    with reporter, no_gc():
         for res in RESOURCES:
             api = apis.get(res.api)
             if api is None:
                 api = apis[res.api] = getattr(client, res.api)(connection.api_client)
             items = _list_all(connection, api, res, reporter, missing, unavailable)
             objects.extend((obj, source) for obj in items)
-    cluster = Cluster.from_objects(objects, source=source)
+        cluster = Cluster.from_objects(objects, source=source)
     cluster.metadata = {
         "source": "live",
         "server": connection.server,
@@ -206,7 +207,7 @@ def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter",
         if token:
             kwargs["_continue"] = token
         try:
-            body = _get(call, kwargs, connection, res)
+            body = _get(call, kwargs, connection)
         except ApiException as exc:
             if exc.status == 410 and token:
                 reporter.warn(f"the continue token for {res.resource} expired; re-reading them in one list")
@@ -239,7 +240,7 @@ def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter",
             return items
 
 
-def _get(call, kwargs: dict, connection: Connection, res: Resource) -> bytes:
+def _get(call, kwargs: dict, connection: Connection) -> bytes:
     """The raw body of one GET; connection failures become UnreachableError."""
     import urllib3
 
@@ -250,8 +251,7 @@ def _get(call, kwargs: dict, connection: Connection, res: Resource) -> bytes:
         finally:
             response.release_conn()
     except (urllib3.exceptions.HTTPError, OSError) as exc:
-        raise UnreachableError(f"cannot reach the API server at {connection.server} "
-                               f"(listing {res.resource}): {_reason(exc)}") from None
+        raise UnreachableError(f"cannot reach the API server at {connection.server}: {_reason(exc)}") from None
 
 
 def _api_error(exc, connection: Connection, res: Resource) -> KwhatifError:
@@ -277,16 +277,16 @@ def _status_message(exc) -> str:
     return f"{exc.status} {exc.reason or ''}".strip()
 
 
+_CONNECTION_PREFIX = re.compile(r"^(<[^>]*>|HTTPS?Connection(Pool)?\([^)]*\)): ")
+
+
 def _reason(exc: BaseException) -> str:
-    """The innermost cause of a urllib3 failure, on one line (e.g. 'Connection refused')."""
+    """The innermost cause of a urllib3 failure on one line, without urllib3's connection repr
+    (e.g. 'Failed to establish a new connection: [Errno 111] Connection refused')."""
     inner = getattr(exc, "reason", None)
     while isinstance(inner, BaseException) and getattr(inner, "reason", None) is not None:
         inner = inner.reason
-    text = _one_line(inner if isinstance(inner, BaseException) else exc)
-    # urllib3 prefixes the pool and object repr: keep what a user can act on.
-    if "]" in text and text.startswith("<"):
-        text = text.split(": ", 1)[-1]
-    return text
+    return _CONNECTION_PREFIX.sub("", _one_line(inner if isinstance(inner, BaseException) else exc))
 
 
 def _one_line(exc: BaseException) -> str:
