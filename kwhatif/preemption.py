@@ -295,8 +295,7 @@ class PreemptionOutcome:
             "notEligibleReason": self.not_eligible_reason or None,
             "decidedBy": CRITERIA[self.decided_by][0] if self.decided_by is not None else None,
             "decision": self.decision() or None,
-            "criteria": {node: dict(zip((c[0] for c in CRITERIA), values))
-                         for node, values in self.criteria.items()},
+            "criteria": {node: criteria_dict(values) for node, values in self.criteria.items()},
             "nominatedPodsToClear": [pi.key for pi in self.nominated_pods_to_clear],
             "potentialNodes": len(self.potential_nodes),
             "candidatesSchedulerSeeks": self.num_candidates_to_find,
@@ -315,6 +314,15 @@ class PreemptionOutcome:
                 out[node] = {"stage": "dryRun", "plugin": run.status.plugin, "code": run.status.code.label,
                              "reasons": list(run.status.reasons)}
         return out
+
+
+def criteria_dict(values: tuple) -> dict:
+    """A candidate's criterion values for people: the priority sum both as the plain sum and as
+    compared (each priority + 2^31, so that fewer victims weigh less even at negative priorities)."""
+    pdb, highest, compared_sum, count, earliest = values
+    return {"numPDBViolations": pdb, "highestPriority": highest,
+            "sumPriorities": compared_sum - count * PRIORITY_OFFSET, "sumPrioritiesCompared": compared_sum,
+            "numVictims": count, "earliestStartTime": display_time(earliest)}
 
 
 def preemption_outcome(state: "CycleState", post_filter_status: Status) -> PreemptionOutcome:

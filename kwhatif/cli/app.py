@@ -32,9 +32,10 @@ def root(version: bool = typer.Option(False, "--version", callback=_version, is_
 
 
 def _register() -> None:
-    from kwhatif.cli import leader, place, snapshot
+    from kwhatif.cli import leader, place, preempt, snapshot
 
     place.register(app)
+    preempt.register(app)
     leader.register(app)
     snapshot.register(app)
 

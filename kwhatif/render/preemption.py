@@ -1,0 +1,310 @@
+"""``kwhatif preempt``: the preemption outcome as data (``-o json/yaml``) and as tables (``--explain``):
+every candidate node with its victims and the five criteria, which criterion decided, and why
+preemption cannot help on the other nodes."""
+
+from __future__ import annotations
+
+import sys
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from kwhatif import KUBERNETES_VERSION
+from kwhatif.preemption import (
+    CRITERIA,
+    NO_VICTIMS,
+    PRIORITY_OFFSET,
+    PreemptionOutcome,
+    criteria_dict,
+    display_time,
+)
+from kwhatif.result import ScheduleResult
+from kwhatif.state.nodeinfo import PodInfo
+
+EXAMPLE_NODES = 5  # node names listed per "cannot help" reason
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+class Owners:
+    """A pod's controlling workload, seen through its ReplicaSet up to the Deployment when the dump
+    has the ReplicaSet: the blast radius of an eviction."""
+
+    def __init__(self, cluster) -> None:
+        self._rs_owner: dict[tuple[str, str], dict] = {}
+        for rs in getattr(cluster, "replica_sets", None) or []:
+            meta = rs.get("metadata") or {}
+            ref = _controller_ref(meta)
+            if ref is not None:
+                self._rs_owner[(meta.get("namespace") or "default", meta.get("name", ""))] = ref
+
+    def of(self, pi: PodInfo) -> str:
+        ref = _controller_ref(pi.pod.get("metadata") or {})
+        if ref is None:
+            return ""
+        kind, name = ref.get("kind", ""), ref.get("name", "")
+        if kind == "ReplicaSet":
+            parent = self._rs_owner.get((pi.namespace, name))
+            if parent is not None:
+                kind, name = parent.get("kind", ""), parent.get("name", "")
+            elif (pod_hash := pi.labels.get("pod-template-hash")) and name.endswith("-" + pod_hash):
+                # The ReplicaSet is not in the dump; the Deployment controller names it <deployment>-<hash>.
+                kind, name = "Deployment", name[: -len(pod_hash) - 1]
+        return f"{kind}/{name}"
+
+
+def _controller_ref(meta: dict) -> dict | None:
+    refs = meta.get("ownerReferences") or []
+    return next((r for r in refs if r.get("controller")), refs[0] if refs else None)
+
+
+def ranked_candidates(outcome: PreemptionOutcome) -> list[str]:
+    """Candidates from the scheduler's favourite down: the tie set, then by how far each got
+    through the criteria, then by the criteria themselves."""
+    ties = set(outcome.nominated_nodes)
+    last = len(CRITERIA)
+    nodes = sorted(outcome.candidates, key=lambda n: outcome.criteria[n][4], reverse=True)
+    return sorted(nodes, key=lambda n: (n not in ties, -outcome.eliminated_by.get(n, last),
+                                        outcome.criteria[n][:4]))
+
+
+def verdict(outcome: PreemptionOutcome, node: str) -> str:
+    if node in outcome.nominated_nodes:
+        if len(outcome.nominated_nodes) > 1:
+            return "tied: the scheduler picks one arbitrarily"
+        if outcome.decided_by is not None:
+            return f"nominated: won on {CRITERIA[outcome.decided_by][1]}"
+        return f"nominated ({outcome.decision()})"
+    index = outcome.eliminated_by.get(node)
+    return f"lost on {CRITERIA[index][1]}" if index is not None else ""
+
+
+def victim_dict(pi: PodInfo, outcome: PreemptionOutcome, node: str, owners: Owners) -> dict:
+    run = outcome.dry_runs.get(node)
+    return {"pod": pi.key, "priority": pi.priority, "startTime": pi.start_time,
+            "violatesPDBs": list(run.violated_pdbs.get(pi.key, [])) if run else [],
+            "owner": owners.of(pi)}
+
+
+def cannot_help_groups(outcome: PreemptionOutcome) -> list[dict]:
+    """Nodes where preemption cannot help, grouped by why: the filter said the failure is
+    unresolvable, or evicting every lower-priority pod is not enough (or there is none)."""
+    groups: dict[tuple, list[str]] = {}
+    for node, status in outcome.unresolvable.items():
+        groups.setdefault(("filter", status.plugin, status.code.label, status.message), []).append(node)
+    for node, run in outcome.dry_runs.items():
+        if run.status is not None:
+            s = run.status
+            groups.setdefault(("dryRun", s.plugin, s.code.label, s.message), []).append(node)
+    for step in outcome.extender_steps:
+        for node in step.dropped:
+            groups.setdefault(("extender", step.extender, "", "dropped by the extender's preempt verb"),
+                              []).append(node)
+    out = [{"stage": stage, "plugin": plugin, "code": code, "reason": reason, "nodes": nodes}
+           for (stage, plugin, code, reason), nodes in groups.items()]
+    return sorted(out, key=lambda g: (-len(g["nodes"]), g["stage"], g["reason"]))
+
+
+def explain_data(result: ScheduleResult) -> dict:
+    """What ``kwhatif preempt -o json`` prints: the attempt's summary and the full preemption story."""
+    data = {
+        "kubernetesVersion": KUBERNETES_VERSION,
+        "pod": result.pod.key,
+        "admission": result.admission.to_dict(),
+        "fits": result.fits,
+        "selected": sorted(result.selected),
+        "message": result.message,
+        "preemption": None,
+    }
+    outcome = result.preemption
+    if outcome is None:
+        return data
+    owners = Owners(getattr(result.snapshot, "cluster", None))
+    pre = outcome.to_dict()
+    pre.pop("criteria", None)
+    pre.pop("nodesWherePreemptionCannotHelp", None)
+    pre["candidates"] = {
+        node: {"numPDBViolations": outcome.candidates[node].num_pdb_violations,
+               "verdict": verdict(outcome, node),
+               "criteria": criteria_dict(outcome.criteria[node]) if node in outcome.criteria else None,
+               "victims": [victim_dict(pi, outcome, node, owners) for pi in outcome.candidates[node].pods]}
+        for node in ranked_candidates(outcome)
+    }
+    pre["nodesWherePreemptionCannotHelp"] = cannot_help_groups(outcome)
+    pre["sampling"] = {
+        "potentialNodes": len(outcome.potential_nodes),
+        "candidatesSchedulerSeeks": outcome.num_candidates_to_find,
+        "schedulerMaySample": outcome.sampled,
+    }
+    data["preemption"] = pre
+    return data
+
+
+# --- output -------------------------------------------------------------------------------------
+
+def emit(result: ScheduleResult, fmt: str, explain: bool = False, console: Console | None = None) -> None:
+    if fmt in ("json", "yaml"):
+        from kwhatif.render.output import to_json, to_yaml
+
+        data = explain_data(result)
+        sys.stdout.write(to_json(data) + "\n" if fmt == "json" else to_yaml(data))
+        return
+    from kwhatif.render.table import make_console
+
+    render_preempt(result, explain, make_console(console))
+
+
+def render_preempt(result: ScheduleResult, explain: bool, console: Console) -> None:
+    adm = result.admission
+    console.print(f"Pod [bold]{result.pod.key}[/] (priority {adm.priority}"
+                  f"{', class ' + adm.priority_class_name if adm.priority_class_name else ''}, "
+                  f"{adm.preemption_policy}) on {result.num_all_nodes} nodes")
+    if result.gated:
+        console.print(f"[yellow]Gated:[/] {result.gate_status.message}. No scheduling attempt, so no preemption.")
+        return
+    if result.fits:
+        where = ", ".join(result.selected)
+        tie = " (tied for the top score; kube-scheduler picks one at random)" if len(result.selected) > 1 else ""
+        console.print(f"[green]Fits without preemption[/]: kube-scheduler would bind it to [bold]{where}[/]{tie}. "
+                      f"Nothing would be evicted.")
+        return
+    console.print(Text(f"Does not fit: {_filter_part(result)}"))
+    outcome = result.preemption
+    if outcome is None:
+        console.print("[yellow]No PostFilter plugin in this profile: kube-scheduler would not try preemption.[/]")
+        return
+    if not outcome.attempted:
+        console.print(Text(f"Preemption did not run: an earlier PostFilter plugin ended the chain "
+                           f"({outcome.message})."))
+        return
+    if not outcome.eligible:
+        console.print(Text(f"Not eligible to preempt: {outcome.not_eligible_reason}", style="yellow"))
+        return
+    _summary(outcome, console)
+    if outcome.candidates and explain:
+        _criteria_table(outcome, console)
+    if outcome.candidates:
+        shown = list(outcome.candidates) if explain else outcome.nominated_nodes
+        _victims_table(result, outcome, [n for n in ranked_candidates(outcome) if n in shown], console)
+    if explain:
+        _cannot_help_table(outcome, console)
+    _notes(outcome, explain, console)
+
+
+def _filter_part(result: ScheduleResult) -> str:
+    """The FitError summary without the PostFilter tail (that part is shown separately)."""
+    message = result.message or ""
+    tail = result.post_filter_status.message if result.post_filter_status is not None else ""
+    if tail and message.endswith(" " + tail):
+        return message[: -len(tail) - 1]
+    return message
+
+
+def _summary(outcome: PreemptionOutcome, console: Console) -> None:
+    if outcome.nominated_node is None:
+        console.print(Text(f"Preemption cannot help: {outcome.status.message}", style="red"))
+        return
+    victims = outcome.candidates[outcome.nominated_node].pods
+    line = Text("Preemption: ", style="yellow")
+    line.append("nominate ")
+    line.append(outcome.nominated_node, style="bold")
+    line.append(f", evicting {len(victims)} pod(s): {', '.join(pi.key for pi in victims)}. ")
+    if len(outcome.nominated_nodes) > 1:
+        others = [n for n in outcome.nominated_nodes if n != outcome.nominated_node]
+        line.append(f"Tied on every criterion with {', '.join(others)}: kube-scheduler picks any of them.")
+    elif len(outcome.candidates) == 1:
+        line.append("It is the only candidate node.")
+    else:
+        line.append(f"Chosen among {len(outcome.candidates)} candidate nodes; decided by criterion "
+                    f"{outcome.decided_by + 1} of {len(CRITERIA)}: {outcome.decision()}.")
+    console.print(line)
+    if outcome.nominated_pods_to_clear:
+        console.print(Text("Lower-priority pods nominated to that node lose their nomination: "
+                           + ", ".join(pi.key for pi in outcome.nominated_pods_to_clear)))
+
+
+def _criteria_table(outcome: PreemptionOutcome, console: Console) -> None:
+    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False,
+                  title="Candidates, by pickOneNodeForPreemption's criteria (in order)", title_justify="left")
+    table.add_column("NODE", no_wrap=True)
+    table.add_column("1 PDB VIOLATIONS", justify="right")
+    table.add_column("2 HIGHEST VICTIM PRIORITY", justify="right")
+    table.add_column("3 PRIORITY SUM (+2³¹ EACH)", justify="right")
+    table.add_column("4 VICTIMS", justify="right")
+    table.add_column("5 EARLIEST START, TOP-PRIORITY VICTIMS")
+    table.add_column("VERDICT")
+    decisive = outcome.decided_by
+    for node in ranked_candidates(outcome):
+        pdb, highest, compared_sum, count, earliest = outcome.criteria[node]
+        raw_sum = compared_sum - count * PRIORITY_OFFSET
+        cells = [str(pdb), str(highest), f"{count}×2³¹{raw_sum:+d}", str(count), display_time(earliest)]
+        row: list = [Text(node, style="bold" if node in outcome.nominated_nodes else "")]
+        for index, cell in enumerate(cells):
+            lost_here = outcome.eliminated_by.get(node) == index
+            row.append(Text(cell, style="red" if lost_here else ("green" if index == decisive and
+                                                                   node in outcome.nominated_nodes else "")))
+        row.append(verdict(outcome, node))
+        table.add_row(*row)
+    console.print(table)
+
+
+def _victims_table(result: ScheduleResult, outcome: PreemptionOutcome, nodes: list[str],
+                   console: Console) -> None:
+    owners = Owners(getattr(result.snapshot, "cluster", None))
+    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False, title="Victims (evicted, most important first)",
+                  title_justify="left")
+    for col in ("NODE", "VICTIM", "PRIORITY", "STARTED", "OWNER", "VIOLATES PDB"):
+        table.add_column(col, no_wrap=col in ("NODE", "VICTIM"), justify="right" if col == "PRIORITY" else "left")
+    for node in nodes:
+        for i, pi in enumerate(outcome.candidates[node].pods):
+            v = victim_dict(pi, outcome, node, owners)
+            table.add_row(node if i == 0 else "", v["pod"], str(v["priority"]), v["startTime"] or "",
+                          v["owner"] or "-", ", ".join(v["violatesPDBs"]) or "-")
+    console.print(table)
+
+
+def _cannot_help_table(outcome: PreemptionOutcome, console: Console) -> None:
+    groups = cannot_help_groups(outcome)
+    if not groups:
+        return
+    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False, title="Nodes where preemption cannot help",
+                  title_justify="left")
+    table.add_column("WHY")
+    table.add_column("NODES", justify="right")
+    table.add_column("EXAMPLES")
+    for g in groups:
+        why = _why(g)
+        names = g["nodes"]
+        examples = ", ".join(names[:EXAMPLE_NODES]) + (f", … (+{len(names) - EXAMPLE_NODES})"
+                                                       if len(names) > EXAMPLE_NODES else "")
+        table.add_row(why, str(len(names)), examples)
+    console.print(table)
+
+
+def _why(group: dict) -> str:
+    stage, plugin, code, reason = group["stage"], group["plugin"], group["code"], group["reason"]
+    if stage == "filter":
+        return f"{plugin}: {reason} ({code}: evicting pods cannot fix it)"
+    if stage == "extender":
+        return f"{plugin}: {reason}"
+    if reason == NO_VICTIMS:
+        return f"{reason} (no pod of lower priority on the node)"
+    if plugin:
+        return f"{plugin}: {reason}, even with every lower-priority pod evicted"
+    return reason
+
+
+def _notes(outcome: PreemptionOutcome, explain: bool, console: Console) -> None:
+    if outcome.sampled:
+        console.print(f"[dim]kwhatif dry-ran all {len(outcome.potential_nodes)} nodes where preemption might help; "
+                      f"kube-scheduler starts at a random node and stops once it has "
+                      f"{outcome.num_candidates_to_find} candidates (minCandidateNodesPercentage / "
+                      f"minCandidateNodesAbsolute), so it may nominate another candidate than the best shown.[/]")
+    for step in outcome.extender_steps:
+        console.print(f"Extender {step.extender} (preempt verb) kept {len(step.kept)} candidate(s)"
+                      f"{', dropped ' + ', '.join(step.dropped) if step.dropped else ''}.")
+    if not explain and outcome.candidates:
+        console.print("[dim]Run with --explain for every candidate, the five criteria and the nodes where "
+                      "preemption cannot help.[/]")

@@ -1,0 +1,108 @@
+"""``kwhatif preempt`` through typer's runner on the bundled demo cluster: nomination, victims with
+their owners, --explain tables, output formats and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = str(ROOT / "fixtures" / "clusters" / "demo.yaml")
+PODS = ROOT / "fixtures" / "pods"
+NOMINATED = "ip-10-0-3-66.eu-west-1.compute.internal"
+
+runner = CliRunner()
+
+
+def preempt(*args: str):
+    return runner.invoke(app, ["preempt", *args])
+
+
+def test_json_names_node_victims_and_owners():
+    # fixtures/pods/preemptor.yaml: 6 CPUs / 20Gi at priority 100000. Only ip-10-0-3-66 can make room;
+    # the two most recently started search-indexer pods go, the oldest is reprieved.
+    result = preempt(str(PODS / "preemptor.yaml"), "--cluster", DEMO, "-o", "json")
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert data["fits"] is False
+    pre = data["preemption"]
+    assert pre["nominatedNode"] == NOMINATED and pre["nominatedNodes"] == [NOMINATED]
+    assert pre["message"] is None
+    victims = pre["candidates"][NOMINATED]["victims"]
+    assert [v["pod"] for v in victims] == ["shop/search-indexer-64b7d9c5f8-8f6d8",
+                                          "shop/search-indexer-64b7d9c5f8-lsm9p"]
+    assert {v["owner"] for v in victims} == {"Deployment/search-indexer"}
+    assert all(v["priority"] == 100 and v["violatesPDBs"] == [] for v in victims)
+    assert pre["candidates"][NOMINATED]["criteria"]["numVictims"] == 2
+    assert pre["sampling"] == {"potentialNodes": 3, "candidatesSchedulerSeeks": 3, "schedulerMaySample": False}
+
+
+def test_yaml_is_the_same_data():
+    as_json = json.loads(preempt(str(PODS / "preemptor.yaml"), "--cluster", DEMO, "-o", "json").stdout)
+    as_yaml = yaml.safe_load(preempt(str(PODS / "preemptor.yaml"), "--cluster", DEMO, "-o", "yaml").stdout)
+    assert as_json == as_yaml
+
+
+def test_table_summary_and_hint():
+    result = preempt(str(PODS / "preemptor.yaml"), "--cluster", DEMO)
+    assert result.exit_code == 1
+    out = result.stdout
+    assert f"nominate {NOMINATED}" in out
+    assert "search-indexer-64b7d9c5f8-lsm9p" in out and "Deployment/search-indexer" in out
+    assert "--explain" in out
+
+
+def test_explain_shows_criteria_and_nodes_that_cannot_help():
+    out = preempt(str(PODS / "preemptor.yaml"), "--cluster", DEMO, "--explain").stdout
+    assert "pickOneNodeForPreemption" in out and "2×2³¹+200" in out
+    assert "nominated (the only candidate)" in out
+    assert "Nodes where preemption cannot help" in out
+    assert "even with every lower-priority pod evicted" in out
+    assert "node(s) were unschedulable" in out
+
+
+def test_fits_without_preemption():
+    result = preempt(str(PODS / "web.yaml"), "--cluster", DEMO, "--explain")
+    assert result.exit_code == 0
+    assert "Fits without preemption" in result.stdout
+    assert "ip-10-0-3-19.eu-west-1.compute.internal" in result.stdout
+    data = json.loads(preempt(str(PODS / "web.yaml"), "--cluster", DEMO, "-o", "json").stdout)
+    assert data["fits"] is True and data["preemption"] is None
+
+
+@pytest.mark.parametrize("manifest,message", [
+    ("too-big.yaml", "0/12 nodes are available: 12 Preemption is not helpful for scheduling."),
+    ("hostport.yaml", "0/12 nodes are available: 3 No preemption victims found for incoming pod, "
+                      "9 Preemption is not helpful for scheduling."),
+])
+def test_when_preemption_cannot_help(manifest, message):
+    result = preempt(str(PODS / manifest), "--cluster", DEMO, "-o", "json")
+    assert result.exit_code == 1
+    pre = json.loads(result.stdout)["preemption"]
+    assert pre["message"] == "no new claims to deallocate, preemption: " + message
+    assert pre["nominatedNode"] is None and pre["candidates"] == {}
+    table = preempt(str(PODS / manifest), "--cluster", DEMO).stdout
+    assert "Preemption cannot help: " + message in table
+
+
+def test_preemption_policy_never(tmp_path):
+    manifest = yaml.safe_load((PODS / "preemptor.yaml").read_text())
+    manifest["spec"]["preemptionPolicy"] = "Never"
+    manifest["spec"].pop("priorityClassName")
+    path = tmp_path / "never.yaml"
+    path.write_text(yaml.safe_dump(manifest))
+    result = preempt(str(path), "--cluster", DEMO)
+    assert result.exit_code == 1
+    assert "Not eligible to preempt: not eligible due to preemptionPolicy=Never." in result.stdout
+
+
+def test_missing_cluster_file_is_one_line_error():
+    result = preempt(str(PODS / "preemptor.yaml"), "--cluster", "/nonexistent/cluster.yaml")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1
