@@ -659,11 +659,13 @@ def _decode_meta_victims(d: _Decoder, value: Any) -> tuple[list[str | None], int
 
 
 class _HTTPFailure(Exception):
-    """A transport-level failure; ``unreachable`` ones map to exit status 3."""
+    """A transport-level failure; ``unreachable`` ones map to exit status 3. Failures of Client.Do
+    come wrapped in a url.Error ('Post "<url>": ...'); reading the body fails unwrapped."""
 
-    def __init__(self, message: str, unreachable: bool) -> None:
+    def __init__(self, message: str, unreachable: bool, wrapped: bool = True) -> None:
         super().__init__(message)
         self.unreachable = unreachable
+        self.wrapped = wrapped
 
 
 class _Connection:
@@ -725,7 +727,8 @@ class _Connection:
             return None
         left = deadline - time.monotonic()
         if left <= 0:
-            raise _HTTPFailure(f"context deadline exceeded (Client.Timeout exceeded {while_})", unreachable=True)
+            raise _HTTPFailure(f"context deadline exceeded (Client.Timeout exceeded {while_})", unreachable=True,
+                               wrapped=while_ != "while reading body")
         return left
 
     def _connect(self, scheme: str, host: str, port: int, deadline: float | None) -> http.client.HTTPConnection:
@@ -789,7 +792,7 @@ class _Connection:
                 chunks.append(chunk)
         except socket.timeout:
             raise _HTTPFailure("context deadline exceeded (Client.Timeout exceeded while reading body)",
-                               unreachable=True) from None
+                               unreachable=True, wrapped=False) from None
         finally:
             response.close()
         if response.will_close:
@@ -1053,7 +1056,7 @@ class HTTPExtender:
             status, data = self._conn.post(url, body, self.cfg.timeout)
         except _HTTPFailure as exc:
             call["latencyMs"] = _ms(started)
-            message = f'Post "{url}": {exc}'
+            message = f'Post "{url}": {exc}' if exc.wrapped else str(exc)
             if exc.unreachable:
                 raise ExtenderUnreachableError(self.name, message) from None
             raise ExtenderError(self.name, message) from None
