@@ -1,16 +1,18 @@
 """Scheduler extenders over HTTP, as kube-scheduler v1.34 calls them (pkg/scheduler/extender.go).
 
 ``build_extenders`` turns the ``extenders`` entries of a KubeSchedulerConfiguration into
-``HTTPExtender`` objects (buildExtenders / NewHTTPExtender: validation, TLS, the 5s default
-timeout, ignorable extenders moved to the tail). The pipeline (kwhatif/scheduler.py and the
+``HTTPExtender`` objects (buildExtenders / NewHTTPExtender: TLS, the 5s default timeout, ignorable
+extenders moved to the tail; validation and NodeResourcesFit's ignoredResources are done where the
+config is loaded, kwhatif/framework/scheduler_config.py, as buildExtenders does them before the
+frameworks are built). The pipeline (kwhatif/scheduler.py and the
 preemption evaluator) calls ``filter``, ``prioritize`` and ``process_preemption`` with real HTTP
 requests that carry the same JSON kube-scheduler sends (k8s.io/kube-scheduler/extender/v1, Go field
 names). Answers are decoded the way Go's encoding/json decodes them (case-insensitive field
 names, the first value of the body, the first type error), so an extender that kube-scheduler
 rejects is rejected here with the same words.
 
-kwhatif is read-only: the bind verb is never called. ``binder_for`` names the extender that would
-have bound the pod.
+kwhatif is read-only: the bind verb is never called (the scheduler reports which extender would
+have bound the pod).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from kwhatif.errors import InputError, KwhatifError, UnreachableError
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo, Resource
 
 DEFAULT_EXTENDER_TIMEOUT_NS = 5 * 1_000_000_000  # DefaultExtenderTimeout
+TLS_HANDSHAKE_TIMEOUT = 10.0  # utilnet.SetTransportDefaults
 USER_AGENT = f"kwhatif/{__version__} (kube-scheduler v1.34.1 extender protocol, read-only)"
 
 _CONFIG_KEYS = {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb",
@@ -129,7 +132,6 @@ class ExtenderConfig:
     timeout: float | None = DEFAULT_EXTENDER_TIMEOUT_NS / 1e9
     node_cache_capable: bool = False
     managed_resources: tuple[str, ...] = ()
-    ignored_by_scheduler: tuple[str, ...] = ()
     ignorable: bool = False
 
     @classmethod
@@ -151,14 +153,13 @@ class ExtenderConfig:
             unknown = sorted(set(tls) - _TLS_KEYS)
             if unknown:
                 raise InputError(f"{path}.tlsConfig: unknown field(s) {', '.join(repr(k) for k in unknown)}")
-        managed, ignored = [], []
+        managed = []
         for j, resource in enumerate(raw.get("managedResources") or []):
             if not isinstance(resource, Mapping):
                 raise InputError(f"{path}.managedResources[{j}]: must be an object, got {resource!r}")
             name = _go_string(resource.get("name"), f"{path}.managedResources[{j}].name")
             managed.append(name)
-            if _go_bool(resource.get("ignoredByScheduler"), f"{path}.managedResources[{j}].ignoredByScheduler"):
-                ignored.append(name)
+            _go_bool(resource.get("ignoredByScheduler"), f"{path}.managedResources[{j}].ignoredByScheduler")
         return cls(
             url_prefix=_go_string(raw.get("urlPrefix"), f"{path}.urlPrefix"),
             filter_verb=_go_string(raw.get("filterVerb"), f"{path}.filterVerb"),
@@ -171,7 +172,6 @@ class ExtenderConfig:
             timeout=_timeout_seconds(raw.get("httpTimeout"), f"{path}.httpTimeout"),
             node_cache_capable=_go_bool(raw.get("nodeCacheCapable"), f"{path}.nodeCacheCapable"),
             managed_resources=tuple(managed),
-            ignored_by_scheduler=tuple(ignored),
             ignorable=_go_bool(raw.get("ignorable"), f"{path}.ignorable"),
         )
 
@@ -752,12 +752,17 @@ class _Connection:
             if self.tls.context is None:
                 ctx.minimum_version = ssl.TLSVersion.TLSv1_2
             server_name = self.tls.server_name or host
+            # The transport gives the handshake 10s (SetTransportDefaults); the client's deadline may be sooner.
+            remaining = self._remaining(deadline, "while awaiting headers")
+            handshake_first = remaining is None or remaining > TLS_HANDSHAKE_TIMEOUT
             try:
-                sock.settimeout(self._remaining(deadline, "while awaiting headers"))
+                sock.settimeout(TLS_HANDSHAKE_TIMEOUT if handshake_first else remaining)
                 sock = ctx.wrap_socket(sock, server_hostname=server_name)
             except socket.timeout:
                 sock.close()
-                raise _HTTPFailure("net/http: TLS handshake timeout", unreachable=True) from None
+                raise _HTTPFailure("net/http: TLS handshake timeout" if handshake_first else
+                                   "context deadline exceeded (Client.Timeout exceeded while awaiting headers)",
+                                   unreachable=True) from None
             except ssl.SSLCertVerificationError as exc:
                 sock.close()
                 raise _HTTPFailure(_x509_message(exc, server_name), unreachable=False) from None
@@ -844,7 +849,6 @@ class HTTPExtender:
         self.name = cfg.url_prefix
         self.weight = cfg.weight
         self.managed_resources = frozenset(cfg.managed_resources)
-        self.ignored_by_scheduler = cfg.ignored_by_scheduler
         self.trace = trace
         self._conn = _Connection(tls)
 
@@ -860,12 +864,6 @@ class HTTPExtender:
     def is_binder(self) -> bool:
         return bool(self.cfg.bind_verb)
 
-    def is_prioritizer(self) -> bool:
-        return bool(self.cfg.prioritize_verb)
-
-    def is_filter(self) -> bool:
-        return bool(self.cfg.filter_verb)
-
     def is_interested(self, pod_info: PodInfo) -> bool:
         """True without managedResources; else when a container or init container requests or
         limits one of them (pod-level resources and ephemeral containers are not looked at)."""
@@ -878,9 +876,6 @@ class HTTPExtender:
                 if any(name in self.managed_resources for name in resources.get(kind) or {}):
                     return True
         return False
-
-    def close(self) -> None:
-        self._conn.close()
 
     # -- verbs --
 
@@ -1097,7 +1092,7 @@ def _short_list(names: list[str], limit: int = 5) -> str:
 
 
 def build_extenders(configs: list[dict], trace: list | None = None) -> list[HTTPExtender]:
-    """buildExtenders: validate, build each HTTPExtender, then put the ignorable ones last.
+    """buildExtenders: build each HTTPExtender (TLS files are read now), then put the ignorable ones last.
 
     ``trace``, when given, receives one dict per HTTP call (see HTTPExtender._begin / _send).
     """
@@ -1108,11 +1103,3 @@ def build_extenders(configs: list[dict], trace: list | None = None) -> list[HTTP
     parsed = [ExtenderConfig.from_dict(raw, i) for i, raw in enumerate(configs)]
     built = [HTTPExtender(cfg, _tls_for(cfg, f"extenders[{i}]"), trace) for i, cfg in enumerate(parsed)]
     return [e for e in built if not e.is_ignorable()] + [e for e in built if e.is_ignorable()]
-
-
-def binder_for(extenders: Iterable[HTTPExtender], pod_info: PodInfo) -> str | None:
-    """extendersBinding's choice: the first binder interested in the pod. It is never called."""
-    for extender in extenders:
-        if extender.is_binder() and extender.is_interested(pod_info):
-            return extender.name
-    return None

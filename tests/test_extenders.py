@@ -500,6 +500,21 @@ def test_preempt_answer_narrows_the_candidates(servers):
     assert result.preemption.nominated_node is None
 
 
+@pytest.mark.parametrize("ignorable", [False, True])
+def test_a_failing_preempt_verb(servers, ignorable):
+    """Not ignorable: callExtenders returns the error as PostFilter's status, appended to the FitError
+    message; ignorable: skipped, and the candidates stand."""
+    server = servers().on("preempt", lambda args: Raw(500))
+    result = run([n2_unresolvable(server, preemptVerb="preempt", ignorable=ignorable)], preemption_cluster(),
+                 preemptor())
+    if ignorable:
+        assert result.preemption.nominated_node == "n1"
+        return
+    error = f"failed preempt with extender at URL {server.url}/preempt, code 500"
+    assert result.preemption.nominated_node is None
+    assert result.message.endswith(" " + error)
+
+
 def test_preempt_claiming_a_pod_that_is_not_on_the_node(servers):
     server = servers().on("preempt", lambda args: {"NodeNameToMetaVictims": {
         "n1": {"Pods": [{"UID": "uid-nope"}], "NumPDBViolations": 0}}})
