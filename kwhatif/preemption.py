@@ -207,7 +207,6 @@ class NodeDryRun:
     status: Status | None = None  # None: success
     victims: list[PodInfo] = field(default_factory=list)
     num_pdb_violations: int = 0
-    potential_victims: list[PodInfo] = field(default_factory=list)
     violated_pdbs: dict[str, list[str]] = field(default_factory=dict)
 
     @property
@@ -246,7 +245,6 @@ class PreemptionOutcome:
     eligible: bool = True
     not_eligible_reason: str = ""
     attempted: bool = True  # False when the PostFilter chain stopped before DefaultPreemption
-    num_all_nodes: int = 0
     potential_nodes: list[str] = field(default_factory=list)
     # Statuses of the nodes preemption was not tried on (UnschedulableAndUnresolvable filters).
     unresolvable: dict[str, Status] = field(default_factory=dict)
@@ -391,7 +389,7 @@ class Evaluator:
                 ) -> tuple[PostFilterResult | None, Status, PreemptionOutcome]:
         """Evaluator.Preempt: the PostFilter result and status (before the "preemption: " prefix)."""
         all_nodes = self.snapshot.node_info_list
-        outcome = PreemptionOutcome(num_all_nodes=len(all_nodes))
+        outcome = PreemptionOutcome()
 
         def done(result: PostFilterResult | None, status: Status):
             outcome.status = status
@@ -457,7 +455,7 @@ class Evaluator:
         for ni in potential:
             run = self.select_victims_on_node(state.clone(), pod, ni.snapshot(), pdbs)
             outcome.dry_runs[ni.name] = run
-            if run.status is None and run.victims:
+            if run.is_candidate:
                 candidates[ni.name] = Victims(run.victims, run.num_pdb_violations)
                 continue
             if run.status is None:
@@ -505,7 +503,6 @@ class Evaluator:
             return run
 
         potential.sort(key=self.start_times.importance_key)
-        run.potential_victims = potential
         violating, non_violating, violated = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[PodInfo] = []
 
