@@ -52,7 +52,7 @@ def snapshot(
         from kwhatif.live import read_cluster
 
         cluster = read_cluster(kubeconfig, context)
-    size = write_snapshot(cluster, output)
+    size = write_snapshot(cluster, output, stripped=not from_dump)
     _report_written(output, size, cluster, time.monotonic() - started)
 
 
