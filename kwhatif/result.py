@@ -35,6 +35,8 @@ class ScheduleResult:
     nodes_scheduler_would_examine: int = 0
     extender_trace: list = field(default_factory=list)
     extender_bind: str | None = None
+    # Weighted score per extender (urlPrefix) per node; their sum is the "Extender" plugin score.
+    extender_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     # The snapshot evaluated, for renderers (node order, allocatable vs requested); not serialized.
     snapshot: object = field(default=None, repr=False)
@@ -64,6 +66,7 @@ class ScheduleResult:
             "numAllNodes": self.num_all_nodes,
             "nodesSchedulerWouldExamine": self.nodes_scheduler_would_examine,
             "extenderBind": self.extender_bind,
+            "extenderScores": {name: dict(v) for name, v in sorted(self.extender_scores.items())},
             "warnings": list(self.warnings),
             **({"extenderTrace": self.extender_trace} if self.extender_trace else {}),
         }

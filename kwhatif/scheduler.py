@@ -176,12 +176,15 @@ class Scheduler:
                 with ThreadPoolExecutor(max_workers=len(interested)) as pool:
                     outcomes = list(pool.map(lambda e: e.prioritize(pod, nodes, result), interested))
             extra: dict[str, int] = {}
-            for outcome in outcomes:
+            for extender, outcome in zip(interested, outcomes):
                 if outcome is None:
                     continue
                 host_scores, weight = outcome
                 for host, score in host_scores:
-                    extra[host] = extra.get(host, 0) + score * weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+                    weighted = score * weight * (MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY)
+                    extra[host] = extra.get(host, 0) + weighted
+                    per_node = result.extender_scores.setdefault(host, {})
+                    per_node[extender.name] = per_node.get(extender.name, 0) + weighted
             for nps in scores:
                 if nps.name in extra:
                     nps.scores.append(PluginScore(EXTENDER_NAME, extra[nps.name]))

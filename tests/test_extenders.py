@@ -318,6 +318,9 @@ def test_weighted_scores_of_several_extenders_add_up_times_ten(servers):
     assert filter_only.bodies("prioritize") == []  # no prioritizeVerb: scores 0 without a call
     n1 = result.scores["n1"]
     assert n1.total_score == sum(ps.score for ps in n1.scores)
+    # Per extender (the table's columns, named by urlPrefix).
+    assert result.extender_scores["n1"] == {a.url: 60, b.url: 350, filter_only.url: 0}
+    assert result.extender_scores["n2"] == {a.url: 200, b.url: 0, filter_only.url: 0}
 
 
 def test_filter_only_extender_contributes_zero(servers):

@@ -70,6 +70,12 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
         for ps in nps.scores:
             if ps.name not in score_plugins:
                 score_plugins.append(ps.name)
+    # The "Extender" pseudo plugin is shown as one column per extender, named by its urlPrefix.
+    extender_names: list[str] = []
+    for per_node in result.extender_scores.values():
+        extender_names += [name for name in per_node if name not in extender_names]
+    if extender_names and "Extender" in score_plugins:
+        score_plugins.remove("Extender")
     table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False)
     table.add_column("NODE", no_wrap=True)
     table.add_column("VERDICT", no_wrap=True)
@@ -80,7 +86,9 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
             table.add_column(col, justify="right", no_wrap=True)
     for name in score_plugins:
         table.add_column(_abbreviate(name), justify="right")
-    if score_plugins:
+    for name in extender_names:
+        table.add_column(name, justify="right")
+    if score_plugins or extender_names:
         table.add_column("TOTAL", justify="right")
     selected = set(result.selected)
     for name in _rows_in_order(result, nodes):
@@ -95,9 +103,11 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
         if wide:
             row += _wide_columns(result.snapshot.get(name))
         nps = result.scores.get(name)
-        if score_plugins:
+        if score_plugins or extender_names:
             plugin_scores = {ps.name: ps.score for ps in nps.scores} if nps else {}
             row += [str(plugin_scores[p]) if p in plugin_scores else "" for p in score_plugins]
+            per_extender = result.extender_scores.get(name, {})
+            row += [str(per_extender[e]) if e in per_extender else "" for e in extender_names]
             row.append(str(nps.total_score) if nps else "")
         table.add_row(*row)
     console.print(table)
