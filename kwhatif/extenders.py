@@ -104,7 +104,7 @@ def _timeout_seconds(value: Any, path: str) -> float | None:
     elif isinstance(value, timedelta):
         ns = ((value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds) * 1000
     else:
-        from kwhatif.framework.scheduler_config import parse_go_duration
+        from kwhatif.api.goduration import parse_ns as parse_go_duration
 
         if not isinstance(value, str):
             raise InputError(f"{path}: must be a duration string such as \"5s\", got {value!r}")

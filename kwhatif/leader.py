@@ -33,8 +33,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from fractions import Fraction
 from typing import Any, Iterable, Mapping, Sequence
+
+from kwhatif.api import goduration
 
 DEFAULT_LEASE_NAMESPACE = "kube-system"
 DEFAULT_LEASE_NAME = "kube-scheduler"
@@ -65,19 +66,6 @@ NO_HOLDER = "no-holder"
 ERROR = "error"
 WARNING = "warning"
 
-_NS_PER_UNIT = {
-    "ns": 1,
-    "us": 1_000,
-    "\u00b5s": 1_000,  # micro sign, as Go prints it
-    "\u03bcs": 1_000,  # Greek mu, also accepted by Go
-    "ms": 1_000_000,
-    "s": 1_000_000_000,
-    "m": 60_000_000_000,
-    "h": 3_600_000_000_000,
-}
-_MAX_DURATION_NS = 2**63 - 1  # time.Duration is an int64 of nanoseconds
-_NUMBER = re.compile(r"(\d*)(?:\.(\d*))?")
-_UNIT = re.compile(r"[^0-9.]*")
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?([Zz]|[+-]\d{2}:\d{2})"
 )
@@ -88,45 +76,8 @@ _UUID_TAIL = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-
 
 
 def parse_go_duration_ns(text: Any) -> int:
-    """Nanoseconds in a Go duration string, as ``time.ParseDuration`` reads it.
-
-    A signed sequence of decimal numbers, each with an optional fraction and a required unit
-    (ns, us, µs, ms, s, m, h): "15s", "1m30s", "1.5h", ".5s", "-2s". A bare "0" is the only
-    number allowed without a unit. Whitespace is not allowed. Non-strings are rejected, as
-    metav1.Duration only decodes from a JSON string. Raises ValueError.
-    """
-    if not isinstance(text, str):
-        raise ValueError(f'invalid duration {text!r}: must be a string such as "15s"')
-    rest = text
-    negative = False
-    if rest[:1] in ("+", "-"):
-        negative = rest[0] == "-"
-        rest = rest[1:]
-    if rest == "0":
-        return 0
-    if not rest:
-        raise ValueError(f"invalid duration {text!r}")
-    total = Fraction(0)
-    while rest:
-        number = _NUMBER.match(rest)
-        whole, frac = number.group(1), number.group(2)
-        if not whole and not frac:
-            raise ValueError(f"invalid duration {text!r}")
-        rest = rest[number.end():]
-        unit = _UNIT.match(rest).group(0)
-        if not unit:
-            raise ValueError(f"invalid duration {text!r}: missing unit")
-        if unit not in _NS_PER_UNIT:
-            raise ValueError(f"invalid duration {text!r}: unknown unit {unit!r}")
-        rest = rest[len(unit):]
-        value = Fraction(int(whole or "0"))
-        if frac:
-            value += Fraction(int(frac), 10 ** len(frac))
-        total += value * _NS_PER_UNIT[unit]
-    ns = int(total)  # Go drops fractions of a nanosecond
-    if ns > _MAX_DURATION_NS + (1 if negative else 0):
-        raise ValueError(f"invalid duration {text!r}: out of range")
-    return -ns if negative else ns
+    """Nanoseconds in a Go duration string (time.ParseDuration). Raises ValueError."""
+    return goduration.parse_ns(text)
 
 
 def parse_go_duration(text: Any) -> timedelta:
@@ -143,33 +94,7 @@ def duration_ns(value: timedelta) -> int:
 
 def format_go_duration(value: timedelta) -> str:
     """A timedelta written as Go's ``Duration.String`` does: "15s", "1m30s", "2h0m0s", "500ms"."""
-    ns = duration_ns(value)
-    if ns == 0:
-        return "0s"
-    sign = "-" if ns < 0 else ""
-    ns = abs(ns)
-    if ns < 1_000:
-        return f"{sign}{ns}ns"
-    if ns < 1_000_000:
-        return f"{sign}{_decimal(ns, 1_000)}\u00b5s"
-    if ns < 1_000_000_000:
-        return f"{sign}{_decimal(ns, 1_000_000)}ms"
-    hours, ns = divmod(ns, 3_600_000_000_000)
-    minutes, ns = divmod(ns, 60_000_000_000)
-    seconds = _decimal(ns, 1_000_000_000) + "s"
-    if hours:
-        return f"{sign}{hours}h{minutes}m{seconds}"
-    if minutes:
-        return f"{sign}{minutes}m{seconds}"
-    return sign + seconds
-
-
-def _decimal(value: int, unit: int) -> str:
-    whole, frac = divmod(value, unit)
-    if not frac:
-        return str(whole)
-    digits = str(frac).rjust(len(str(unit)) - 1, "0").rstrip("0")
-    return f"{whole}.{digits}"
+    return goduration.format_ns(duration_ns(value))
 
 
 def _seconds(value: timedelta | None) -> float | None:

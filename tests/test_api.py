@@ -3,7 +3,6 @@ pod requests."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 
 import pytest
 

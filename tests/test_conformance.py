@@ -4,7 +4,6 @@ engine the CLI uses and compared field by field with kube-scheduler v1.34.1's re
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest

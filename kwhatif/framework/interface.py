@@ -11,8 +11,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
-    from kwhatif.framework.cycle_state import CycleState
-    from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+    from kwhatif.state.nodeinfo import PodInfo
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0

@@ -19,11 +19,11 @@ import difflib
 import json
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 
 import yaml
 
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME
+from kwhatif.api import goduration
 from kwhatif.errors import InputError
 from kwhatif.framework.config import (
     DEFAULT_RESOURCES,
@@ -94,67 +94,9 @@ def _go_value(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-_DURATION_UNITS = {"ns": 1, "us": 1_000, "\u00b5s": 1_000, "\u03bcs": 1_000, "ms": 1_000_000,
-                   "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
-_DURATION_NUMBER = re.compile(r"([0-9]*)(?:\.([0-9]*))?")
-_DURATION_UNIT = re.compile(r"[^0-9.]*")
-
-
-def parse_go_duration(text: str) -> int:
-    """Nanoseconds in a Go duration string (time.ParseDuration); ValueError with Go's message."""
-    rest, negative = text, False
-    if rest[:1] in ("+", "-"):
-        negative, rest = rest[0] == "-", rest[1:]
-    if rest == "0":
-        return 0
-    if not rest:
-        raise ValueError(f"time: invalid duration {_quote(text)}")
-    total = Fraction(0)
-    while rest:
-        number = _DURATION_NUMBER.match(rest)
-        whole, frac = number.group(1), number.group(2)
-        if not whole and not frac:
-            raise ValueError(f"time: invalid duration {_quote(text)}")
-        rest = rest[number.end():]
-        unit = _DURATION_UNIT.match(rest).group(0)
-        if not unit:
-            raise ValueError(f"time: missing unit in duration {_quote(text)}")
-        if unit not in _DURATION_UNITS:
-            raise ValueError(f"time: unknown unit {_quote(unit)} in duration {_quote(text)}")
-        rest = rest[len(unit):]
-        value = Fraction(int(whole or "0")) + (Fraction(int(frac), 10 ** len(frac)) if frac else 0)
-        total += value * _DURATION_UNITS[unit]
-    ns = int(total)
-    if ns > 2**63 - 1 + (1 if negative else 0):
-        raise ValueError(f"time: invalid duration {_quote(text)}")
-    return -ns if negative else ns
-
-
-def format_go_duration(ns: int) -> str:
-    """time.Duration.String: "15s", "1m30s", "1h0m0s", "500ms"."""
-    if ns == 0:
-        return "0s"
-    sign, ns = ("-" if ns < 0 else ""), abs(ns)
-
-    def decimal(value: int, unit: int) -> str:
-        whole, frac = divmod(value, unit)
-        digits = str(frac).rjust(len(str(unit)) - 1, "0").rstrip("0")
-        return f"{whole}.{digits}" if digits else str(whole)
-
-    if ns < 1_000:
-        return f"{sign}{ns}ns"
-    if ns < 1_000_000:
-        return f"{sign}{decimal(ns, 1_000)}\u00b5s"
-    if ns < 1_000_000_000:
-        return f"{sign}{decimal(ns, 1_000_000)}ms"
-    hours, ns = divmod(ns, 3_600_000_000_000)
-    minutes, ns = divmod(ns, 60_000_000_000)
-    seconds = decimal(ns, 1_000_000_000) + "s"
-    if hours:
-        return f"{sign}{hours}h{minutes}m{seconds}"
-    if minutes:
-        return f"{sign}{minutes}m{seconds}"
-    return sign + seconds
+# Durations: the shared Go parser/formatter, under the names this module's callers use.
+parse_go_duration = goduration.parse_ns
+format_go_duration = goduration.format_ns
 
 
 # --- names (apimachinery util/validation) -------------------------------------------------------------------
