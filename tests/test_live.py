@@ -308,3 +308,25 @@ def test_place_live_snapshot_and_dump_agree(server, kc, tmp_path):
     # The answer depends on what was read: the tainted nodes and the cache pods' node are out.
     assert sorted(outputs[0]["filtered"]) == ["node-00000", "node-00010", "node-00013"]
     assert len(outputs[0]["feasible"]) == NODES - 3
+
+
+def test_documented_cluster_role_grants_exactly_what_is_listed():
+    """The read-only RBAC in docs/live-and-snapshots.md covers every list kwhatif makes, and no more."""
+    import re
+    from pathlib import Path
+
+    import yaml
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "live-and-snapshots.md").read_text()
+    block = re.search(r"```yaml\n(.*?)```", text, re.S).group(1)
+    granted = set()
+    for doc in yaml.safe_load_all(block):
+        if doc["kind"] not in ("ClusterRole", "Role"):
+            continue
+        namespace = doc["metadata"].get("namespace")
+        for rule in doc["rules"]:
+            assert rule["verbs"] == ["get", "list"]
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    granted.add((f"{resource}.{group}" if group else resource, namespace))
+    assert granted == {(res.resource, res.namespace) for res in live.RESOURCES}

@@ -153,6 +153,9 @@ def _notes(kind: str, items: list) -> str:
         tainted = sum(1 for n in items if (n.get("spec") or {}).get("taints"))
         return f"{unschedulable:,} unschedulable, {tainted:,} tainted"
     if kind == "Lease":
-        return ", ".join(sorted(f"{(le.get('metadata') or {}).get('name')}="
-                                f"{(le.get('spec') or {}).get('holderIdentity') or '-'}" for le in items))[:80]
+        for lease in items:
+            if (lease.get("metadata") or {}).get("name") == "kube-scheduler":
+                holder = (lease.get("spec") or {}).get("holderIdentity")
+                return f"kube-scheduler held by {holder}" if holder else "kube-scheduler not held"
+        return "no kube-scheduler lease"
     return ""
