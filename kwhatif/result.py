@@ -38,6 +38,8 @@ class ScheduleResult:
     # Weighted score per extender (urlPrefix) per node; their sum is the "Extender" plugin score.
     extender_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # Objects of kinds scheduling does not read, skipped while loading: {kind: count}.
+    skipped_kinds: dict[str, int] = field(default_factory=dict)
     # The snapshot evaluated, for renderers (node order, allocatable vs requested); not serialized.
     snapshot: object = field(default=None, repr=False)
 
@@ -68,5 +70,6 @@ class ScheduleResult:
             "extenderBind": self.extender_bind,
             "extenderScores": {name: dict(v) for name, v in sorted(self.extender_scores.items())},
             "warnings": list(self.warnings),
+            "skippedKinds": dict(sorted(self.skipped_kinds.items())),
             **({"extenderTrace": self.extender_trace} if self.extender_trace else {}),
         }

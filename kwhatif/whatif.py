@@ -85,6 +85,7 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
 
         extenders = build_extenders(setup.extenders)
     result = Scheduler(framework, extenders or []).schedule(pod, admission)
+    result.skipped_kinds = dict(cluster.skipped_kinds)
     warning = lease_warning(cluster, setup, profile.scheduler_name)
     if warning:
         result.warnings.append(warning)

@@ -101,3 +101,15 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, content, fragment):
 def test_missing_cluster_file(tmp_path):
     result = place(str(PODS / "web.yaml"), "--cluster", str(tmp_path / "nope.yaml"))
     assert result.exit_code == 2 and "nope.yaml: no such file or directory" in result.stderr
+
+
+def test_unknown_kinds_in_the_dump_are_skipped_and_counted(tmp_path):
+    dump = tmp_path / "dump.yaml"
+    dump.write_text((ROOT / "fixtures" / "clusters" / "demo.yaml").read_text() +
+                    "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
+                    "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
+    data = json.loads(place(str(PODS / "web.yaml"), "--cluster", str(dump), "-o", "json").stdout)
+    assert data["skippedKinds"] == {"ConfigMap": 2}
+    assert data["selected"] == ["ip-10-0-3-19.eu-west-1.compute.internal"]
+    table = place(str(PODS / "web.yaml"), "--cluster", str(dump)).stdout
+    assert "Skipped objects of kinds scheduling does not read: ConfigMap (2)." in table

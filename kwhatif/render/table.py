@@ -146,5 +146,8 @@ def _footer(result: ScheduleResult, console: Console) -> None:
         console.print(f"[dim]kwhatif evaluated all {result.num_all_nodes} nodes; kube-scheduler stops filtering "
                       f"after finding {result.nodes_scheduler_would_examine} feasible nodes "
                       f"(percentageOfNodesToScore), so it may pick a node outside the top of this table.[/]")
+    if result.skipped_kinds:
+        kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(result.skipped_kinds.items()))
+        console.print(f"[dim]Skipped objects of kinds scheduling does not read: {kinds}.[/]")
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
