@@ -153,6 +153,7 @@ def read_cluster(kubeconfig: str | None = None, context: str | None = None, *,
 
 
 def read_with(connection: Connection, *, progress: bool | None = None) -> Cluster:
+    """List every resource over ``connection``; progress bars when stderr is a terminal (or ``progress``)."""
     from kubernetes import client
 
     reporter = _Reporter(sys.stderr.isatty() if progress is None else progress)
