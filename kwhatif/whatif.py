@@ -97,6 +97,8 @@ def lease_warning(cluster: Cluster, setup: SchedulerSetup, scheduler_name: str) 
     captured_at = cluster.metadata.get("capturedAt")
     if not captured_at:
         return None  # a plain dump need not include leases: silence is not evidence
+    if any("leases" in permission for permission in cluster.metadata.get("missingPermissions") or []):
+        return None  # leases could not be read: their absence says nothing about the scheduler
     from kwhatif import leader
 
     try:

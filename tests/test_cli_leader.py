@@ -41,3 +41,29 @@ def test_at_overrides_capture_time():
 def test_bad_time_is_input_error():
     result = runner.invoke(app, ["leader", "--cluster", str(LEASES / "stale.yaml"), "--at", "yesterday"])
     assert result.exit_code == 2 and "--at" in result.stderr
+
+
+def test_snapshot_without_capture_time_is_judged_now(tmp_path):
+    from kwhatif.snapshot_file import write_snapshot
+    from kwhatif.whatif import load_cluster
+
+    path = str(tmp_path / "leases.kwi.json.gz")
+    cluster = load_cluster(str(LEASES / "healthy.yaml"))
+    cluster.metadata = {}
+    write_snapshot(cluster, path)
+    result = runner.invoke(app, ["leader", "--cluster", path, "-o", "json"])
+    # Judged now (years after the 2024 capture), the lease is long expired: exit 1, no read error.
+    assert result.exit_code == 1, result.output
+    assert json.loads(result.stdout)["leases"]
+
+
+def test_place_warns_about_a_stale_lease_but_not_when_leases_were_unreadable():
+    from kwhatif.whatif import SchedulerSetup, lease_warning, load_cluster
+
+    cluster = load_cluster(str(LEASES / "stale.yaml"))
+    cluster.metadata = {"capturedAt": "2024-05-14T09:30:00Z"}
+    warning = lease_warning(cluster, SchedulerSetup(), "default-scheduler")
+    assert warning.startswith("scheduler lease kube-system/kube-scheduler is expired")
+    cluster.leases = []
+    cluster.metadata["missingPermissions"] = ["list leases.coordination.k8s.io in namespace kube-system"]
+    assert lease_warning(cluster, SchedulerSetup(), "default-scheduler") is None

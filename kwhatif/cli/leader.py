@@ -30,6 +30,10 @@ def _capture_time(path: str, cluster) -> str | None:
     if cluster.metadata.get("capturedAt"):
         return cluster.metadata["capturedAt"]
     from kwhatif.loader import iter_files, parse_documents, read_text
+    from kwhatif.snapshot_file import is_snapshot
+
+    if is_snapshot(path):
+        return None
 
     for file in iter_files(path):
         for doc in parse_documents(read_text(file), file):
