@@ -37,20 +37,39 @@ def default_node(node: dict) -> dict:
     return node
 
 
-def _default_container_requests(containers: Iterable[dict]) -> None:
-    for c in containers:
-        resources = c.get("resources") or {}
-        limits = resources.get("limits")
-        if limits:
-            requests = dict(resources.get("requests") or {})
-            for name, value in limits.items():
-                requests.setdefault(name, value)
-            resources["requests"] = requests
-            c["resources"] = resources
+def _defaulted_container(c: dict, host_network: bool) -> dict:
+    """The container with requests defaulted from limits and port protocols (and, with hostNetwork,
+    host ports) defaulted: ``c`` itself when nothing changes, else a copy sharing what did not."""
+    changes: dict = {}
+    resources = c.get("resources") or {}
+    limits = resources.get("limits")
+    if limits:
+        requests = resources.get("requests") or {}
+        missing = {name: value for name, value in limits.items() if name not in requests}
+        if missing:
+            changes["resources"] = {**resources, "requests": {**requests, **missing}}
+    ports = c.get("ports")
+    if ports:
+        new_ports = []
+        for port in ports:
+            if "protocol" not in port:
+                port = {**port, "protocol": "TCP"}
+            if host_network and not port.get("hostPort"):
+                port = {**port, "hostPort": port.get("containerPort")}
+            new_ports.append(port)
+        if any(a is not b for a, b in zip(new_ports, ports)):
+            changes["ports"] = new_ports
+    return {**c, **changes} if changes else c
+
+
+def _defaulted_containers(containers: list, host_network: bool) -> list:
+    out = [_defaulted_container(c, host_network) for c in containers]
+    return containers if all(a is b for a, b in zip(out, containers)) else out
 
 
 def _default_pod_level_requests(pod: dict) -> None:
-    """defaultPodRequests: pod-level requests from container requests, then from pod-level limits."""
+    """defaultPodRequests: pod-level requests from container requests, then from pod-level limits.
+    ``pod["spec"]`` is the caller's own copy; its ``resources`` is replaced, not modified."""
     spec = pod["spec"]
     resources = spec.get("resources")
     if not resources or not resources.get("limits"):
@@ -64,30 +83,32 @@ def _default_pod_level_requests(pod: dict) -> None:
         if name not in requests and is_supported_pod_level_resource(name):
             requests[name] = value
     if requests:
-        resources["requests"] = requests
+        spec["resources"] = {**resources, "requests": requests}
 
 
-def default_pod(pod: dict) -> dict:
-    """A defaulted deep copy of ``pod`` as the API server would store it."""
-    pod = copy.deepcopy(pod)
-    meta = pod.setdefault("metadata", {})
-    meta.setdefault("namespace", "default")
+def default_pod(pod: dict, share: bool = False) -> dict:
+    """A defaulted copy of ``pod`` as the API server would store it; ``pod`` is left as it was.
+
+    The copy is deep, unless ``share``: then only what defaulting changes is copied and the rest
+    (labels, affinity, status ...) is shared with ``pod``. Loading a cluster shares: its objects are
+    freshly parsed and nothing in kwhatif modifies a pod after defaulting; deep-copying 150,000 pods
+    would take most of the load time.
+    """
+    if not share:
+        pod = copy.deepcopy(pod)
+    pod = dict(pod)
+    meta = pod["metadata"] = dict(pod.get("metadata") or {})
     if not meta.get("namespace"):
         meta["namespace"] = "default"
     meta.setdefault("uid", default_uid("Pod", meta["namespace"], meta.get("name", "")))
-    spec = pod.setdefault("spec", {})
+    spec = pod["spec"] = dict(pod.get("spec") or {})
     if not spec.get("schedulerName"):
         spec["schedulerName"] = DEFAULT_SCHEDULER_NAME
-    containers = spec.get("containers") or []
-    init_containers = spec.get("initContainers") or []
-    _default_container_requests(containers)
-    _default_container_requests(init_containers)
+    host_network = bool(spec.get("hostNetwork"))
+    for key in ("containers", "initContainers"):
+        if spec.get(key):
+            spec[key] = _defaulted_containers(spec[key], host_network)
     _default_pod_level_requests(pod)
-    for c in list(containers) + list(init_containers):
-        for port in c.get("ports") or []:
-            port.setdefault("protocol", "TCP")
-            if spec.get("hostNetwork") and not port.get("hostPort"):
-                port["hostPort"] = port.get("containerPort")
     return pod
 
 
