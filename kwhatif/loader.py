@@ -13,6 +13,7 @@ import orjson
 import yaml
 
 from kwhatif.errors import InputError
+from kwhatif.state.bulk import bulk_allocation
 
 try:
     _YamlLoader = yaml.CSafeLoader
@@ -50,12 +51,14 @@ def parse_documents(text: str, source: str) -> list:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         try:
-            doc = orjson.loads(text)
+            with bulk_allocation():
+                doc = orjson.loads(text)
             return doc if isinstance(doc, list) else [doc]
         except orjson.JSONDecodeError:
             pass  # YAML flow style also starts with { or [
     try:
-        return [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
+        with bulk_allocation():
+            return [d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None]
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""

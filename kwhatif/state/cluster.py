@@ -12,6 +12,7 @@ from kwhatif.api.defaults import PriorityResolver, default_node, default_pod, de
 from kwhatif.api.quantity import QuantityError, parse_quantity
 from kwhatif.errors import InputError
 from kwhatif.loader import describe
+from kwhatif.state.bulk import bulk_allocation
 
 # kind -> Cluster attribute
 KINDS = {
@@ -60,6 +61,11 @@ class Cluster:
     @classmethod
     def from_objects(cls, objects: list[tuple[dict, str]], source: str = "") -> "Cluster":
         """Group, validate and default raw objects; unknown kinds are counted and skipped."""
+        with bulk_allocation():
+            return cls._from_objects(objects, source)
+
+    @classmethod
+    def _from_objects(cls, objects: list[tuple[dict, str]], source: str) -> "Cluster":
         cluster = cls(source=source)
         raw_pods: list[tuple[dict, str]] = []
         for obj, origin in objects:
@@ -80,7 +86,7 @@ class Cluster:
         resolver = PriorityResolver(cluster.priority_classes)
         for obj, origin in raw_pods:
             validate_pod_quantities(obj, origin)
-            pod = default_pod(obj)
+            pod = default_pod(obj, share=True)
             spec = pod["spec"]
             if spec.get("priority") is None:
                 admission = resolver.resolve(pod)
@@ -132,5 +138,3 @@ def validate_node_quantities(node: dict, source: str) -> None:
         _check_resource_list(status.get(part), f"status.{part}", node, source)
 
 
-def is_terminal(pod: dict) -> bool:
-    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
