@@ -9,7 +9,6 @@ preemption dry runs) may add pods to or remove pods from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Mapping
 
 from kwhatif.api import labels as labelsel
@@ -127,38 +126,86 @@ def _affinity_term(pod_namespace: str, raw: Mapping) -> AffinityTerm:
     )
 
 
+_EMPTY: Mapping = {}  # read-only default for absent sections
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
 class PodInfo:
-    """A pod with everything the plugins need computed once (framework.PodInfo)."""
+    """A pod with everything the plugins need computed once (framework.PodInfo).
+
+    ``requested`` is shared between pods that request the same and must not be modified. The
+    (anti-)affinity terms are parsed on first use: most pods' terms are never read.
+    """
+
+    __slots__ = ("pod", "name", "namespace", "uid", "key", "labels", "node_name", "nominated_node_name",
+                 "priority", "start_time", "deletion_timestamp", "_affinity", "has_affinity",
+                 "has_required_anti_affinity", "requested", "non0_cpu", "non0_mem", "host_ports", "pvc_keys",
+                 "_terms")
 
     def __init__(self, pod: dict) -> None:
-        meta = pod.get("metadata") or {}
-        spec = pod.get("spec") or {}
-        status = pod.get("status") or {}
+        meta = pod.get("metadata") or _EMPTY
+        spec = pod.get("spec") or _EMPTY
+        status = pod.get("status") or _EMPTY
         self.pod = pod
-        self.name: str = meta.get("name", "")
-        self.namespace: str = meta.get("namespace") or "default"
+        name = self.name = meta.get("name", "")
+        namespace = self.namespace = meta.get("namespace") or "default"
         self.uid: str = meta.get("uid", "")
-        self.key = f"{self.namespace}/{self.name}"
+        self.key = f"{namespace}/{name}"
         self.labels: dict[str, str] = meta.get("labels") or {}
         self.node_name: str = spec.get("nodeName") or ""
         self.nominated_node_name: str = status.get("nominatedNodeName") or ""
         self.priority: int = int(spec.get("priority") or 0)
         self.start_time: str | None = status.get("startTime")
         self.deletion_timestamp: str | None = meta.get("deletionTimestamp")
-        affinity = spec.get("affinity") or {}
-        self._affinity = affinity
-        pod_affinity = affinity.get("podAffinity")
-        pod_anti = affinity.get("podAntiAffinity")
-        self.has_affinity = pod_affinity is not None or pod_anti is not None
-        self.has_required_anti_affinity = bool(
-            pod_anti and pod_anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
-        self.requested, self.non0_cpu, self.non0_mem = self._calculate_resource()
-        self.host_ports = _host_ports(spec)
-        self.pvc_keys = [f"{self.namespace}/{v['persistentVolumeClaim'].get('claimName', '')}"
-                         for v in spec.get("volumes") or [] if v.get("persistentVolumeClaim")]
+        affinity = self._affinity = spec.get("affinity") or _EMPTY
+        self._terms: dict[str, list] | None = None
+        if affinity:
+            pod_anti = affinity.get("podAntiAffinity")
+            self.has_affinity = affinity.get("podAffinity") is not None or pod_anti is not None
+            self.has_required_anti_affinity = bool(pod_anti and pod_anti.get(_REQUIRED))
+        else:
+            self.has_affinity = self.has_required_anti_affinity = False
+        # One pass over the containers: the requests memo key and the host ports.
+        host_ports: list[tuple[str, str, int]] = []
+        key: list | None = []
+        for c in spec.get("containers") or ():
+            resources = c.get("resources")
+            requests = resources.get("requests") if resources else None
+            key.append(tuple(requests.items()) if requests else ())
+            ports = c.get("ports")
+            if ports:
+                _add_host_ports(host_ports, ports)
+        init_containers = spec.get("initContainers")
+        if init_containers:
+            key = None
+            sidecar_ports: list[tuple[str, str, int]] = []
+            for c in init_containers:
+                if c.get("restartPolicy") == "Always" and c.get("ports"):
+                    _add_host_ports(sidecar_ports, c["ports"])
+            host_ports = sidecar_ports + host_ports
+        elif spec.get("resources") or spec.get("overhead") or (
+                (status.get("containerStatuses") or status.get("initContainerStatuses")) and _has_resize_status(status)):
+            key = None
+        self.host_ports = host_ports
+        self.requested, self.non0_cpu, self.non0_mem = self._calculate_resource(None if key is None else tuple(key))
+        volumes = spec.get("volumes")
+        self.pvc_keys = [f"{namespace}/{v['persistentVolumeClaim'].get('claimName', '')}"
+                         for v in volumes if v.get("persistentVolumeClaim")] if volumes else []
 
-    def _calculate_resource(self) -> tuple[Resource, int, int]:
-        """PodInfo.CalculateResource: requests, and cpu/memory with defaults for containers without."""
+    def _calculate_resource(self, key: tuple | None) -> tuple[Resource, int, int]:
+        """PodInfo.CalculateResource: requests, and cpu/memory with defaults for containers without.
+
+        Replicas of a workload request the same, so the result is memoised on the containers' requests
+        (``key``) when nothing else can change it (no init containers, pod-level resources, overhead or
+        resize status): 150,000 pods need only a few thousand exact-decimal computations."""
+        if key is not None:
+            try:
+                cached = _RESOURCE_MEMO.get(key)
+            except TypeError:  # an unhashable quantity: validation rejects it elsewhere
+                key, cached = None, None
+            if cached is not None:
+                return cached
         requests = pod_requests(self.pod)
         pod_level_set = bool(pod_level_requests(self.pod))
         non_missing = non_missing_defaults(requests, pod_level_set)
@@ -166,49 +213,74 @@ class PodInfo:
         resource = Resource.from_list({k: v for k, v in requests.items() if k != "pods"})
         non0_cpu = milli_value(non0["cpu"]) if "cpu" in non0 else 0
         non0_mem = ceil_int(non0["memory"]) if "memory" in non0 else 0
-        return resource, non0_cpu, non0_mem
+        computed = (resource, non0_cpu, non0_mem)
+        if key is not None:
+            if len(_RESOURCE_MEMO) >= _RESOURCE_MEMO_SIZE:
+                _RESOURCE_MEMO.clear()
+            _RESOURCE_MEMO[key] = computed
+        return computed
 
     @property
     def spec(self) -> dict:
         return self.pod.get("spec") or {}
 
-    @cached_property
+    def _parsed_terms(self, kind: str, when: str) -> list:
+        """The pod's ``kind`` (podAffinity / podAntiAffinity) ``when`` terms, parsed once. A term that
+        does not parse raises SelectorError on every access, as nothing is cached then."""
+        cache_key = kind + when
+        if self._terms is None:
+            self._terms = {}
+        terms = self._terms.get(cache_key)
+        if terms is None:
+            raw = (self._affinity.get(kind) or _EMPTY).get(when) or []
+            if when == _REQUIRED:
+                terms = [_affinity_term(self.namespace, t) for t in raw]
+            else:
+                terms = [WeightedAffinityTerm(_affinity_term(self.namespace, t.get("podAffinityTerm") or {}),
+                                              int(t.get("weight", 0))) for t in raw]
+            self._terms[cache_key] = terms
+        return terms
+
+    @property
     def required_affinity_terms(self) -> list[AffinityTerm]:
-        terms = (self._affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-        return [_affinity_term(self.namespace, t) for t in terms or []]
+        return self._parsed_terms("podAffinity", _REQUIRED)
 
-    @cached_property
+    @property
     def required_anti_affinity_terms(self) -> list[AffinityTerm]:
-        terms = (self._affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution")
-        return [_affinity_term(self.namespace, t) for t in terms or []]
+        return self._parsed_terms("podAntiAffinity", _REQUIRED)
 
-    @cached_property
+    @property
     def preferred_affinity_terms(self) -> list[WeightedAffinityTerm]:
-        terms = (self._affinity.get("podAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution")
-        return [WeightedAffinityTerm(_affinity_term(self.namespace, t.get("podAffinityTerm") or {}),
-                                     int(t.get("weight", 0))) for t in terms or []]
+        return self._parsed_terms("podAffinity", _PREFERRED)
 
-    @cached_property
+    @property
     def preferred_anti_affinity_terms(self) -> list[WeightedAffinityTerm]:
-        terms = (self._affinity.get("podAntiAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution")
-        return [WeightedAffinityTerm(_affinity_term(self.namespace, t.get("podAffinityTerm") or {}),
-                                     int(t.get("weight", 0))) for t in terms or []]
+        return self._parsed_terms("podAntiAffinity", _PREFERRED)
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
 
 
-def _host_ports(spec: Mapping) -> list[tuple[str, str, int]]:
-    """schedutil.GetHostPorts: host ports of containers and of sidecar init containers."""
-    ports = []
-    containers = [c for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"]
-    containers += spec.get("containers") or []
-    for c in containers:
-        for p in c.get("ports") or []:
-            host_port = int(p.get("hostPort") or 0)
-            if host_port > 0:
-                ports.append((p.get("hostIP") or "", p.get("protocol") or "", host_port))
-    return ports
+# Container requests -> (requested, non-zero cpu, non-zero memory); see PodInfo._calculate_resource.
+_RESOURCE_MEMO: dict[tuple, tuple[Resource, int, int]] = {}
+_RESOURCE_MEMO_SIZE = 100_000
+
+
+def _has_resize_status(status: Mapping) -> bool:
+    """Whether a container status reports resources (an in-place resize the requests must follow)."""
+    for group in ("containerStatuses", "initContainerStatuses"):
+        for cs in status.get(group) or ():
+            if cs.get("resources") is not None:
+                return True
+    return False
+
+
+def _add_host_ports(out: list[tuple[str, str, int]], ports: list) -> None:
+    """schedutil.GetHostPorts for one container: (hostIP, protocol, hostPort) of each host port."""
+    for p in ports:
+        host_port = p.get("hostPort")
+        if host_port and int(host_port) > 0:
+            out.append((p.get("hostIP") or "", p.get("protocol") or "", int(host_port)))
 
 
 class HostPortInfo:
@@ -266,6 +338,10 @@ class ImageStateSummary:
 class NodeInfo:
     """A node with the pods on it and their aggregates (framework.NodeInfo)."""
 
+    __slots__ = ("node", "name", "labels", "taints", "unschedulable", "allocatable", "pods", "pods_with_affinity",
+                 "pods_with_required_anti_affinity", "used_ports", "requested", "non_zero_requested",
+                 "image_states", "pvc_ref_counts")
+
     def __init__(self, node: dict, allocatable: Resource) -> None:
         meta = node.get("metadata") or {}
         spec = node.get("spec") or {}
@@ -292,6 +368,30 @@ class NodeInfo:
             self.pods_with_required_anti_affinity.append(pi)
         self._update(pi, 1)
 
+    def add_pods(self, pods: list[PodInfo]) -> None:
+        """add_pod for each of ``pods`` in order, the sums taken in one pass per aggregate."""
+        self.pods.extend(pods)
+        self.pods_with_affinity.extend([pi for pi in pods if pi.has_affinity])
+        self.pods_with_required_anti_affinity.extend([pi for pi in pods if pi.has_required_anti_affinity])
+        added = [pi.requested for pi in pods]
+        requested = self.requested
+        requested.milli_cpu += sum([r.milli_cpu for r in added])
+        requested.memory += sum([r.memory for r in added])
+        requested.ephemeral_storage += sum([r.ephemeral_storage for r in added])
+        scalar = requested.scalar
+        for r in added:
+            if r.scalar:
+                for name, value in r.scalar.items():
+                    scalar[name] = scalar.get(name, 0) + value
+        self.non_zero_requested.milli_cpu += sum([pi.non0_cpu for pi in pods])
+        self.non_zero_requested.memory += sum([pi.non0_mem for pi in pods])
+        for pi in pods:
+            if pi.host_ports or pi.pvc_keys:
+                for ip, protocol, port in pi.host_ports:
+                    self.used_ports.add(ip, protocol, port)
+                for key in pi.pvc_keys:
+                    self.pvc_ref_counts[key] = self.pvc_ref_counts.get(key, 0) + 1
+
     def remove_pod(self, pi: PodInfo) -> bool:
         """Remove by pod key (namespace/name, as the scheduler keys by UID); False if absent."""
         if pi.has_affinity:
@@ -307,9 +407,17 @@ class NodeInfo:
         return False
 
     def _update(self, pi: PodInfo, sign: int) -> None:
-        self.requested.add(pi.requested, sign)
-        self.non_zero_requested.milli_cpu += sign * pi.non0_cpu
-        self.non_zero_requested.memory += sign * pi.non0_mem
+        requested, add = self.requested, pi.requested
+        requested.milli_cpu += sign * add.milli_cpu
+        requested.memory += sign * add.memory
+        requested.ephemeral_storage += sign * add.ephemeral_storage
+        if add.scalar:
+            scalar = requested.scalar
+            for name, value in add.scalar.items():
+                scalar[name] = scalar.get(name, 0) + sign * value
+        non_zero = self.non_zero_requested
+        non_zero.milli_cpu += sign * pi.non0_cpu
+        non_zero.memory += sign * pi.non0_mem
         for ip, protocol, port in pi.host_ports:
             if sign > 0:
                 self.used_ports.add(ip, protocol, port)
