@@ -31,6 +31,8 @@ def requirement(key: str, operator: str, values: list | tuple | None) -> Require
         if not values:
             raise SelectorError(f"{key}: for 'In' operator, values set can't be empty")
         allowed = frozenset(str(v) for v in values)
+        if len(allowed) == 1:
+            return Equals(key, next(iter(allowed)))
         return lambda labels: key in labels and labels[key] in allowed
     if operator == "NotIn":
         if not values:
@@ -65,6 +67,20 @@ def requirement(key: str, operator: str, values: list | tuple | None) -> Require
     raise SelectorError(f"{key}: operator {operator!r} is not recognized")
 
 
+class Equals:
+    """``key In (value)``: what matchLabels and nodeSelector entries require. Selectors check all their
+    Equals at once, as a subset test of label items."""
+
+    __slots__ = ("key", "value")
+
+    def __init__(self, key: str, value: str) -> None:
+        self.key = key
+        self.value = value
+
+    def __call__(self, labels: Mapping[str, str]) -> bool:
+        return self.key in labels and labels[self.key] == self.value
+
+
 @dataclass(frozen=True)
 class Selector:
     """A compiled selector: every requirement must hold. ``nothing`` selects no object at all."""
@@ -73,11 +89,27 @@ class Selector:
     nothing: bool = False
     source: object = None
 
+    def __post_init__(self) -> None:
+        # The requirements split into required label items (one C-level subset test) and the rest.
+        equal: dict[str, str] = {}
+        others = []
+        for req in self.requirements:
+            if type(req) is Equals and req.key not in equal:
+                equal[req.key] = req.value
+            else:
+                others.append(req)
+        object.__setattr__(self, "_equal_items", equal.items() if equal else None)
+        object.__setattr__(self, "_others", tuple(others))
+
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         if self.nothing:
             return False
-        labels = labels or {}
-        for req in self.requirements:
+        if labels is None:
+            labels = {}
+        equal_items = self._equal_items
+        if equal_items is not None and not equal_items <= labels.items():
+            return False
+        for req in self._others:
             if not req(labels):
                 return False
         return True
