@@ -141,7 +141,7 @@ class PodInfo:
     __slots__ = ("pod", "name", "namespace", "uid", "key", "labels", "node_name", "nominated_node_name",
                  "priority", "start_time", "deletion_timestamp", "_affinity", "has_affinity",
                  "has_required_anti_affinity", "requested", "non0_cpu", "non0_mem", "host_ports", "pvc_keys",
-                 "_terms")
+                 "_required_affinity", "_required_anti_affinity", "_preferred_affinity", "_preferred_anti_affinity")
 
     def __init__(self, pod: dict) -> None:
         meta = pod.get("metadata") or _EMPTY
@@ -159,7 +159,8 @@ class PodInfo:
         self.start_time: str | None = status.get("startTime")
         self.deletion_timestamp: str | None = meta.get("deletionTimestamp")
         affinity = self._affinity = spec.get("affinity") or _EMPTY
-        self._terms: dict[str, list] | None = None
+        self._required_affinity = self._required_anti_affinity = None
+        self._preferred_affinity = self._preferred_anti_affinity = None
         if affinity:
             pod_anti = affinity.get("podAntiAffinity")
             self.has_affinity = affinity.get("podAffinity") is not None or pod_anti is not None
@@ -224,38 +225,48 @@ class PodInfo:
     def spec(self) -> dict:
         return self.pod.get("spec") or {}
 
-    def _parsed_terms(self, kind: str, when: str) -> list:
-        """The pod's ``kind`` (podAffinity / podAntiAffinity) ``when`` terms, parsed once. A term that
-        does not parse raises SelectorError on every access, as nothing is cached then."""
-        cache_key = kind + when
-        if self._terms is None:
-            self._terms = {}
-        terms = self._terms.get(cache_key)
-        if terms is None:
-            raw = (self._affinity.get(kind) or _EMPTY).get(when) or []
-            if when == _REQUIRED:
-                terms = [_affinity_term(self.namespace, t) for t in raw]
-            else:
-                terms = [WeightedAffinityTerm(_affinity_term(self.namespace, t.get("podAffinityTerm") or {}),
-                                              int(t.get("weight", 0))) for t in raw]
-            self._terms[cache_key] = terms
-        return terms
+    def _parse(self, kind: str, when: str) -> list:
+        """The pod's ``kind`` (podAffinity / podAntiAffinity) ``when`` terms, parsed."""
+        raw = (self._affinity.get(kind) or _EMPTY).get(when) or []
+        if when == _REQUIRED:
+            return [_affinity_term(self.namespace, t) for t in raw]
+        return [WeightedAffinityTerm(_affinity_term(self.namespace, t.get("podAffinityTerm") or {}),
+                                     int(t.get("weight", 0))) for t in raw]
 
+    def parse_terms(self) -> None:
+        """Parse all four term lists now (the Snapshot does, so that they are built, and frozen, with
+        the rest of the cluster); a list that does not parse is left to raise where it is read."""
+        for prop in (PodInfo.required_affinity_terms, PodInfo.required_anti_affinity_terms,
+                     PodInfo.preferred_affinity_terms, PodInfo.preferred_anti_affinity_terms):
+            try:
+                prop.fget(self)
+            except (ValueError, TypeError, AttributeError):  # SelectorError or a malformed term
+                pass
+
+    # Parsed on first read and kept; a term that does not parse raises SelectorError on every read.
     @property
     def required_affinity_terms(self) -> list[AffinityTerm]:
-        return self._parsed_terms("podAffinity", _REQUIRED)
+        if self._required_affinity is None:
+            self._required_affinity = self._parse("podAffinity", _REQUIRED)
+        return self._required_affinity
 
     @property
     def required_anti_affinity_terms(self) -> list[AffinityTerm]:
-        return self._parsed_terms("podAntiAffinity", _REQUIRED)
+        if self._required_anti_affinity is None:
+            self._required_anti_affinity = self._parse("podAntiAffinity", _REQUIRED)
+        return self._required_anti_affinity
 
     @property
     def preferred_affinity_terms(self) -> list[WeightedAffinityTerm]:
-        return self._parsed_terms("podAffinity", _PREFERRED)
+        if self._preferred_affinity is None:
+            self._preferred_affinity = self._parse("podAffinity", _PREFERRED)
+        return self._preferred_affinity
 
     @property
     def preferred_anti_affinity_terms(self) -> list[WeightedAffinityTerm]:
-        return self._parsed_terms("podAntiAffinity", _PREFERRED)
+        if self._preferred_anti_affinity is None:
+            self._preferred_anti_affinity = self._parse("podAntiAffinity", _PREFERRED)
+        return self._preferred_anti_affinity
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"

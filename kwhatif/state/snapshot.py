@@ -39,6 +39,8 @@ class Snapshot:
                 continue
             pi = PodInfo(pod)
             pod_infos.append(pi)
+            if pi.has_affinity:
+                pi.parse_terms()
             if pi.node_name:
                 on_node = pods_on.get(pi.node_name)
                 if on_node is not None:
