@@ -80,6 +80,11 @@ class NodeResourcesFit(Plugin):
 
     def filter(self, state, pod, node_info):
         request = state.read(PRE_FILTER_KEY) or compute_pod_resource_request(pod)
+        alloc, used = node_info.allocatable, node_info.requested
+        if (len(node_info.pods) < alloc.allowed_pod_number and not request.scalar
+                and request.milli_cpu <= alloc.milli_cpu - used.milli_cpu and request.memory <= alloc.memory - used.memory
+                and request.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage):
+            return None  # fits: the common case, without building the list of what is lacking
         lacking = insufficient_resources(request, node_info, self.ignored_resources, self.ignored_resource_groups)
         if not lacking:
             return None

@@ -11,6 +11,8 @@ class TaintToleration(Plugin):
     name = "TaintToleration"
 
     def filter(self, state, pod, node_info):
+        if not node_info.taints:
+            return None
         taint = find_matching_untolerated_taint(node_info.taints, pod.spec.get("tolerations") or [])
         if taint is None:
             return None

@@ -405,14 +405,15 @@ class NodeInfo:
 
     def remove_pod(self, pi: PodInfo) -> bool:
         """Remove by pod key (namespace/name, as the scheduler keys by UID); False if absent."""
+        key = pi.key
         if pi.has_affinity:
-            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.key != pi.key]
+            self.pods_with_affinity = [p for p in self.pods_with_affinity if p.key != key]
         if pi.has_required_anti_affinity:
-            self.pods_with_required_anti_affinity = [
-                p for p in self.pods_with_required_anti_affinity if p.key != pi.key]
-        for i, p in enumerate(self.pods):
-            if p.key == pi.key:
-                del self.pods[i]
+            self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity if p.key != key]
+        pods = self.pods
+        for i, p in enumerate(pods):
+            if p is pi or p.key == key:
+                del pods[i]
                 self._update(p, -1)
                 return True
         return False
