@@ -41,30 +41,39 @@ def _defaulted_container(c: dict, host_network: bool) -> dict:
     """The container with requests defaulted from limits and port protocols (and, with hostNetwork,
     host ports) defaulted: ``c`` itself when nothing changes, else a copy sharing what did not."""
     changes: dict = {}
-    resources = c.get("resources") or {}
-    limits = resources.get("limits")
+    resources = c.get("resources")
+    limits = resources.get("limits") if resources else None
     if limits:
         requests = resources.get("requests") or {}
-        missing = {name: value for name, value in limits.items() if name not in requests}
-        if missing:
+        if not requests.keys() >= limits.keys():
+            missing = {name: value for name, value in limits.items() if name not in requests}
             changes["resources"] = {**resources, "requests": {**requests, **missing}}
     ports = c.get("ports")
     if ports:
         new_ports = []
+        changed = False
         for port in ports:
             if "protocol" not in port:
                 port = {**port, "protocol": "TCP"}
+                changed = True
             if host_network and not port.get("hostPort"):
                 port = {**port, "hostPort": port.get("containerPort")}
+                changed = True
             new_ports.append(port)
-        if any(a is not b for a, b in zip(new_ports, ports)):
+        if changed:
             changes["ports"] = new_ports
     return {**c, **changes} if changes else c
 
 
 def _defaulted_containers(containers: list, host_network: bool) -> list:
-    out = [_defaulted_container(c, host_network) for c in containers]
-    return containers if all(a is b for a, b in zip(out, containers)) else out
+    out = None
+    for i, c in enumerate(containers):
+        defaulted = _defaulted_container(c, host_network)
+        if defaulted is not c:
+            if out is None:
+                out = list(containers)
+            out[i] = defaulted
+    return containers if out is None else out
 
 
 def _default_pod_level_requests(pod: dict) -> None:

@@ -115,6 +115,20 @@ def _check_resource_list(raw, where: str, obj: dict, source: str) -> None:
             raise InputError(f"{source}: {describe(obj)}: {where}.{name}: invalid quantity {value!r}") from None
 
 
+def _quantities_parse(raw) -> bool:
+    """Whether ``raw`` is absent or a map of quantities that all parse."""
+    if raw is None:
+        return True
+    if not isinstance(raw, dict):
+        return False
+    try:
+        for value in raw.values():
+            parse_quantity(value)
+    except QuantityError:
+        return False
+    return True
+
+
 def validate_pod_quantities(pod: dict, source: str) -> None:
     """Every quantity a pod carries parses, or one InputError naming file, object and field."""
     spec = pod.get("spec")
@@ -122,6 +136,22 @@ def validate_pod_quantities(pod: dict, source: str) -> None:
         if spec is None:
             return
         raise InputError(f"{source}: {describe(pod)}: spec: expected a mapping")
+    # One quick pass; only a pod with a bad quantity is walked again to say where.
+    for group in ("initContainers", "containers"):
+        for c in spec.get(group) or ():
+            resources = c.get("resources")
+            if resources and not (_quantities_parse(resources.get("requests"))
+                                  and _quantities_parse(resources.get("limits"))):
+                return _raise_pod_quantity_error(pod, spec, source)
+    pod_resources = spec.get("resources")
+    if (pod_resources and not (_quantities_parse(pod_resources.get("requests"))
+                               and _quantities_parse(pod_resources.get("limits")))) \
+            or not _quantities_parse(spec.get("overhead")):
+        _raise_pod_quantity_error(pod, spec, source)
+
+
+def _raise_pod_quantity_error(pod: dict, spec: dict, source: str) -> None:
+    """The InputError for the first bad quantity, in the order the fields appear."""
     for group in ("initContainers", "containers"):
         for i, c in enumerate(spec.get(group) or []):
             resources = c.get("resources") or {}

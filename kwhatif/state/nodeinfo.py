@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+import orjson
+
 from kwhatif.api import labels as labelsel
 from kwhatif.api.quantity import ceil_int, milli_value
 from kwhatif.api.resources import (
@@ -113,7 +115,27 @@ class WeightedAffinityTerm:
     weight: int
 
 
+# (pod namespace, term JSON) -> AffinityTerm: the replicas of a workload share their parsed terms.
+_TERM_MEMO: dict[tuple[str, bytes], AffinityTerm] = {}
+_TERM_MEMO_SIZE = 100_000
+
+
 def _affinity_term(pod_namespace: str, raw: Mapping) -> AffinityTerm:
+    """The term parsed (AffinityTerms are immutable: equal terms of one namespace share one)."""
+    try:
+        key = (pod_namespace, orjson.dumps(raw))
+    except TypeError:  # not JSON (a YAML date ...): parse without the memo
+        return _parse_affinity_term(pod_namespace, raw)
+    term = _TERM_MEMO.get(key)
+    if term is None:
+        term = _parse_affinity_term(pod_namespace, raw)
+        if len(_TERM_MEMO) >= _TERM_MEMO_SIZE:
+            _TERM_MEMO.clear()
+        _TERM_MEMO[key] = term
+    return term
+
+
+def _parse_affinity_term(pod_namespace: str, raw: Mapping) -> AffinityTerm:
     namespaces = raw.get("namespaces") or []
     ns_selector = raw.get("namespaceSelector")
     if not namespaces and ns_selector is None:
