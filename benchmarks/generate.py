@@ -99,10 +99,17 @@ class Generator:
                         self.rng.randrange(40, 1500) * MI) for i in range(60)]
         self.image_sizes = dict(self.images) | dict(SYSTEM_IMAGES)
         self.namespaces = [f"team-{i:02d}" for i in range(20)]
+        self.owner_uids: dict[tuple[str, str, str], str] = {}
 
     def uid(self) -> str:
         h = f"{self.rng.getrandbits(128):032x}"
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+    def owner_uid(self, owner: tuple[str, str, str]) -> str:
+        """The controller's UID: the same for all its pods."""
+        if owner not in self.owner_uids:
+            self.owner_uids[owner] = self.uid()
+        return self.owner_uids[owner]
 
     def tick(self) -> str:
         self.clock += 1
@@ -183,7 +190,8 @@ class Generator:
             "metadata": {"name": name, "namespace": ns, "uid": self.uid(), "creationTimestamp": created,
                          "labels": labels,
                          "ownerReferences": [{"apiVersion": owner[0], "kind": owner[1], "name": owner[2],
-                                              "uid": self.uid(), "controller": True, "blockOwnerDeletion": True}]},
+                                              "uid": self.owner_uid(owner), "controller": True,
+                                              "blockOwnerDeletion": True}]},
             "spec": spec,
             "status": {"phase": "Running", "startTime": created, "qosClass": "Burstable"},
         }
@@ -330,7 +338,7 @@ class Generator:
             owner = ("apps/v1", "StatefulSet", name)
             pod_labels = {**labels, "apps.kubernetes.io/pod-index": "0"}
             self.others.append({"apiVersion": "apps/v1", "kind": "StatefulSet",
-                                "metadata": {"name": name, "namespace": ns, "uid": self.uid(), "labels": labels},
+                                "metadata": {"name": name, "namespace": ns, "uid": self.owner_uid(owner), "labels": labels},
                                 "spec": {"replicas": w["replicas"], "serviceName": name,
                                          "selector": {"matchLabels": {"app": name}}},
                                 "status": {"replicas": w["replicas"]}})
@@ -340,7 +348,7 @@ class Generator:
             owner = ("apps/v1", "ReplicaSet", rs)
             pod_labels = {**labels, "pod-template-hash": hash_}
             self.others.append({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                                "metadata": {"name": rs, "namespace": ns, "uid": self.uid(), "labels": pod_labels,
+                                "metadata": {"name": rs, "namespace": ns, "uid": self.owner_uid(owner), "labels": pod_labels,
                                              "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
                                                                   "name": name, "uid": self.uid(),
                                                                   "controller": True}]},
