@@ -67,13 +67,6 @@ class Resource:
             return self.allowed_pod_number
         return self.scalar.get(name, 0)
 
-    def add(self, other: "Resource", sign: int = 1) -> None:
-        self.milli_cpu += sign * other.milli_cpu
-        self.memory += sign * other.memory
-        self.ephemeral_storage += sign * other.ephemeral_storage
-        for name, value in other.scalar.items():
-            self.scalar[name] = self.scalar.get(name, 0) + sign * value
-
     def is_zero(self) -> bool:
         return not (self.milli_cpu or self.memory or self.ephemeral_storage or self.scalar)
 
@@ -157,7 +150,7 @@ class PodInfo:
     """A pod with everything the plugins need computed once (framework.PodInfo).
 
     ``requested`` is shared between pods that request the same and must not be modified. The
-    (anti-)affinity terms are parsed on first use: most pods' terms are never read.
+    (anti-)affinity terms are parsed on first read (the Snapshot reads them while it builds).
     """
 
     __slots__ = ("pod", "name", "namespace", "uid", "key", "labels", "node_name", "nominated_node_name",
