@@ -68,8 +68,8 @@ def requirement(key: str, operator: str, values: list | tuple | None) -> Require
 
 
 class Equals:
-    """``key In (value)``: what matchLabels and nodeSelector entries require. Selectors check all their
-    Equals at once, as a subset test of label items."""
+    """``key In (value)``: what matchLabels and nodeSelector entries require; a Selector checks these
+    inline (one dict lookup each) instead of calling a predicate per requirement."""
 
     __slots__ = ("key", "value")
 
@@ -90,25 +90,18 @@ class Selector:
     source: object = None
 
     def __post_init__(self) -> None:
-        # The requirements split into required label items (one C-level subset test) and the rest.
-        equal: dict[str, str] = {}
-        others = []
-        for req in self.requirements:
-            if type(req) is Equals and req.key not in equal:
-                equal[req.key] = req.value
-            else:
-                others.append(req)
-        object.__setattr__(self, "_equal_items", equal.items() if equal else None)
-        object.__setattr__(self, "_others", tuple(others))
+        # The requirements split into (key, value) pairs that must be equal and the rest.
+        object.__setattr__(self, "_pairs", tuple((r.key, r.value) for r in self.requirements if type(r) is Equals))
+        object.__setattr__(self, "_others", tuple(r for r in self.requirements if type(r) is not Equals))
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         if self.nothing:
             return False
         if labels is None:
             labels = {}
-        equal_items = self._equal_items
-        if equal_items is not None and not equal_items <= labels.items():
-            return False
+        for key, value in self._pairs:
+            if labels.get(key) != value:
+                return False
         for req in self._others:
             if not req(labels):
                 return False
