@@ -381,7 +381,9 @@ def fmt(entry: dict | None) -> str:
 
 def table(results: dict[int, dict[str, dict]], help_entry: dict, sizes: list[int], checked: bool) -> str:
     lo, hi = min(sizes), max(sizes)
-    head = ["measurement"] + [f"{s:,} nodes" for s in sizes] + [f"{hi:,}/{lo:,}", "target at 5,000"]
+    ratios = [(hi, lo)] + ([(hi, sizes[-2])] if len(sizes) > 2 else [])
+    head = (["measurement"] + [f"{s:,} nodes" for s in sizes] + [f"{a:,}/{b:,}" for a, b in ratios]
+            + ["target at 5,000"])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, label in LABELS.items():
         if key == "help":
@@ -390,14 +392,17 @@ def table(results: dict[int, dict[str, dict]], help_entry: dict, sizes: list[int
             entries = {s: results[s].get(key) for s in sizes}
         if all(e is None for e in entries.values()):
             continue
-        ratio = "–"
-        if entries[lo] and entries[hi] and key != "help":
-            ratio = f"{statistics.median(entries[hi]['times']) / statistics.median(entries[lo]['times']):.1f}x"
+        ratio_cells = []
+        for a, b in ratios:
+            if entries[a] and entries[b] and key != "help":
+                ratio_cells.append(f"{statistics.median(entries[a]['times']) / statistics.median(entries[b]['times']):.1f}x")
+            else:
+                ratio_cells.append("–")
         target = TARGETS.get(key)
         verdict = "–" if target is None else f"< {target} s"
         if target is not None and entries[hi] and hi == 5000:
             verdict += " ✓" if statistics.median(entries[hi]["times"]) < target else " ✗"
-        lines.append("| " + " | ".join([label] + [fmt(entries[s]) for s in sizes] + [ratio, verdict]) + " |")
+        lines.append("| " + " | ".join([label] + [fmt(entries[s]) for s in sizes] + ratio_cells + [verdict]) + " |")
     peak = max(e["maxrss_mb"] for r in results.values() for e in r.values())
     lines.append("")
     lines.append(f"Cells: median wall time of the runs · peak RSS of that process. Peak RSS overall {peak:.0f} MB "
