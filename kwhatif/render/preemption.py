@@ -18,6 +18,7 @@ from kwhatif.preemption import (
     criteria_dict,
     display_time,
 )
+from kwhatif.render.text_table import print_table
 from kwhatif.result import ScheduleResult
 from kwhatif.state.nodeinfo import PodInfo
 
@@ -232,7 +233,7 @@ def _criteria_table(outcome: PreemptionOutcome, console: Console) -> None:
         raw_sum = compared_sum - count * PRIORITY_OFFSET
         rows.append([node, str(pdb), str(highest), f"{count}×2³¹{raw_sum:+d}", str(count), display_time(earliest),
                      verdict(outcome, node)])
-    _print_table(console, "Candidates, by pickOneNodeForPreemption's criteria (in order)", headers, rows,
+    print_table(console, "Candidates, by pickOneNodeForPreemption's criteria (in order)", headers, rows,
                  right={1, 2, 3, 4})
 
 
@@ -245,7 +246,7 @@ def _victims_table(result: ScheduleResult, outcome: PreemptionOutcome, nodes: li
             v = victim_dict(pi, outcome, node, owners)
             rows.append([node if i == 0 else "", v["pod"], str(v["priority"]), v["startTime"] or "",
                          v["owner"] or "-", ", ".join(v["violatesPDBs"]) or "-"])
-    _print_table(console, "Victims (evicted, most important first)",
+    print_table(console, "Victims (evicted, most important first)",
                  ["NODE", "VICTIM", "PRIORITY", "STARTED", "OWNER", "VIOLATES PDB"], rows, right={2})
 
 
@@ -259,25 +260,7 @@ def _cannot_help_table(outcome: PreemptionOutcome, console: Console) -> None:
         examples = ", ".join(names[:EXAMPLE_NODES]) + (f", … (+{len(names) - EXAMPLE_NODES})"
                                                        if len(names) > EXAMPLE_NODES else "")
         rows.append([_why(g), str(len(names)), examples])
-    _print_table(console, "Nodes where preemption cannot help", ["WHY", "NODES", "EXAMPLES"], rows, right={1})
-
-
-def _print_table(console: Console, title: str, headers: list[str], rows: list[list[str]],
-                 right: set[int] = frozenset()) -> None:
-    """A kubectl-style aligned table written straight to the console's file: a rich Table costs about
-    a millisecond per row, and --explain on 5,000 nodes lists some 150,000 victims."""
-    widths = [len(h) for h in headers]
-    for row in rows:
-        for i, cell in enumerate(row):
-            if len(cell) > widths[i]:
-                widths[i] = len(cell)
-
-    def line(cells: list[str]) -> str:
-        return "   ".join(cell.rjust(width) if i in right else cell.ljust(width)
-                          for i, (cell, width) in enumerate(zip(cells, widths))).rstrip()
-
-    console.print(Text(title, style="bold"))
-    console.file.write("\n".join([line(headers), *map(line, rows)]) + "\n")
+    print_table(console, "Nodes where preemption cannot help", ["WHY", "NODES", "EXAMPLES"], rows, right={1})
 
 
 def _why(group: dict) -> str:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
+from kwhatif.render.text_table import print_table
 from kwhatif.result import ScheduleResult
 
 
@@ -76,41 +74,31 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
         extender_names += [name for name in per_node if name not in extender_names]
     if extender_names and "Extender" in score_plugins:
         score_plugins.remove("Extender")
-    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False)
-    table.add_column("NODE", no_wrap=True)
-    table.add_column("VERDICT", no_wrap=True)
-    table.add_column("REJECTED BY")
-    table.add_column("REASON")
+    headers = ["NODE", "VERDICT", "REJECTED BY", "REASON"]
     if wide:
-        for col in ("CPU REQ/ALLOC", "MEM REQ/ALLOC", "PODS"):
-            table.add_column(col, justify="right", no_wrap=True)
-    for name in score_plugins:
-        table.add_column(_abbreviate(name), justify="right")
-    for name in extender_names:
-        table.add_column(name, justify="right")
-    if score_plugins or extender_names:
-        table.add_column("TOTAL", justify="right")
+        headers += ["CPU REQ/ALLOC", "MEM REQ/ALLOC", "PODS"]
+    headers += [_abbreviate(name) for name in score_plugins] + extender_names
+    scored = bool(score_plugins or extender_names)
+    if scored:
+        headers.append("TOTAL")
+    right = set(range(4, len(headers)))
     selected = set(result.selected)
+    rows = []
     for name in _rows_in_order(result, nodes):
         status = result.filtered.get(name)
-        if name in selected:
-            verdict = Text("★ selected", style="bold green")
-        elif status is None:
-            verdict = Text("fits", style="green")
-        else:
-            verdict = Text("rejected", style="red")
+        verdict = "★ selected" if name in selected else ("fits" if status is None else "rejected")
         row = [name, verdict, status.plugin if status else "", "; ".join(status.reasons) if status else ""]
         if wide:
             row += _wide_columns(result.snapshot.get(name))
-        nps = result.scores.get(name)
-        if score_plugins or extender_names:
+        if scored:
+            nps = result.scores.get(name)
             plugin_scores = {ps.name: ps.score for ps in nps.scores} if nps else {}
             row += [str(plugin_scores[p]) if p in plugin_scores else "" for p in score_plugins]
             per_extender = result.extender_scores.get(name, {})
             row += [str(per_extender[e]) if e in per_extender else "" for e in extender_names]
             row.append(str(nps.total_score) if nps else "")
-        table.add_row(*row)
-    console.print(table)
+        rows.append(row)
+    print_table(console, None, headers, rows, right)
     _footer(result, console)
 
 
