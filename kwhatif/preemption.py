@@ -134,7 +134,8 @@ class PDBIndex:
 
     def __init__(self, raw_pdbs: Iterable[Mapping]) -> None:
         self.pdbs: list[PDB] = []
-        self._by_namespace: dict[str, list[int]] = {}
+        self._by_pair: dict[tuple[str, str, str], list[int]] = {}
+        self._unindexed: dict[str, list[int]] = {}
         self._matches: dict[str, tuple[int, ...]] = {}
         for raw in raw_pdbs:
             meta = raw.get("metadata") or {}
@@ -146,7 +147,14 @@ class PDBIndex:
                 continue
             status = raw.get("status") or {}
             namespace = meta.get("namespace") or "default"
-            self._by_namespace.setdefault(namespace, []).append(len(self.pdbs))
+            # A budget with matchLabels can only match pods carrying its first pair: index it there,
+            # so a pod is checked against a handful of budgets, not every budget of its namespace.
+            match_labels = (selector.source or {}).get("matchLabels") or {}
+            if match_labels:
+                key = min(match_labels)
+                self._by_pair.setdefault((namespace, key, str(match_labels[key])), []).append(len(self.pdbs))
+            else:
+                self._unindexed.setdefault(namespace, []).append(len(self.pdbs))
             self.pdbs.append(PDB(f"{namespace}/{meta.get('name', '')}", namespace, selector,
                                  int(status.get("disruptionsAllowed") or 0),
                                  frozenset(status.get("disruptedPods") or {})))
@@ -158,7 +166,12 @@ class PDBIndex:
         if found is None:
             found = ()
             if pi.labels:  # a pod without labels matches no PDB
-                found = tuple(i for i in self._by_namespace.get(pi.namespace, ())
+                ns = pi.namespace
+                candidates = list(self._unindexed.get(ns, ()))
+                for key, value in pi.labels.items():
+                    candidates += self._by_pair.get((ns, key, value), ())
+                candidates.sort()  # budgets are charged in cluster order
+                found = tuple(i for i in candidates
                               if self.pdbs[i].selector.matches(pi.labels)
                               and pi.name not in self.pdbs[i].disrupted_pods)
             self._matches[pi.key] = found

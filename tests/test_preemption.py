@@ -380,3 +380,23 @@ def test_extender_dropping_every_candidate():
 ])
 def test_start_time_keys_sort_in_time_order(a, b):
     assert start_time_key(a) < start_time_key(b)
+
+
+def test_pdb_index_finds_every_matching_budget_in_cluster_order():
+    from kwhatif.preemption import PDBIndex
+
+    def pdb(name, selector, ns="shop"):
+        return {"metadata": {"name": name, "namespace": ns}, "spec": {"selector": selector},
+                "status": {"disruptionsAllowed": 1}}
+
+    index = PDBIndex([
+        pdb("by-expr", {"matchExpressions": [{"key": "tier", "operator": "In", "values": ["web"]}]}),
+        pdb("by-app", {"matchLabels": {"app": "web"}}),
+        pdb("by-app-and-tier", {"matchLabels": {"tier": "web", "app": "web"}}),
+        pdb("other-app", {"matchLabels": {"app": "db"}}),
+        pdb("other-ns", {"matchLabels": {"app": "web"}}, ns="prod"),
+    ])
+    web = make_pod("w").namespace("shop").labels(app="web", tier="web").info()
+    assert [index.pdbs[i].key for i in index.matching(web)] == ["shop/by-expr", "shop/by-app", "shop/by-app-and-tier"]
+    db = make_pod("d").namespace("shop").labels(app="db", tier="db").info()
+    assert [index.pdbs[i].key for i in index.matching(db)] == ["shop/other-app"]
