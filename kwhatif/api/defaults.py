@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from kwhatif.api.resources import aggregate_container_requests, is_supported_pod_level_resource
 
@@ -118,7 +118,43 @@ def default_pod(pod: dict, share: bool = False) -> dict:
         if spec.get(key):
             spec[key] = _defaulted_containers(spec[key], host_network)
     _default_pod_level_requests(pod)
+    _merge_match_label_keys(pod)
     return pod
+
+
+_REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
+_PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+
+
+def pod_affinity_terms(affinity: Mapping) -> Iterator[dict]:
+    """Every PodAffinityTerm of a pod's podAffinity and podAntiAffinity, required and preferred."""
+    for kind in ("podAffinity", "podAntiAffinity"):
+        section = affinity.get(kind) or {}
+        for weighted in section.get(_PREFERRED) or []:
+            if weighted.get("podAffinityTerm") is not None:
+                yield weighted["podAffinityTerm"]
+        yield from section.get(_REQUIRED) or []
+
+
+def _merge_match_label_keys(pod: dict) -> None:
+    """What the API server does on create (MatchLabelKeysInPodAffinity): each matchLabelKeys key the pod
+    has a label for becomes ``key In (value)`` in the term's labelSelector, each mismatchLabelKeys key
+    ``key NotIn (value)``. A nil labelSelector (selects nothing) is left alone. The affinity is copied
+    first, as a shared (``share=True``) pod may hold another object's."""
+    spec = pod["spec"]
+    affinity = spec.get("affinity") or {}
+    if not any(t.get("matchLabelKeys") or t.get("mismatchLabelKeys") for t in pod_affinity_terms(affinity)):
+        return
+    affinity = spec["affinity"] = copy.deepcopy(affinity)
+    labels = pod["metadata"].get("labels") or {}
+    for term in pod_affinity_terms(affinity):
+        selector = term.get("labelSelector")
+        if selector is None or not (term.get("matchLabelKeys") or term.get("mismatchLabelKeys")):
+            continue
+        expressions = list(selector.get("matchExpressions") or [])
+        for keys, operator in ((term.get("matchLabelKeys"), "In"), (term.get("mismatchLabelKeys"), "NotIn")):
+            expressions += [{"key": k, "operator": operator, "values": [labels[k]]} for k in keys or [] if k in labels]
+        selector["matchExpressions"] = expressions
 
 
 @dataclass(frozen=True)

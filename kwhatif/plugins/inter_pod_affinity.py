@@ -8,9 +8,8 @@ only looks up the node's pairs. PreScore sums the preferred weights per topology
 
 from __future__ import annotations
 
-import copy
 import dataclasses
-from typing import Iterable, Mapping
+from typing import Mapping
 
 from kwhatif.api.labels import SelectorError
 from kwhatif.errors import InputError
@@ -36,41 +35,6 @@ TopologyCounts = dict[tuple[str, str], int]
 
 
 # --- matchLabelKeys / mismatchLabelKeys ------------------------------------------------------------
-
-def _pod_affinity_terms(affinity: Mapping) -> Iterable[dict]:
-    """Every PodAffinityTerm of a pod's podAffinity and podAntiAffinity, required and preferred."""
-    for kind in ("podAffinity", "podAntiAffinity"):
-        section = affinity.get(kind) or {}
-        for weighted in section.get(_PREFERRED) or []:
-            if weighted.get("podAffinityTerm") is not None:
-                yield weighted["podAffinityTerm"]
-        yield from section.get(_REQUIRED) or []
-
-
-def apply_match_label_keys(pod: dict) -> dict:
-    """What the API server does on pod create (MatchLabelKeysInPodAffinity, registry mutatePodAffinity):
-    each matchLabelKeys key the pod has a label for becomes ``key In (value)`` in the term's labelSelector,
-    each mismatchLabelKeys key ``key NotIn (value)``. A nil labelSelector (selects nothing) is left alone.
-    Mutates and returns ``pod``.
-    """
-    meta = pod.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    affinity = (pod.get("spec") or {}).get("affinity") or {}
-    for term in _pod_affinity_terms(affinity):
-        selector = term.get("labelSelector")
-        if selector is None or not (term.get("matchLabelKeys") or term.get("mismatchLabelKeys")):
-            continue
-        expressions = list(selector.get("matchExpressions") or [])
-        for keys, operator in ((term.get("matchLabelKeys"), "In"), (term.get("mismatchLabelKeys"), "NotIn")):
-            expressions += [{"key": k, "operator": operator, "values": [labels[k]]} for k in keys or [] if k in labels]
-        selector["matchExpressions"] = expressions
-    return pod
-
-
-def _has_label_keys(pod: PodInfo) -> bool:
-    affinity = pod.spec.get("affinity") or {}
-    return any(t.get("matchLabelKeys") or t.get("mismatchLabelKeys") for t in _pod_affinity_terms(affinity))
-
 
 # --- shared helpers ---------------------------------------------------------------------------------
 
@@ -204,25 +168,8 @@ class InterPodAffinity(Plugin):
         self.ignore_preferred_terms_of_existing_pods = bool(self.args.get("ignorePreferredTermsOfExistingPods"))
         # id(PodInfo) -> (PodInfo, the PodInfo to read its terms from), for pods with (anti-)affinity;
         # the PodInfo is kept so that its id is not reused.
-        self._label_key_views: dict[int, tuple[PodInfo, PodInfo]] = {}
 
     # -- terms ----------------------------------------------------------------------------------------
-
-    def _terms_of(self, pod: PodInfo) -> PodInfo:
-        """``pod``, or a view of it whose affinity terms have matchLabelKeys/mismatchLabelKeys merged in
-        as the API server stores them (cluster objects and the proposed pod are not merged on load)."""
-        if not pod.has_affinity:
-            return pod
-        cached = self._label_key_views.get(id(pod))
-        if cached is not None:
-            return cached[1]
-        view = pod
-        if _has_label_keys(pod):
-            affinity = copy.deepcopy(pod.spec.get("affinity"))
-            view = PodInfo(apply_match_label_keys({"metadata": pod.pod.get("metadata") or {},
-                                                   "spec": {"affinity": affinity}}))
-        self._label_key_views[id(pod)] = (pod, view)
-        return view
 
     def _merge_namespaces(self, term: AffinityTerm) -> AffinityTerm:
         """mergeAffinityTermNamespacesIfNotEmpty for an incoming pod's term: the namespaces its
@@ -242,12 +189,11 @@ class InterPodAffinity(Plugin):
     # -- PreFilter / Filter ---------------------------------------------------------------------------
 
     def pre_filter(self, state, pod: PodInfo, nodes: list[NodeInfo]):
-        incoming = self._terms_of(pod)
-        error = _parse_error(incoming)
+        error = _parse_error(pod)
         if error is not None:
             return None, Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"parsing pod: {error}")
-        s = PreFilterState(pod, [self._merge_namespaces(t) for t in incoming.required_affinity_terms],
-                           [self._merge_namespaces(t) for t in incoming.required_anti_affinity_terms],
+        s = PreFilterState(pod, [self._merge_namespaces(t) for t in pod.required_affinity_terms],
+                           [self._merge_namespaces(t) for t in pod.required_anti_affinity_terms],
                            self._namespace_labels(pod))
         s.existing_anti_affinity_counts = self._existing_anti_affinity_counts(s)
         self._incoming_affinity_anti_affinity_counts(s, nodes)
@@ -262,7 +208,7 @@ class InterPodAffinity(Plugin):
         for ni in self.handle.snapshot.have_pods_with_required_anti_affinity_list:
             labels = ni.labels
             for existing in ni.pods_with_required_anti_affinity:
-                for t in self._terms_of(existing).required_anti_affinity_terms:
+                for t in existing.required_anti_affinity_terms:
                     if t.topology_key in labels and t.matches(s.pod, s.namespace_labels):
                         pair = (t.topology_key, labels[t.topology_key])
                         counts[pair] = counts.get(pair, 0) + 1
@@ -299,14 +245,14 @@ class InterPodAffinity(Plugin):
         s = self._pre_filter_state(state)
         if isinstance(s, Status):
             return s
-        s.update_with_pod(self._terms_of(pod_info_to_add), node_info.labels, 1)
+        s.update_with_pod(pod_info_to_add, node_info.labels, 1)
         return None
 
     def remove_pod(self, state, pod_to_schedule: PodInfo, pod_info_to_remove: PodInfo, node_info: NodeInfo):
         s = self._pre_filter_state(state)
         if isinstance(s, Status):
             return s
-        s.update_with_pod(self._terms_of(pod_info_to_remove), node_info.labels, -1)
+        s.update_with_pod(pod_info_to_remove, node_info.labels, -1)
         return None
 
     def filter(self, state, pod: PodInfo, node_info: NodeInfo):
@@ -333,14 +279,13 @@ class InterPodAffinity(Plugin):
         snapshot = self.handle.snapshot
         # Unless the pod has preferred terms, only pods with affinity can contribute.
         all_nodes = snapshot.node_info_list if has_constraints else snapshot.have_pods_with_affinity_list
-        incoming = self._terms_of(pod)
-        error = _parse_error(incoming)
+        error = _parse_error(pod)
         if error is not None:
             return Status.error(f"failed to parse pod: {error}")
         preferred = [dataclasses.replace(wt, term=self._merge_namespaces(wt.term))
-                     for wt in incoming.preferred_affinity_terms]
+                     for wt in pod.preferred_affinity_terms]
         preferred_anti = [dataclasses.replace(wt, term=self._merge_namespaces(wt.term))
-                          for wt in incoming.preferred_anti_affinity_terms]
+                          for wt in pod.preferred_anti_affinity_terms]
         ns_labels = self._namespace_labels(pod)
         scores: dict[str, dict[str, int]] = {}
         for ni in all_nodes:
@@ -352,7 +297,7 @@ class InterPodAffinity(Plugin):
                     _process_terms(scores, preferred, existing, None, node_labels, 1)
                     _process_terms(scores, preferred_anti, existing, None, node_labels, -1)
                 if existing.has_affinity:
-                    self._process_existing_pod_terms(scores, self._terms_of(existing), pod, ns_labels, node_labels)
+                    self._process_existing_pod_terms(scores, existing, pod, ns_labels, node_labels)
         if not scores:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))

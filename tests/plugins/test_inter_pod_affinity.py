@@ -4,7 +4,11 @@ state, preferred-term scoring with min-max normalization, hardPodAffinityWeight,
 
 from __future__ import annotations
 
+import copy
+
 import pytest
+
+from kwhatif.api.defaults import default_pod
 
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, Handle, NodeScore
@@ -14,7 +18,6 @@ from kwhatif.plugins.inter_pod_affinity import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH as EXISTING,
     PRE_FILTER_STATE_KEY,
     InterPodAffinity,
-    apply_match_label_keys,
 )
 from kwhatif.state.nodeinfo import PodInfo
 from tests.builders import make_node, make_pod, snapshot
@@ -350,13 +353,14 @@ def test_hard_pod_affinity_weight_is_validated():
 
 # --- matchLabelKeys / mismatchLabelKeys merge ----------------------------------------------------
 
-def test_apply_match_label_keys_merges_into_every_term():
+def test_defaulting_merges_match_label_keys_into_every_term():
     t = term(ZONE, {"app": "db"}, matchLabelKeys=["version", "absent"], mismatchLabelKeys=["tier"])
     nil_selector = {"topologyKey": ZONE, "matchLabelKeys": ["version"]}
     pod = make_pod("p").labels(version="v2", tier="fe").affinity(affinity(
         req=[t], anti=[nil_selector], pref_anti=[weighted(1, term(HOST, matchLabelKeys=["version"]))])).obj()
-    apply_match_label_keys(pod)
-    aff = pod["spec"]["affinity"]
+    original = copy.deepcopy(pod)
+    aff = default_pod(pod, share=True)["spec"]["affinity"]
+    assert pod == original  # the API server's merge never reaches the object it was given
     merged = aff["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"]
     assert merged == {"matchLabels": {"app": "db"}, "matchExpressions": [
         {"key": "version", "operator": "In", "values": ["v2"]},
