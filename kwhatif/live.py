@@ -22,7 +22,8 @@ from datetime import datetime, timezone
 import orjson
 
 from kwhatif.errors import KwhatifError, UnreachableError
-from kwhatif.snapshot_file import no_gc, strip_object
+from kwhatif.snapshot_file import strip_object
+from kwhatif.state.bulk import bulk_allocation
 from kwhatif.state.cluster import Cluster
 
 PAGE_SIZE = 500  # kubectl's --chunk-size
@@ -164,7 +165,7 @@ def read_with(connection: Connection, *, progress: bool | None = None) -> Cluste
     unavailable: list[str] = []
     source = f"{connection.context or 'cluster'} ({connection.server})"
     apis: dict[str, object] = {}
-    with reporter, no_gc():
+    with reporter, bulk_allocation():
         for res in RESOURCES:
             api = apis.get(res.api)
             if api is None:

@@ -24,16 +24,15 @@ defaulting: a 150,000-pod snapshot loads in about two seconds.
 
 from __future__ import annotations
 
-import gc
 import gzip
 import os
 import re
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
 
 from kwhatif.errors import InputError
+from kwhatif.state.bulk import bulk_allocation
 from kwhatif.state.cluster import KINDS, Cluster
 
 SNAPSHOT_KIND = "KwhatifSnapshot"
@@ -73,23 +72,6 @@ _NODE_STATUS_KEYS = ("capacity", "allocatable", "images")
 _STORAGE_CLASS_KEYS = ("provisioner", "parameters", "reclaimPolicy", "mountOptions", "allowVolumeExpansion",
                        "volumeBindingMode", "allowedTopologies")
 _PRIORITY_CLASS_KEYS = ("value", "globalDefault", "preemptionPolicy", "description")
-
-
-@contextmanager
-def no_gc():
-    """Pause the cyclic garbage collector while millions of long-lived dicts are created.
-
-    Parsing 150,000 pods allocates tens of millions of containers; with the collector on, each young
-    collection also walks the ever-growing older generations and parsing runs about three times
-    slower. Nothing built here is cyclic garbage.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _pick(src: dict, keys) -> dict:
@@ -359,7 +341,7 @@ def snapshot_document(cluster: Cluster, metadata: dict | None = None, stripped: 
 
 def write_snapshot(cluster: Cluster, path: str, metadata: dict | None = None, stripped: bool = False) -> int:
     """Write ``cluster`` to ``path`` (atomically: a reader never sees half a file); returns its size."""
-    with no_gc():
+    with bulk_allocation():
         data = orjson.dumps(snapshot_document(cluster, metadata, stripped))
     data = gzip.compress(data, compresslevel=COMPRESS_LEVEL, mtime=0)
     target = Path(path)
@@ -403,7 +385,7 @@ def read_document(path: str) -> dict:
         except (OSError, EOFError) as exc:
             raise InputError(f"{path}: corrupt gzip data: {exc}") from None
     try:
-        with no_gc():
+        with bulk_allocation():
             doc = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise InputError(f"{path}: not a kwhatif snapshot: invalid JSON ({exc})") from None
@@ -424,7 +406,7 @@ def read_snapshot(path: str) -> Cluster:
     and re-assembling pods from their templates."""
     doc = read_document(path)
     cluster = Cluster(source=path, metadata=dict(doc.get("metadata") or {}))
-    with no_gc():
+    with bulk_allocation():
         for kind, items in doc["objects"].items():
             if not isinstance(items, list):
                 raise InputError(f"{path}: malformed snapshot: objects.{kind} must be a list")

@@ -167,7 +167,7 @@ class APIServer:
         list_kind, api_version, resource, group, _ = spec
         if method != "GET":
             return 405, status_body(405, "MethodNotAllowed",
-                                    f"the server does not allow this method on the requested resource")
+                                    "the server does not allow this method on the requested resource")
         if path in b.forbidden:
             scope = ("in the namespace \"kube-system\"" if "/namespaces/kube-system/" in path
                      else "at the cluster scope")
