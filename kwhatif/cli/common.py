@@ -23,3 +23,17 @@ def user_errors(command):
             raise typer.Exit(int(exc.exit_status)) from None
 
     return wrapper
+
+
+def load_inputs(cluster: str | None, scheduler_config: str | None, kubeconfig: str | None,
+                context: str | None):
+    """The cluster (a snapshot or dump, else the live cluster) and the scheduler setup (None: defaults)."""
+    from kwhatif import whatif
+
+    setup = None
+    if scheduler_config:
+        from kwhatif.framework.scheduler_config import load_scheduler_config
+
+        setup = load_scheduler_config(scheduler_config)
+    state = whatif.load_cluster(cluster) if cluster else whatif.load_live_cluster(kubeconfig, context)
+    return state, setup

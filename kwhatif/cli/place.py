@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.common import user_errors
+from kwhatif.cli.common import load_inputs, user_errors
 from kwhatif.errors import ExitStatus
 
 
@@ -43,15 +43,7 @@ def place(
     from kwhatif import whatif
     from kwhatif.render import output as render_output
 
-    setup = None
-    if scheduler_config:
-        from kwhatif.framework.scheduler_config import load_scheduler_config
-
-        setup = load_scheduler_config(scheduler_config)
-    if cluster:
-        cluster_state = whatif.load_cluster(cluster)
-    else:
-        cluster_state = whatif.load_live_cluster(kubeconfig, context)
+    cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     extenders, trace = None, None
     if trace_extenders and setup is not None and setup.extenders:
         from kwhatif.extenders import build_extenders

@@ -7,7 +7,7 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.common import user_errors
+from kwhatif.cli.common import load_inputs, user_errors
 from kwhatif.errors import ExitStatus
 
 
@@ -44,15 +44,7 @@ def preempt(
     from kwhatif import whatif
     from kwhatif.render import preemption as render_preemption
 
-    setup = None
-    if scheduler_config:
-        from kwhatif.framework.scheduler_config import load_scheduler_config
-
-        setup = load_scheduler_config(scheduler_config)
-    if cluster:
-        cluster_state = whatif.load_cluster(cluster)
-    else:
-        cluster_state = whatif.load_live_cluster(kubeconfig, context)
+    cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     result = whatif.place(pod, cluster_state, setup)
     render_preemption.emit(result, output.value, explain=explain)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))
