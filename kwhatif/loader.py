@@ -22,6 +22,9 @@ except AttributeError:  # pragma: no cover - pyyaml built without libyaml
 
 YAML_SUFFIXES = {".yaml", ".yml", ".json"}
 
+# When a dump was taken, written by kwhatif (or a user) on the dump's List.
+CAPTURED_AT_ANNOTATION = "kwhatif.io/captured-at"
+
 # Controllers whose pod template the proposed pod may come from, and where the template lives.
 TEMPLATE_PATHS = {
     "Deployment": ("spec", "template"),
@@ -119,15 +122,24 @@ def iter_files(path: str) -> list[str]:
     return [path]
 
 
-def load_objects(path: str) -> list[tuple[dict, str]]:
-    """All objects under ``path`` with the file each came from."""
+def load_dump(path: str) -> tuple[list[tuple[dict, str]], str | None]:
+    """All objects under ``path`` with the file each came from, and the capture time the first
+    document carries in its ``kwhatif.io/captured-at`` annotation (None without one)."""
     out: list[tuple[dict, str]] = []
+    captured_at = None
     for file in iter_files(path):
         source = "<stdin>" if file == "-" else file
         for doc in parse_documents(read_data(file), source):
+            if captured_at is None and isinstance(doc, dict):
+                captured_at = ((doc.get("metadata") or {}).get("annotations") or {}).get(CAPTURED_AT_ANNOTATION)
             for obj in flatten(doc, source):
                 out.append((obj, source))
-    return out
+    return out, captured_at
+
+
+def load_objects(path: str) -> list[tuple[dict, str]]:
+    """All objects under ``path`` with the file each came from."""
+    return load_dump(path)[0]
 
 
 def describe(obj: dict) -> str:

@@ -46,6 +46,20 @@ def load_cluster(path: str) -> Cluster:
     return Cluster.from_objects(load_objects(path), source=path)
 
 
+def load_dump(path: str) -> Cluster:
+    """A dump as a Cluster that also records where it came from and when it was taken (the List's
+    ``kwhatif.io/captured-at`` annotation), for snapshot conversion and lease verdicts."""
+    import os
+
+    from kwhatif.loader import load_dump as load_dump_objects
+
+    objects, captured_at = load_dump_objects(path)
+    cluster = Cluster.from_objects(objects, source=path)
+    cluster.metadata = {"source": "dump", "dump": os.path.abspath(path) if path != "-" else "<stdin>",
+                        "capturedAt": captured_at, "missingPermissions": []}
+    return cluster
+
+
 def load_live_cluster(kubeconfig: str | None = None, context: str | None = None) -> Cluster:
     """The live cluster, read with list calls only (kubeconfig / --context / in-cluster, as kubectl)."""
     from kwhatif.live import read_cluster
@@ -68,13 +82,17 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster) -> tuple[PodInfo, obje
 
 
 def place(pod_path: str, cluster: Cluster, setup: SchedulerSetup | None = None,
-          snapshot: Snapshot | None = None, extenders: list | None = None) -> ScheduleResult:
+          snapshot: Snapshot | None = None, extenders: list | None = None,
+          trace: list | None = None) -> ScheduleResult:
     raw, source = load_pod(pod_path)
-    return place_pod(raw, source, cluster, setup, snapshot, extenders)
+    return place_pod(raw, source, cluster, setup, snapshot, extenders, trace)
 
 
 def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None,
-              snapshot: Snapshot | None = None, extenders: list | None = None) -> ScheduleResult:
+              snapshot: Snapshot | None = None, extenders: list | None = None,
+              trace: list | None = None) -> ScheduleResult:
+    """One attempt for ``raw``. Extenders are built from ``setup`` unless given; with ``trace`` (a list)
+    every extender call is recorded into it and into the result."""
     setup = setup or SchedulerSetup()
     pod, admission = prepare_pod(raw, source, cluster)
     profile = setup.profile_for(pod.spec.get("schedulerName"))
@@ -83,8 +101,10 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
     if extenders is None and setup.extenders:
         from kwhatif.extenders import build_extenders
 
-        extenders = build_extenders(setup.extenders)
+        extenders = build_extenders(setup.extenders, trace=trace)
     result = Scheduler(framework, extenders or []).schedule(pod, admission)
+    if trace:
+        result.extender_trace = trace
     result.skipped_kinds = dict(cluster.skipped_kinds)
     warning = lease_warning(cluster, setup, profile.scheduler_name)
     if warning:

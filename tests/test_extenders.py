@@ -166,8 +166,7 @@ def pod(**requests: str) -> dict:
 
 def run(extenders: list[dict], cl=None, incoming: dict | None = None, trace: list | None = None):
     cl = cl or two_nodes()
-    built = build_extenders(extenders, trace=trace) if trace is not None else None
-    return place_pod(incoming or pod(), "pod.json", cl, SchedulerSetup(extenders=extenders), extenders=built)
+    return place_pod(incoming or pod(), "pod.json", cl, SchedulerSetup(extenders=extenders), trace=trace)
 
 
 def cfg(server: ExtenderServer, **fields) -> dict:

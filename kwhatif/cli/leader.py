@@ -18,29 +18,8 @@ class Output(str, Enum):
     yaml = "yaml"
 
 
-CAPTURED_AT_ANNOTATION = "kwhatif.io/captured-at"
-
-
 def register(app: typer.Typer) -> None:
     app.command("leader")(leader)
-
-
-def _capture_time(path: str, cluster) -> str | None:
-    """When the objects were read: a snapshot's capture time, or the dump List's annotation."""
-    if cluster.metadata.get("capturedAt"):
-        return cluster.metadata["capturedAt"]
-    from kwhatif.loader import iter_files, parse_documents, read_text
-    from kwhatif.snapshot_file import is_snapshot
-
-    if is_snapshot(path):
-        return None
-
-    for file in iter_files(path):
-        for doc in parse_documents(read_text(file), file):
-            annotations = ((doc or {}).get("metadata") or {}).get("annotations") or {} if isinstance(doc, dict) else {}
-            if annotations.get(CAPTURED_AT_ANNOTATION):
-                return annotations[CAPTURED_AT_ANNOTATION]
-    return None
 
 
 @user_errors
@@ -59,11 +38,14 @@ def leader(
     from kwhatif import leader as election
     from kwhatif import whatif
     from kwhatif.loader import parse_documents, read_text
+    from kwhatif.snapshot_file import is_snapshot
 
-    if cluster:
+    if not cluster:
+        state = whatif.load_live_cluster(kubeconfig, context)
+    elif is_snapshot(cluster):
         state = whatif.load_cluster(cluster)
     else:
-        state = whatif.load_live_cluster(kubeconfig, context)
+        state = whatif.load_dump(cluster)  # keeps the dump's capture time
     config = None
     if scheduler_config:
         docs = parse_documents(read_text(scheduler_config), scheduler_config)
@@ -72,7 +54,7 @@ def leader(
         settings = election.LeaderElectionSettings.from_config(config)
     except ValueError as exc:
         raise InputError(f"{scheduler_config}: {exc}") from None
-    when = at or (_capture_time(cluster, state) if cluster else None)
+    when = at or (state.metadata.get("capturedAt") if cluster else None)
     try:
         now = election.parse_time(when) if when else datetime.now(timezone.utc)
     except ValueError as exc:

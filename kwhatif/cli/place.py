@@ -44,17 +44,10 @@ def place(
     from kwhatif.render import output as render_output
 
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
-    extenders, trace = None, None
-    if trace_extenders and setup is not None and setup.extenders:
-        from kwhatif.extenders import build_extenders
-
-        trace = []
-        extenders = build_extenders(setup.extenders, trace=trace)
-    result = whatif.place(pod, cluster_state, setup, extenders=extenders)
-    if trace is not None:
-        result.extender_trace = trace
+    trace = [] if trace_extenders else None
+    result = whatif.place(pod, cluster_state, setup, trace=trace)
     render_output.emit(result, output.value, nodes=node or None)
-    if trace is not None and output in (Output.table, Output.wide):
+    if trace and output in (Output.table, Output.wide):
         from kwhatif.render.extenders import render_trace
 
         render_trace(trace)

@@ -10,7 +10,6 @@ from typing import Optional
 import typer
 
 from kwhatif.cli.common import user_errors
-from kwhatif.cli.leader import CAPTURED_AT_ANNOTATION
 from kwhatif.errors import InputError
 
 
@@ -43,36 +42,18 @@ def snapshot(
         raise InputError("missing --output FILE (e.g. -o prod.kwi.json.gz), or use --summary FILE")
     if from_dump and (kubeconfig or context):
         raise InputError("--from converts a dump; --kubeconfig/--context only apply to a live read")
+    from kwhatif import whatif
     from kwhatif.snapshot_file import write_snapshot
 
     started = time.monotonic()
     if from_dump:
-        cluster = load_dump(from_dump)
+        cluster = whatif.load_dump(from_dump)
     else:
         from kwhatif.live import read_cluster
 
         cluster = read_cluster(kubeconfig, context)
     size = write_snapshot(cluster, output, stripped=not from_dump)
     _report_written(output, size, cluster, time.monotonic() - started)
-
-
-def load_dump(path: str):
-    """A dump as a Cluster, with the capture time its List carries (``kwhatif.io/captured-at``), if any."""
-    from kwhatif.loader import flatten, iter_files, parse_documents, read_text
-    from kwhatif.state.cluster import Cluster
-
-    objects, captured_at = [], None
-    for file in iter_files(path):
-        source = "<stdin>" if file == "-" else file
-        for doc in parse_documents(read_text(file), source):
-            if isinstance(doc, dict) and captured_at is None:
-                annotations = (doc.get("metadata") or {}).get("annotations") or {}
-                captured_at = annotations.get(CAPTURED_AT_ANNOTATION)
-            objects.extend((obj, source) for obj in flatten(doc, source))
-    cluster = Cluster.from_objects(objects, source=path)
-    cluster.metadata = {"source": "dump", "dump": os.path.abspath(path) if path != "-" else "<stdin>",
-                        "capturedAt": captured_at, "missingPermissions": []}
-    return cluster
 
 
 def human_size(n: int) -> str:

@@ -202,22 +202,21 @@ class Framework:
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo,
                                          node_info: NodeInfo) -> Status | None:
-        skip = state.skip_filter_plugins
-        for name, add_pod in self._add_pod_extensions:
-            if name in skip:
-                continue
-            status = add_pod(state, pod, to_add, node_info)
-            if status is not None and status.code != _SUCCESS:
-                return status.with_plugin(name)
-        return None
+        return self._run_pre_filter_extensions(self._add_pod_extensions, state, pod, to_add, node_info)
 
     def run_pre_filter_extension_remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo,
                                             node_info: NodeInfo) -> Status | None:
+        return self._run_pre_filter_extensions(self._remove_pod_extensions, state, pod, to_remove, node_info)
+
+    @staticmethod
+    def _run_pre_filter_extensions(extensions, state: CycleState, pod: PodInfo, other: PodInfo,
+                                   node_info: NodeInfo) -> Status | None:
+        """AddPod or RemovePod of every PreFilter plugin that did not skip, stopping at a failure."""
         skip = state.skip_filter_plugins
-        for name, remove_pod in self._remove_pod_extensions:
+        for name, extension in extensions:
             if name in skip:
                 continue
-            status = remove_pod(state, pod, to_remove, node_info)
+            status = extension(state, pod, other, node_info)
             if status is not None and status.code != _SUCCESS:
                 return status.with_plugin(name)
         return None

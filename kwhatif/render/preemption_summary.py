@@ -8,16 +8,17 @@ from kwhatif.result import ScheduleResult
 
 
 def render_preemption_summary(result: ScheduleResult, console: Console) -> None:
-    data = result.preemption.to_dict()
-    nominated = data.get("nominatedNode")
-    candidates = data.get("candidates") or {}
+    """Read from the outcome itself: serializing every candidate's victims (to_dict) for two lines
+    would cost a noticeable part of a 5,000-node answer."""
+    outcome = result.preemption
+    nominated = outcome.nominated_node
     if nominated:
-        victims = (candidates.get(nominated) or {}).get("victims") or []
-        ties = data.get("nominatedNodes") or [nominated]
+        victims = [pi.key for pi in outcome.candidates[nominated].pods]
+        ties = list(outcome.nominated_nodes) or [nominated]
         tie_note = f" (tied with {', '.join(n for n in ties if n != nominated)}; the scheduler picks arbitrarily)" \
             if len(ties) > 1 else ""
         console.print(f"[yellow]Preemption:[/] the pod would be nominated to [bold]{nominated}[/]{tie_note}, "
                       f"evicting {len(victims)} pod(s): {', '.join(victims) or '-'}. "
                       f"Run `kwhatif preempt --explain` for the full reasoning.")
-    elif data.get("message"):
-        console.print(f"[yellow]Preemption cannot help:[/] {data['message']}")
+    elif outcome.message:
+        console.print(f"[yellow]Preemption cannot help:[/] {outcome.message}")

@@ -12,8 +12,10 @@ def make_console(console: Console | None = None) -> Console:
     """A terminal console; when piped, wide enough that no column is squeezed out (as kubectl does)."""
     if console is not None:
         return console
-    probe = Console()
-    return Console(highlight=False, width=None if probe.is_terminal else 250)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = 250
+    return console
 
 
 def _cpu(milli: int) -> str:
