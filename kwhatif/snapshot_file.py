@@ -322,6 +322,7 @@ def snapshot_document(cluster: Cluster, metadata: dict | None = None, stripped: 
     meta.update(cluster.metadata)
     meta.update(metadata or {})
     meta["counts"] = cluster.counts()
+    meta["skippedKinds"] = dict(cluster.skipped_kinds)  # so place on the snapshot reports them as on the dump
     meta["kwhatifVersion"] = __version__
     objects = {}
     templates: list[dict] = []
@@ -406,6 +407,9 @@ def read_snapshot(path: str) -> Cluster:
     and re-assembling pods from their templates."""
     doc = read_document(path)
     cluster = Cluster(source=path, metadata=dict(doc.get("metadata") or {}))
+    skipped = cluster.metadata.get("skippedKinds")
+    if isinstance(skipped, dict):
+        cluster.skipped_kinds.update({str(k): v for k, v in skipped.items() if isinstance(v, int)})
     with bulk_allocation():
         for kind, items in doc["objects"].items():
             if not isinstance(items, list):
