@@ -1,0 +1,539 @@
+"""Which pods a manifest makes: a workload's replicas as its controller would create them.
+
+A Pod is one pod. A Deployment, ReplicaSet, ReplicationController or StatefulSet makes ``spec.replicas``
+pods (default 1), a Job ``parallelism`` capped by ``completions``, a CronJob what its job template makes,
+a DaemonSet one pod per node it should run on. A ``List`` or multi-document input (a ``helm template``
+release, an install.yaml) makes all of that, and its objects that scheduling reads (Services, PDBs,
+PriorityClasses, Namespaces, PVCs, StorageClasses ...) join the cluster before the first pod, as applying
+the release would; so do the controller objects the cluster would then hold (a Deployment's ReplicaSet,
+the StatefulSet itself), which system default topology spreading reads.
+
+The pods carry what the controllers add (kubernetes pkg/controller: ``GetPodFromTemplate``, the
+Deployment controller's ``pod-template-hash``, the StatefulSet controller's identity labels, hostname and
+claims, the Job controller's index and finalizer, the DaemonSet controller's node pinning and
+tolerations) and owner references with ``controller: true``. Names the API server would generate
+(``generateName`` + 5 random characters) and hashes the controllers compute from Go structs are derived
+deterministically from the object instead, with the same alphabet and shape, so answers are reproducible.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
+
+from kwhatif.api.defaults import PriorityResolver
+from kwhatif.errors import InputError
+
+# Objects that scheduling reads and that applying a release adds to the cluster first, in the order
+# kubectl apply / helm install create them (namespaces and classes before what uses them).
+CLUSTER_KINDS = ("Namespace", "PriorityClass", "StorageClass", "CSIDriver", "PersistentVolume",
+                 "PersistentVolumeClaim", "Service", "PodDisruptionBudget")
+CLUSTER_SCOPED_KINDS = {"Namespace", "PriorityClass", "StorageClass", "CSIDriver", "PersistentVolume"}
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob",
+                  "DaemonSet")
+DEFAULT_API_VERSIONS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "StatefulSet": "apps/v1",
+                        "DaemonSet": "apps/v1", "ReplicationController": "v1", "Job": "batch/v1",
+                        "CronJob": "batch/v1"}
+
+# Labels and annotations the controllers (and the API server, for Jobs) add.
+POD_TEMPLATE_HASH = "pod-template-hash"
+STATEFULSET_POD_NAME = "statefulset.kubernetes.io/pod-name"
+POD_INDEX = "apps.kubernetes.io/pod-index"
+CONTROLLER_REVISION_HASH = "controller-revision-hash"
+DAEMONSET_TEMPLATE_GENERATION = "pod-template-generation"
+JOB_NAME = "batch.kubernetes.io/job-name"
+JOB_CONTROLLER_UID = "batch.kubernetes.io/controller-uid"
+LEGACY_JOB_NAME = "job-name"
+LEGACY_JOB_CONTROLLER_UID = "controller-uid"
+JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
+JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+HELM_HOOK = "helm.sh/hook"
+
+# k8s.io/apimachinery/pkg/util/rand: the alphabet of generated names and SafeEncodeString (no vowels,
+# no 0/1/3, so no words and no look-alikes).
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+GENERATED_SUFFIX_LENGTH = 5
+MAX_GENERATE_NAME_BASE = 63 - GENERATED_SUFFIX_LENGTH  # names.SimpleNameGenerator truncates the base
+_UID_NAMESPACE = uuid.UUID("6b7a5c2e-1f0d-4e8a-9c3b-2d4e6f8a0b1c")
+
+# pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations, in its order: (key, effect).
+DAEMON_TOLERATIONS = (
+    ("node.kubernetes.io/not-ready", "NoExecute"),
+    ("node.kubernetes.io/unreachable", "NoExecute"),
+    ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+    ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+    ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+    ("node.kubernetes.io/unschedulable", "NoSchedule"),
+)
+DAEMON_HOST_NETWORK_TOLERATION = ("node.kubernetes.io/network-unavailable", "NoSchedule")
+NODES_SHOWN = 5  # node names listed per DaemonSet note
+
+
+@dataclass(frozen=True)
+class NodeChecks:
+    """The scheduler's own predicates the DaemonSet controller runs per node (NodeShouldRunDaemonPod),
+    given by the caller so this layer does not reach up into the plugins.
+
+    ``matches_affinity(pod_spec, node)``: nodeSelector and required node affinity match the node;
+    ``untolerated_taint(taints, tolerations)``: the first NoSchedule/NoExecute taint not tolerated, or None.
+    """
+
+    matches_affinity: Callable[[Mapping, Mapping], bool]
+    untolerated_taint: Callable[[list, list], Mapping | None]
+
+
+@dataclass
+class Expansion:
+    """What a manifest gives: pods in scheduling-queue order, each with the file it came from; the
+    objects that join the cluster before the first pod; and notes for the user."""
+
+    pods: list[tuple[dict, str]] = field(default_factory=list)
+    objects: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def fnv32a(data: bytes) -> int:
+    """hash/fnv New32a, as the controllers hash pod templates."""
+    value = 0x811C9DC5
+    for byte in data:
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def safe_encode(text: str) -> str:
+    """rand.SafeEncodeString: each character mapped into ALPHANUMS."""
+    return "".join(ALPHANUMS[ord(c) % len(ALPHANUMS)] for c in text)
+
+
+def template_hash(template: Mapping) -> str:
+    """A pod-template-hash of the controller's shape (SafeEncodeString of a decimal FNV-32a). The
+    controller hashes the Go struct's spew dump, which a manifest cannot reproduce; this hashes the
+    template's canonical JSON, so the same template always gives the same hash."""
+    canonical = json.dumps(template, sort_keys=True, separators=(",", ":"), default=str)
+    return safe_encode(str(fnv32a(canonical.encode())))
+
+
+def synthesized_uid(kind: str, namespace: str, name: str) -> str:
+    """A UID for an object that has none yet (the API server assigns one on create), stable per object."""
+    return str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{namespace}/{name}"))
+
+
+class NameGenerator:
+    """``generateName`` as the API server resolves it: the base (truncated to 58 characters) and five
+    characters of ALPHANUMS; derived from the base and a counter instead of random, never repeating a
+    name already given out or taken."""
+
+    def __init__(self, taken: Iterable[tuple[str, str]] = ()) -> None:
+        self.taken = set(taken)
+
+    def generate(self, namespace: str, base: str) -> str:
+        base = base[:MAX_GENERATE_NAME_BASE]
+        attempt = 0
+        while True:
+            value = fnv32a(f"{namespace}/{base}/{attempt}".encode())
+            suffix = ""
+            for _ in range(GENERATED_SUFFIX_LENGTH):
+                value, digit = divmod(value, len(ALPHANUMS))
+                suffix += ALPHANUMS[digit]
+            name = base + suffix
+            if (namespace, name) not in self.taken:
+                self.take(namespace, name)
+                return name
+            attempt += 1
+
+    def take(self, namespace: str, name: str) -> None:
+        self.taken.add((namespace, name))
+
+
+def describe(obj: Mapping) -> str:
+    meta = obj.get("metadata") or {}
+    ns = meta.get("namespace")
+    return f"{obj.get('kind', '<no kind>')} {ns + '/' if ns else ''}{meta.get('name', '<unnamed>')}"
+
+
+def _field(obj: Mapping, path: tuple[str, ...], source: str, expected: type = dict, default=None):
+    """``obj[path]`` of the expected type, the default when absent, else one InputError naming the field."""
+    value = obj
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+        if value is None:
+            return default
+    if expected is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, expected)
+    if not ok:
+        name = {dict: "a mapping", list: "a list", int: "an integer", str: "a string"}[expected]
+        raise InputError(f"{source}: {describe(obj)}: {'.'.join(path)}: expected {name}")
+    return value
+
+
+def _count(obj: Mapping, path: tuple[str, ...], source: str, default: int) -> int:
+    value = _field(obj, path, source, int, default)
+    if value < 0:
+        raise InputError(f"{source}: {describe(obj)}: {'.'.join(path)}: must be greater than or equal to 0")
+    return value
+
+
+def _with_namespace(obj: dict) -> dict:
+    """A shallow copy with ``metadata.namespace`` defaulted (namespaced kinds) as kubectl applies it."""
+    meta = dict(obj.get("metadata") or {})
+    if obj.get("kind") not in CLUSTER_SCOPED_KINDS and not meta.get("namespace"):
+        meta["namespace"] = "default"
+    return {**obj, "metadata": meta}
+
+
+def _uid(obj: Mapping) -> str:
+    meta = obj.get("metadata") or {}
+    return meta.get("uid") or synthesized_uid(obj.get("kind", ""), meta.get("namespace", ""), meta.get("name", ""))
+
+
+def controller_ref(owner: Mapping) -> dict:
+    """metav1.NewControllerRef."""
+    meta = owner.get("metadata") or {}
+    kind = owner.get("kind", "")
+    return {"apiVersion": owner.get("apiVersion") or DEFAULT_API_VERSIONS.get(kind, ""), "kind": kind,
+            "name": meta.get("name", ""), "uid": _uid(owner), "controller": True, "blockOwnerDeletion": True}
+
+
+class _Expander:
+    def __init__(self, nodes: Sequence[Mapping], node_checks: NodeChecks | None, replicas: int | None,
+                 names: NameGenerator) -> None:
+        self.nodes = nodes
+        self.node_checks = node_checks
+        self.replicas = replicas
+        self.names = names
+        self.objects: list[dict] = []
+        self.notes: list[str] = []
+
+    # --- helpers -----------------------------------------------------------------------------------
+
+    def _template(self, obj: dict, path: tuple[str, ...], source: str) -> dict:
+        template = _field(obj, path, source)
+        if template is None:
+            raise InputError(f"{source}: {describe(obj)}: field {'.'.join(path)} is missing")
+        _field(template, ("metadata",), source)
+        _field(template, ("spec",), source)
+        return template
+
+    def _replicas(self, obj: dict, source: str, path=("spec", "replicas")) -> int:
+        declared = _count(obj, path, source, 1)
+        return declared if self.replicas is None else self.replicas
+
+    def _pod(self, template: Mapping, owner: Mapping, name: str, extra_labels: Mapping | None = None) -> dict:
+        """controller.GetPodFromTemplate: the template's labels, annotations, finalizers and spec, the
+        owner's namespace and a controller reference to it. The spec is shallow-copied: replicas share
+        what no step changes."""
+        tmeta = template.get("metadata") or {}
+        namespace = owner["metadata"]["namespace"]
+        meta: dict = {"name": name, "namespace": namespace,
+                      "labels": {**(tmeta.get("labels") or {}), **(extra_labels or {})}}
+        if tmeta.get("annotations"):
+            meta["annotations"] = dict(tmeta["annotations"])
+        if tmeta.get("finalizers"):
+            meta["finalizers"] = list(tmeta["finalizers"])
+        meta["ownerReferences"] = [controller_ref(owner)]
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": dict(template.get("spec") or {})}
+
+    def _generated_pod(self, template: Mapping, owner: Mapping, base: str, extra_labels=None) -> dict:
+        namespace = owner["metadata"]["namespace"]
+        return self._pod(template, owner, self.names.generate(namespace, base), extra_labels)
+
+    # --- one function per kind -----------------------------------------------------------------------
+
+    def pod(self, obj: dict, source: str) -> list[dict]:
+        """The pod itself; a ``generateName`` without a name is resolved as the API server would."""
+        if self.replicas is not None:
+            self.notes.append(f"{describe(obj)}: --replicas does not apply to a Pod; it is placed once")
+        meta = obj.get("metadata")
+        if isinstance(meta, dict) and not meta.get("name") and isinstance(meta.get("generateName"), str):
+            namespace = meta.get("namespace") or "default"
+            obj = {**obj, "metadata": {**meta, "name": self.names.generate(namespace, meta["generateName"])}}
+        return [obj]
+
+    def replica_set(self, obj: dict, source: str, count: int | None = None) -> list[dict]:
+        """A ReplicaSet or ReplicationController: ``replicas`` pods named ``<name>-<suffix>``; the
+        object itself joins the cluster."""
+        template = self._template(obj, ("spec", "template"), source)
+        count = self._replicas(obj, source) if count is None else count
+        owner = _with_namespace(obj)
+        owner["metadata"].setdefault("uid", _uid(owner))
+        owner["spec"] = {**(owner.get("spec") or {}), "replicas": count}
+        if "selector" not in owner["spec"]:
+            labels = (template.get("metadata") or {}).get("labels") or {}
+            owner["spec"]["selector"] = ({"matchLabels": dict(labels)} if obj.get("kind") == "ReplicaSet"
+                                         else dict(labels))
+        self.objects.append(owner)
+        base = owner["metadata"].get("name", "") + "-"
+        return [self._generated_pod(template, owner, base) for _ in range(count)]
+
+    def deployment(self, obj: dict, source: str) -> list[dict]:
+        """The Deployment controller's new ReplicaSet ``<deployment>-<pod-template-hash>`` (the template
+        labelled with the hash, the selector extended by it), and that ReplicaSet's pods."""
+        template = self._template(obj, ("spec", "template"), source)
+        count = self._replicas(obj, source)
+        deployment = _with_namespace(obj)
+        meta = deployment["metadata"]
+        pod_hash = template_hash(template)
+        tmeta = dict(template.get("metadata") or {})
+        tmeta["labels"] = {**(tmeta.get("labels") or {}), POD_TEMPLATE_HASH: pod_hash}
+        selector = _field(obj, ("spec", "selector"), source) or {"matchLabels": dict(
+            (template.get("metadata") or {}).get("labels") or {})}
+        selector = {**selector, "matchLabels": {**(selector.get("matchLabels") or {}), POD_TEMPLATE_HASH: pod_hash}}
+        rs_name = f"{meta.get('name', '')}-{pod_hash}"
+        replica_set = {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": rs_name, "namespace": meta["namespace"], "labels": dict(tmeta["labels"]),
+                         "annotations": {"deployment.kubernetes.io/revision": "1"},
+                         "ownerReferences": [controller_ref(deployment)]},
+            "spec": {"replicas": count, "selector": selector, "template": {**template, "metadata": tmeta}},
+        }
+        replica_set["metadata"]["uid"] = _uid(replica_set)
+        return self.replica_set(replica_set, source, count)
+
+    def stateful_set(self, obj: dict, source: str) -> list[dict]:
+        """``<sts>-<ordinal>`` from ``spec.ordinals.start``, each with its identity labels, hostname and
+        subdomain, and a PVC ``<claim>-<sts>-<ordinal>`` per volumeClaimTemplate that its volume of the
+        same name refers to (the controller's newStatefulSetPod / updateStorage)."""
+        template = self._template(obj, ("spec", "template"), source)
+        count = self._replicas(obj, source)
+        start = _count(obj, ("spec", "ordinals", "start"), source, 0)
+        claim_templates = _field(obj, ("spec", "volumeClaimTemplates"), source, list, [])
+        service_name = _field(obj, ("spec", "serviceName"), source, str, "")
+        sts = _with_namespace(obj)
+        sts["metadata"].setdefault("uid", _uid(sts))
+        sts["spec"] = {**(sts.get("spec") or {}), "replicas": count}
+        self.objects.append(sts)
+        name, namespace = sts["metadata"].get("name", ""), sts["metadata"]["namespace"]
+        revision = f"{name}-{template_hash(template)}"
+        selector_labels = ((sts["spec"].get("selector") or {}).get("matchLabels") or {})
+        claim_names = []
+        for i, claim in enumerate(claim_templates):
+            if not isinstance(claim, dict) or not (claim.get("metadata") or {}).get("name"):
+                raise InputError(f"{source}: {describe(obj)}: spec.volumeClaimTemplates[{i}]: metadata.name "
+                                 "is required")
+            claim_names.append(claim["metadata"]["name"])
+        pods = []
+        for ordinal in range(start, start + count):
+            pod_name = f"{name}-{ordinal}"
+            self.names.take(namespace, pod_name)
+            pod = self._pod(template, sts, pod_name, {STATEFULSET_POD_NAME: pod_name, POD_INDEX: str(ordinal),
+                                                      CONTROLLER_REVISION_HASH: revision})
+            spec = pod["spec"]
+            spec["hostname"] = pod_name
+            spec["subdomain"] = service_name
+            if claim_templates:
+                volumes = [{"name": claim_name, "persistentVolumeClaim": {
+                    "claimName": f"{claim_name}-{name}-{ordinal}"}} for claim_name in claim_names]
+                volumes += [v for v in spec.get("volumes") or [] if v.get("name") not in claim_names]
+                spec["volumes"] = volumes
+                for claim in claim_templates:
+                    self.objects.append(self._claim(claim, name, namespace, ordinal, selector_labels))
+            pods.append(pod)
+        return pods
+
+    @staticmethod
+    def _claim(template: Mapping, sts_name: str, namespace: str, ordinal: int, selector_labels: Mapping) -> dict:
+        """getPersistentVolumeClaims: the template named ``<claim>-<sts>-<ordinal>``, labelled with the
+        StatefulSet's selector; created unbound."""
+        meta = copy.deepcopy(dict(template.get("metadata") or {}))
+        meta["name"] = f"{meta['name']}-{sts_name}-{ordinal}"
+        meta["namespace"] = namespace
+        meta["labels"] = {**(meta.get("labels") or {}), **selector_labels}
+        return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+                "spec": copy.deepcopy(template.get("spec") or {}), "status": {"phase": "Pending"}}
+
+    def job(self, obj: dict, source: str, template_path=("spec", "template")) -> list[dict]:
+        """``parallelism`` pods (default 1) capped by ``completions``; none for a suspended Job. The API
+        server labels the template with the Job's name and UID (unless ``manualSelector``); an Indexed
+        Job's pods are ``<job>-<index>-<suffix>`` with the index as label, annotation and hostname."""
+        template = self._template(obj, template_path, source)
+        job = _with_namespace(obj)
+        job["metadata"].setdefault("uid", _uid(job))
+        name, uid = job["metadata"].get("name", ""), job["metadata"]["uid"]
+        if _field(obj, ("spec", "suspend"), source, bool, False):
+            self.notes.append(f"{describe(job)} is suspended: the Job controller creates no pods for it")
+            return []
+        count = _count(obj, ("spec", "parallelism"), source, 1)
+        if (obj.get("spec") or {}).get("completions") is not None:
+            count = min(count, _count(obj, ("spec", "completions"), source, 1))
+        if self.replicas is not None:
+            count = self.replicas
+        labels = {}
+        if not _field(obj, ("spec", "manualSelector"), source, bool, False):
+            labels = {JOB_CONTROLLER_UID: uid, JOB_NAME: name, LEGACY_JOB_CONTROLLER_UID: uid, LEGACY_JOB_NAME: name}
+        indexed = (obj.get("spec") or {}).get("completionMode") == "Indexed"
+        pods = []
+        for index in range(count):
+            if indexed:
+                pod = self._generated_pod(template, job, f"{name}-{index}-",
+                                          {**labels, JOB_COMPLETION_INDEX: str(index)})
+                pod["metadata"]["annotations"] = {**(pod["metadata"].get("annotations") or {}),
+                                                  JOB_COMPLETION_INDEX: str(index)}
+                if not pod["spec"].get("hostname"):
+                    pod["spec"]["hostname"] = f"{name}-{index}"
+            else:
+                pod = self._generated_pod(template, job, f"{name}-", labels)
+            pod["metadata"]["finalizers"] = [*(pod["metadata"].get("finalizers") or []), JOB_TRACKING_FINALIZER]
+            pods.append(pod)
+        return pods
+
+    def cron_job(self, obj: dict, source: str) -> list[dict]:
+        """The Job the CronJob controller creates, ``<cronjob>-<scheduled time in minutes>`` (here a
+        number derived from the CronJob, as no schedule runs), and that Job's pods."""
+        job_template = _field(obj, ("spec", "jobTemplate"), source)
+        if job_template is None:
+            raise InputError(f"{source}: {describe(obj)}: field spec.jobTemplate is missing")
+        cron_job = _with_namespace(obj)
+        meta = cron_job["metadata"]
+        minutes = fnv32a(f"{meta['namespace']}/{meta.get('name', '')}".encode()) % 100_000_000
+        jmeta = job_template.get("metadata") or {}
+        job = {"apiVersion": "batch/v1", "kind": "Job",
+               "metadata": {"name": f"{meta.get('name', '')}-{minutes}", "namespace": meta["namespace"],
+                            "labels": dict(jmeta.get("labels") or {}),
+                            "annotations": dict(jmeta.get("annotations") or {}),
+                            "ownerReferences": [controller_ref(cron_job)]},
+               "spec": job_template.get("spec") or {}}
+        return self.job(job, source)
+
+    def daemon_set(self, obj: dict, source: str) -> list[dict]:
+        """One pod per node the DaemonSet controller would run it on (NodeShouldRunDaemonPod: the
+        template's nodeName, nodeSelector and required node affinity, and its NoSchedule/NoExecute
+        taints with the daemon tolerations added), pinned to that node by required node affinity on
+        ``metadata.name``; the nodes it would not run on are noted with the reason."""
+        template = self._template(obj, ("spec", "template"), source)
+        ds = _with_namespace(obj)
+        ds["metadata"].setdefault("uid", _uid(ds))
+        if self.replicas is not None:
+            self.notes.append(f"{describe(ds)}: --replicas does not apply to a DaemonSet (one pod per node)")
+        if self.node_checks is None:
+            raise ValueError("expanding a DaemonSet needs the scheduler's node checks")
+        spec = dict(template.get("spec") or {})
+        spec["tolerations"] = daemon_tolerations(spec)
+        labels = {CONTROLLER_REVISION_HASH: template_hash(template), DAEMONSET_TEMPLATE_GENERATION: "1"}
+        tmpl = {**template, "spec": spec}
+        pods, skipped = [], {}
+        for node in self.nodes:
+            node_name = (node.get("metadata") or {}).get("name", "")
+            reason = self._daemon_skip_reason(spec, node)
+            if reason:
+                skipped.setdefault(reason, []).append(node_name)
+                continue
+            pod = self._generated_pod(tmpl, ds, ds["metadata"].get("name", "") + "-", labels)
+            pod["spec"]["affinity"] = pin_to_node(spec.get("affinity"), node_name)
+            pods.append(pod)
+        for reason, names in skipped.items():
+            shown = ", ".join(names[:NODES_SHOWN])
+            if len(names) > NODES_SHOWN:
+                shown += f", … (+{len(names) - NODES_SHOWN})"
+            self.notes.append(f"{describe(ds)} would not run on {len(names)} node(s), {reason}: {shown}")
+        if not self.nodes:
+            self.notes.append(f"{describe(ds)}: the cluster has no nodes, so the DaemonSet makes no pods")
+        return pods
+
+    def _daemon_skip_reason(self, spec: Mapping, node: Mapping) -> str | None:
+        node_name = (node.get("metadata") or {}).get("name", "")
+        if spec.get("nodeName") and spec["nodeName"] != node_name:
+            return f"the template's spec.nodeName is {spec['nodeName']}"
+        if not self.node_checks.matches_affinity(spec, node):
+            return "its nodeSelector / required node affinity does not match"
+        taint = self.node_checks.untolerated_taint((node.get("spec") or {}).get("taints") or [],
+                                                   spec.get("tolerations") or [])
+        if taint is not None:
+            value = f"={taint['value']}" if taint.get("value") else ""
+            return f"untolerated taint {taint.get('key', '')}{value}:{taint.get('effect', '')}"
+        return None
+
+
+def daemon_tolerations(spec: Mapping) -> list[dict]:
+    """The template's tolerations with the DaemonSet controller's (AddOrUpdateTolerationInPodSpec: one
+    with the same key, operator, value and effect is replaced in place, else appended)."""
+    tolerations = [dict(t) for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    wanted = list(DAEMON_TOLERATIONS) + ([DAEMON_HOST_NETWORK_TOLERATION] if spec.get("hostNetwork") else [])
+    for key, effect in wanted:
+        toleration = {"key": key, "operator": "Exists", "effect": effect}
+        for i, existing in enumerate(tolerations):
+            if (existing.get("key", ""), existing.get("operator", ""), existing.get("value", ""),
+                    existing.get("effect", "")) == (key, "Exists", "", effect):
+                tolerations[i] = toleration
+                break
+        else:
+            tolerations.append(toleration)
+    return tolerations
+
+
+def pin_to_node(affinity: Mapping | None, node_name: str) -> dict:
+    """ReplaceDaemonSetPodNodeNameNodeAffinity: the required node affinity becomes the one term
+    ``metadata.name In (node)``; preferred terms and pod (anti-)affinity are kept."""
+    term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+    affinity = dict(affinity or {})
+    node_affinity = dict(affinity.get("nodeAffinity") or {})
+    required = dict(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {})
+    required["nodeSelectorTerms"] = [term]
+    node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = required
+    affinity["nodeAffinity"] = node_affinity
+    return affinity
+
+
+def _is_helm_test(obj: Mapping) -> bool:
+    hooks = ((obj.get("metadata") or {}).get("annotations") or {}).get(HELM_HOOK) or ""
+    return any(h.strip().startswith("test") for h in str(hooks).split(","))
+
+
+def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = (),
+           priority_classes: Iterable[Mapping] = (), replicas: int | None = None, in_order: bool = False,
+           node_checks: NodeChecks | None = None, taken_pod_names: Iterable[tuple[str, str]] = ()) -> Expansion:
+    """The pods ``objects`` (each with its file) make, the objects that join the cluster first, and notes.
+
+    Pods come in scheduling-queue order: priority descending (PriorityClasses of the cluster and of the
+    input), then input order; ``in_order`` keeps the input order. ``replicas`` overrides every
+    workload's count. ``nodes`` and ``node_checks`` are needed for DaemonSets; ``taken_pod_names``
+    (namespace, name) are names generated pod names must avoid (the cluster's pods).
+    """
+    if replicas is not None and replicas < 0:
+        raise InputError(f"--replicas must be 0 or more, got {replicas}")
+    expander = _Expander(nodes, node_checks, replicas, NameGenerator(taken_pod_names))
+    by_kind = {"Pod": expander.pod, "Deployment": expander.deployment, "ReplicaSet": expander.replica_set,
+               "ReplicationController": expander.replica_set, "StatefulSet": expander.stateful_set,
+               "Job": expander.job, "CronJob": expander.cron_job, "DaemonSet": expander.daemon_set}
+    pods: list[tuple[dict, str]] = []
+    cluster_objects: list[dict] = []
+    ignored: dict[str, int] = {}
+    for obj, source in objects:
+        kind = obj.get("kind") or ""
+        if _is_helm_test(obj):
+            expander.notes.append(f"{describe(obj)} is a Helm test hook (helm install does not create it): skipped")
+            continue
+        if kind in by_kind:
+            if kind != "Pod":
+                _field(obj, ("spec",), source)
+                if not _field(obj, ("metadata", "name"), source, str):
+                    raise InputError(f"{source}: {describe(obj)}: metadata.name is required")
+            made = by_kind[kind](obj, source)
+            pods.extend((pod, source) for pod in made)
+            if kind != "Pod":
+                expander.notes.append(f"{describe(obj)}: {len(made)} pod(s)")
+        elif kind in CLUSTER_KINDS:
+            cluster_objects.append(_with_namespace(obj))
+        else:
+            ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1
+    if not any((o.get("kind") or "") in by_kind for o, _ in objects):
+        kinds = sorted({o.get("kind") or "<no kind>" for o, _ in objects})
+        expander.notes.append(f"no pods: the input holds no Pod or workload ({', '.join(kinds) or 'nothing'})")
+    if ignored:
+        what = ", ".join(f"{kind} {n}" for kind, n in sorted(ignored.items()))
+        expander.notes.append(f"not read by scheduling, ignored: {what}")
+    # Namespaces and classes first (as CLUSTER_KINDS orders them), then the controllers' objects.
+    cluster_objects.sort(key=lambda o: CLUSTER_KINDS.index(o["kind"]))
+    if not in_order:
+        resolver = PriorityResolver([*priority_classes, *(o for o in cluster_objects if o["kind"] == "PriorityClass")])
+
+        def priority(item: tuple[dict, str]) -> int:
+            admission = resolver.resolve(item[0])
+            return admission.priority if admission is not None else 0  # admission reports the unknown class
+
+        pods.sort(key=lambda item: -priority(item))  # stable: equal priorities keep the input order
+    return Expansion(pods=pods, objects=cluster_objects + expander.objects, notes=expander.notes)

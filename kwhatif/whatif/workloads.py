@@ -1,0 +1,50 @@
+"""A manifest's pods against a cluster: workload expansion (kwhatif.api.workloads) with the scheduler's
+own node predicates for DaemonSets and the cluster's PriorityClasses and pod names."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from kwhatif.api.workloads import Expansion, NodeChecks, expand
+from kwhatif.errors import InputError
+from kwhatif.loader import load_objects
+from kwhatif.plugins.helper import find_matching_untolerated_taint
+from kwhatif.plugins.node_affinity import RequiredNodeAffinity
+from kwhatif.state.cluster import KINDS, Cluster
+from kwhatif.state.nodeinfo import NodeInfo, Resource
+
+
+def _matches_affinity(pod_spec: Mapping, node: dict) -> bool:
+    return RequiredNodeAffinity(pod_spec).matches(NodeInfo(node, Resource()))
+
+
+DAEMON_NODE_CHECKS = NodeChecks(matches_affinity=_matches_affinity,
+                                untolerated_taint=find_matching_untolerated_taint)
+
+
+def expand_objects(objects: list[tuple[dict, str]], cluster: Cluster, replicas: int | None = None,
+                   in_order: bool = False) -> Expansion:
+    """The pods of ``objects`` in scheduling-queue order and the objects that join ``cluster`` first
+    (those it already holds, by kind, namespace and name, are left out)."""
+    expansion = expand(objects, nodes=cluster.nodes, priority_classes=cluster.priority_classes,
+                       replicas=replicas, in_order=in_order, node_checks=DAEMON_NODE_CHECKS,
+                       taken_pod_names={_key(p) for p in cluster.pods})
+    held: dict[str, set] = {}
+    for obj in expansion.objects:
+        attr = KINDS.get(obj["kind"])
+        if attr is not None and attr not in held:
+            held[attr] = {_key(o) for o in getattr(cluster, attr)}
+    expansion.objects = [o for o in expansion.objects if _key(o) not in held.get(KINDS.get(o["kind"]), ())]
+    return expansion
+
+
+def expand_file(path: str, cluster: Cluster, replicas: int | None = None, in_order: bool = False) -> Expansion:
+    objects = load_objects(path)
+    if not objects:
+        raise InputError(f"{path}: no Kubernetes object found")
+    return expand_objects(objects, cluster, replicas, in_order)
+
+
+def _key(obj: Mapping) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name") or ""
