@@ -423,3 +423,33 @@ def test_real_flannel_daemon_set_tolerates_every_node_it_selects():
     tolerations = out.pods[0][0]["spec"]["tolerations"]
     network = {"key": "node.kubernetes.io/network-unavailable", "operator": "Exists", "effect": "NoSchedule"}
     assert network in tolerations
+
+
+# --- claims get the default StorageClass, as the DefaultStorageClass admission plugin gives it ------------
+
+def storage_class(name: str, default: str | None, created: str = "2025-01-01T00:00:00Z", beta=False) -> dict:
+    key = "storageclass.beta.kubernetes.io/is-default-class" if beta else "storageclass.kubernetes.io/is-default-class"
+    meta = {"name": name, "creationTimestamp": created, **({"annotations": {key: default}} if default else {})}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": meta, "provisioner": "x"}
+
+
+@pytest.mark.parametrize("classes,claim_spec,want", [
+    ([storage_class("std", "true")], {}, "std"),
+    ([storage_class("std", "true", beta=True)], {}, "std"),
+    ([storage_class("std", "false")], {}, None),
+    ([storage_class("old", "true", "2024-01-01T00:00:00Z"), storage_class("new", "true", "2025-06-01T00:00:00Z")],
+     {}, "new"),                                                   # the newest default wins
+    ([storage_class("b", "true"), storage_class("a", "true")], {}, "a"),  # same age: the lowest name
+    ([storage_class("std", "true")], {"storageClassName": ""}, ""),       # "" asks for no class: kept
+    ([storage_class("std", "true")], {"storageClassName": "fast"}, "fast"),
+])
+def test_claims_get_the_default_storage_class(classes, claim_spec, want):
+    sts = workload("StatefulSet", replicas=1, selector={"matchLabels": {"app": "web"}},
+                   volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": dict(claim_spec)}])
+    pvc = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "logs"}, "spec": dict(claim_spec)}
+    from_cluster = run(sts, pvc, storage_classes=classes)
+    from_release = run(*classes, sts, pvc)   # the release's own StorageClasses count too
+    for out in (from_cluster, from_release):
+        claims = [o for o in out.objects if o["kind"] == "PersistentVolumeClaim"]
+        assert [c["metadata"]["name"] for c in claims] == ["logs", "data-web-0"]
+        assert [c["spec"].get("storageClassName") for c in claims] == [want, want]

@@ -51,6 +51,9 @@ LEGACY_JOB_CONTROLLER_UID = "controller-uid"
 JOB_COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 HELM_HOOK = "helm.sh/hook"
+DEFAULT_CLASS_ANNOTATIONS = ("storageclass.kubernetes.io/is-default-class",
+                             "storageclass.beta.kubernetes.io/is-default-class")
+BETA_CLAIM_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 
 # k8s.io/apimachinery/pkg/util/rand: the alphabet of generated names and SafeEncodeString (no vowels,
 # no 0/1/3, so no words and no look-alikes).
@@ -478,6 +481,30 @@ def pin_to_node(affinity: Mapping | None, node_name: str) -> dict:
     return affinity
 
 
+def default_storage_class(storage_classes: Iterable[Mapping]) -> str | None:
+    """The DefaultStorageClass admission plugin's class: of those annotated as default (GA or beta
+    annotation), the newest, then the lowest name; None without one."""
+    defaults = [sc for sc in storage_classes
+                if any(((sc.get("metadata") or {}).get("annotations") or {}).get(key) == "true"
+                       for key in DEFAULT_CLASS_ANNOTATIONS)]
+    if not defaults:
+        return None
+    newest = max(str((sc.get("metadata") or {}).get("creationTimestamp") or "") for sc in defaults)
+    return min((sc.get("metadata") or {}).get("name", "") for sc in defaults
+               if str((sc.get("metadata") or {}).get("creationTimestamp") or "") == newest)
+
+
+def _admit_claim(claim: dict, default_class: str | None) -> dict:
+    """A claim with no class at all (``storageClassName`` absent, no beta annotation) gets the default
+    class, as the API server's admission gives it on create; ``""`` means no class and stays."""
+    spec = claim.get("spec")
+    annotations = (claim.get("metadata") or {}).get("annotations") or {}
+    if default_class is None or not isinstance(spec, dict) or "storageClassName" in spec \
+            or BETA_CLAIM_CLASS_ANNOTATION in annotations:
+        return claim
+    return {**claim, "spec": {**spec, "storageClassName": default_class}}
+
+
 def _is_helm_test(obj: Mapping) -> bool:
     hooks = ((obj.get("metadata") or {}).get("annotations") or {}).get(HELM_HOOK) or ""
     return any(h.strip().startswith("test") for h in str(hooks).split(","))
@@ -485,13 +512,15 @@ def _is_helm_test(obj: Mapping) -> bool:
 
 def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = (),
            priority_classes: Iterable[Mapping] = (), replicas: int | None = None, in_order: bool = False,
-           node_checks: NodeChecks | None = None, taken_pod_names: Iterable[tuple[str, str]] = ()) -> Expansion:
+           node_checks: NodeChecks | None = None, taken_pod_names: Iterable[tuple[str, str]] = (),
+           storage_classes: Iterable[Mapping] = ()) -> Expansion:
     """The pods ``objects`` (each with its file) make, the objects that join the cluster first, and notes.
 
     Pods come in scheduling-queue order: priority descending (PriorityClasses of the cluster and of the
     input), then input order; ``in_order`` keeps the input order. ``replicas`` overrides every
     workload's count. ``nodes`` and ``node_checks`` are needed for DaemonSets; ``taken_pod_names``
-    (namespace, name) are names generated pod names must avoid (the cluster's pods).
+    (namespace, name) are names generated pod names must avoid (the cluster's pods); claims without a
+    class get the default of ``storage_classes`` and the input's StorageClasses.
     """
     if replicas is not None and replicas < 0:
         raise InputError(f"--replicas must be 0 or more, got {replicas}")
@@ -536,4 +565,8 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
             return admission.priority if admission is not None else 0  # admission reports the unknown class
 
         pods.sort(key=lambda item: -priority(item))  # stable: equal priorities keep the input order
-    return Expansion(pods=pods, objects=cluster_objects + expander.objects, notes=expander.notes)
+    default_class = default_storage_class(
+        [*storage_classes, *(o for o in cluster_objects if o["kind"] == "StorageClass")])
+    objects = [_admit_claim(o, default_class) if o["kind"] == "PersistentVolumeClaim" else o
+               for o in cluster_objects + expander.objects]
+    return Expansion(pods=pods, objects=objects, notes=expander.notes)

@@ -28,7 +28,7 @@ def expand_objects(objects: list[tuple[dict, str]], cluster: Cluster, replicas: 
     (those it already holds, by kind, namespace and name, are left out)."""
     expansion = expand(objects, nodes=cluster.nodes, priority_classes=cluster.priority_classes,
                        replicas=replicas, in_order=in_order, node_checks=DAEMON_NODE_CHECKS,
-                       taken_pod_names={_key(p) for p in cluster.pods})
+                       taken_pod_names={_key(p) for p in cluster.pods}, storage_classes=cluster.storage_classes)
     held: dict[str, set] = {}
     for obj in expansion.objects:
         attr = KINDS.get(obj["kind"])
