@@ -11,9 +11,9 @@ from kwhatif.api.workloads import (ALPHANUMS, DAEMON_TOLERATIONS, NameGenerator,
                                    template_hash)
 from kwhatif.errors import InputError
 from kwhatif.loader import load_objects
-from kwhatif.whatif.workloads import DAEMON_NODE_CHECKS, expand_objects
-from tests.builders import make_node
 from kwhatif.state.cluster import Cluster
+from kwhatif.whatif.workloads import DAEMON_NODE_CHECKS, expand_objects, join_objects
+from tests.builders import make_node
 
 REAL_WORKLOADS = Path(__file__).resolve().parents[2] / "shared" / "real-inputs" / "workloads"
 
@@ -347,11 +347,32 @@ def test_pod_is_itself_and_generate_name_is_resolved():
     assert generated.pods[0][0]["metadata"]["name"].startswith("job-")
 
 
+def test_pod_replicas_are_copies_without_the_uid():
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "uid": "u1", "labels": {"a": "b"}},
+           "spec": {"containers": []}}
+    out = run(pod, replicas=3)
+    assert names(out) == ["p-0", "p-1", "p-2"]
+    assert all("uid" not in p["metadata"] and p["metadata"]["labels"] == {"a": "b"} for p, _ in out.pods)
+
+
 def test_expand_objects_skips_objects_the_cluster_holds_and_taken_names():
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"}}
     cluster = Cluster.from_objects([(copy.deepcopy(service), "dump")])
     out = expand_objects([(service, "in.yaml"), (workload("ReplicaSet", replicas=1), "in.yaml")], cluster)
     assert [o["kind"] for o in out.objects] == ["ReplicaSet"]
+
+
+def test_join_objects_adds_to_a_new_cluster_and_leaves_the_old_one():
+    cluster = Cluster.from_objects([(make_node("a").obj(), "dump")])
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"},
+               "spec": {"selector": {"app": "web"}}}
+    out = expand_objects([(service, "in.yaml"), (workload("Deployment", replicas=2), "in.yaml")], cluster)
+    joined = join_objects(cluster, out.objects)
+    assert (cluster.services, cluster.replica_sets) == ([], [])
+    assert [s["metadata"]["name"] for s in joined.services] == ["web"]
+    rs, = joined.replica_sets
+    assert rs["metadata"]["uid"] == out.pods[0][0]["metadata"]["ownerReferences"][0]["uid"]
+    assert joined.nodes is cluster.nodes
 
 
 @pytest.mark.parametrize("mutate,message", [

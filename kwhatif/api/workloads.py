@@ -248,14 +248,18 @@ class _Expander:
     # --- one function per kind -----------------------------------------------------------------------
 
     def pod(self, obj: dict, source: str) -> list[dict]:
-        """The pod itself; a ``generateName`` without a name is resolved as the API server would."""
-        if self.replicas is not None:
-            self.notes.append(f"{describe(obj)}: --replicas does not apply to a Pod; it is placed once")
+        """The pod itself (a ``generateName`` without a name resolved as the API server would), or with
+        a replica count that many copies named ``<name>-<i>``, each to get its own UID."""
         meta = obj.get("metadata")
         if isinstance(meta, dict) and not meta.get("name") and isinstance(meta.get("generateName"), str):
             namespace = meta.get("namespace") or "default"
             obj = {**obj, "metadata": {**meta, "name": self.names.generate(namespace, meta["generateName"])}}
-        return [obj]
+        if self.replicas is None:
+            return [obj]
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        copies = {k: v for k, v in meta.items() if k != "uid"}
+        return [{**obj, "metadata": {**copies, "name": f"{meta.get('name') or 'pod'}-{i}"}}
+                for i in range(self.replicas)]
 
     def replica_set(self, obj: dict, source: str, count: int | None = None) -> list[dict]:
         """A ReplicaSet or ReplicationController: ``replicas`` pods named ``<name>-<suffix>``; the

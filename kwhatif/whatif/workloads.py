@@ -3,8 +3,10 @@ own node predicates for DaemonSets and the cluster's PriorityClasses and pod nam
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Mapping
 
+from kwhatif.api.defaults import default_uid
 from kwhatif.api.workloads import Expansion, NodeChecks, expand
 from kwhatif.errors import InputError
 from kwhatif.loader import load_objects
@@ -43,6 +45,18 @@ def expand_file(path: str, cluster: Cluster, replicas: int | None = None, in_ord
     if not objects:
         raise InputError(f"{path}: no Kubernetes object found")
     return expand_objects(objects, cluster, replicas, in_order)
+
+
+def join_objects(cluster: Cluster, objects: list[dict]) -> Cluster:
+    """``cluster`` with ``objects`` added (as applying them would), leaving ``cluster`` as it was: the
+    lists that change are new lists, the rest is shared."""
+    changes: dict[str, list] = {}
+    for obj in objects:
+        attr = KINDS[obj["kind"]]
+        meta = obj["metadata"] = dict(obj.get("metadata") or {})
+        meta.setdefault("uid", default_uid(obj["kind"], meta.get("namespace", ""), meta.get("name", "")))
+        changes.setdefault(attr, list(getattr(cluster, attr))).append(obj)
+    return dataclasses.replace(cluster, **changes) if changes else cluster
 
 
 def _key(obj: Mapping) -> tuple[str, str]:
