@@ -19,6 +19,7 @@ deterministically from the object instead, with the same alphabet and shape, so 
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -80,11 +81,12 @@ class NodeChecks:
     """The scheduler's own predicates the DaemonSet controller runs per node (NodeShouldRunDaemonPod),
     given by the caller so this layer does not reach up into the plugins.
 
-    ``matches_affinity(pod_spec, node)``: nodeSelector and required node affinity match the node;
+    ``affinity_matcher(pod_spec)``: a predicate on nodes, whether the spec's nodeSelector and required
+    node affinity match (built once per DaemonSet);
     ``untolerated_taint(taints, tolerations)``: the first NoSchedule/NoExecute taint not tolerated, or None.
     """
 
-    matches_affinity: Callable[[Mapping, Mapping], bool]
+    affinity_matcher: Callable[[Mapping], Callable[[Mapping], bool]]
     untolerated_taint: Callable[[list, list], Mapping | None]
 
 
@@ -131,21 +133,24 @@ class NameGenerator:
 
     def __init__(self, taken: Iterable[tuple[str, str]] = ()) -> None:
         self.taken = set(taken)
+        self.attempts: dict[tuple[str, str], int] = {}  # the next counter per (namespace, base)
 
     def generate(self, namespace: str, base: str) -> str:
         base = base[:MAX_GENERATE_NAME_BASE]
-        attempt = 0
+        attempt = self.attempts.get((namespace, base), 0)
         while True:
-            value = fnv32a(f"{namespace}/{base}/{attempt}".encode())
+            value = int.from_bytes(hashlib.blake2b(f"{namespace}/{base}/{attempt}".encode(), digest_size=8).digest(),
+                                   "big")
+            attempt += 1
             suffix = ""
             for _ in range(GENERATED_SUFFIX_LENGTH):
                 value, digit = divmod(value, len(ALPHANUMS))
                 suffix += ALPHANUMS[digit]
             name = base + suffix
             if (namespace, name) not in self.taken:
+                self.attempts[(namespace, base)] = attempt
                 self.take(namespace, name)
                 return name
-            attempt += 1
 
     def take(self, namespace: str, name: str) -> None:
         self.taken.add((namespace, name))
@@ -423,9 +428,10 @@ class _Expander:
         labels = {CONTROLLER_REVISION_HASH: template_hash(template), DAEMONSET_TEMPLATE_GENERATION: "1"}
         tmpl = {**template, "spec": spec}
         pods, skipped = [], {}
+        matches_affinity = self.node_checks.affinity_matcher(spec)
         for node in self.nodes:
             node_name = (node.get("metadata") or {}).get("name", "")
-            reason = self._daemon_skip_reason(spec, node)
+            reason = self._daemon_skip_reason(spec, node, matches_affinity)
             if reason:
                 skipped.setdefault(reason, []).append(node_name)
                 continue
@@ -441,11 +447,11 @@ class _Expander:
             self.notes.append(f"{describe(ds)}: the cluster has no nodes, so the DaemonSet makes no pods")
         return pods
 
-    def _daemon_skip_reason(self, spec: Mapping, node: Mapping) -> str | None:
+    def _daemon_skip_reason(self, spec: Mapping, node: Mapping, matches_affinity) -> str | None:
         node_name = (node.get("metadata") or {}).get("name", "")
         if spec.get("nodeName") and spec["nodeName"] != node_name:
             return f"the template's spec.nodeName is {spec['nodeName']}"
-        if not self.node_checks.matches_affinity(spec, node):
+        if not matches_affinity(node):
             return "its nodeSelector / required node affinity does not match"
         taint = self.node_checks.untolerated_taint((node.get("spec") or {}).get("taints") or [],
                                                    spec.get("tolerations") or [])

@@ -13,14 +13,25 @@ from kwhatif.loader import load_objects
 from kwhatif.plugins.helper import find_matching_untolerated_taint
 from kwhatif.plugins.node_affinity import RequiredNodeAffinity
 from kwhatif.state.cluster import KINDS, Cluster
-from kwhatif.state.nodeinfo import NodeInfo, Resource
 
 
-def _matches_affinity(pod_spec: Mapping, node: dict) -> bool:
-    return RequiredNodeAffinity(pod_spec).matches(NodeInfo(node, Resource()))
+class _NodeLabels:
+    """What node affinity reads of a node (a NodeInfo's name and labels), without building one."""
+
+    __slots__ = ("name", "labels")
+
+    def __init__(self, node: Mapping) -> None:
+        meta = node.get("metadata") or {}
+        self.name = meta.get("name", "")
+        self.labels = meta.get("labels") or {}
 
 
-DAEMON_NODE_CHECKS = NodeChecks(matches_affinity=_matches_affinity,
+def _affinity_matcher(pod_spec: Mapping):
+    required = RequiredNodeAffinity(pod_spec)
+    return lambda node: required.matches(_NodeLabels(node))
+
+
+DAEMON_NODE_CHECKS = NodeChecks(affinity_matcher=_affinity_matcher,
                                 untolerated_taint=find_matching_untolerated_taint)
 
 
