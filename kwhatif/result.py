@@ -40,6 +40,8 @@ class ScheduleResult:
     warnings: list[str] = field(default_factory=list)
     # Objects of kinds scheduling does not read, skipped while loading: {kind: count}.
     skipped_kinds: dict[str, int] = field(default_factory=dict)
+    # The cluster changes this answer is about (Scenario.to_dict()), None when there are none.
+    scenario: dict | None = None
     # The snapshot evaluated, for renderers (node order, allocatable vs requested); not serialized.
     snapshot: object = field(default=None, repr=False)
 
@@ -72,4 +74,5 @@ class ScheduleResult:
             "warnings": list(self.warnings),
             "skippedKinds": dict(sorted(self.skipped_kinds.items())),
             **({"extenderTrace": self.extender_trace} if self.extender_trace else {}),
+            **({"scenario": self.scenario} if self.scenario else {}),
         }

@@ -144,3 +144,45 @@ def from_node_selector_requirements(exprs: list) -> Selector:
     if not exprs:
         return NOTHING
     return Selector(tuple(requirement(e.get("key", ""), e.get("operator", ""), e.get("values")) for e in exprs))
+
+
+def parse(text: str) -> Selector:
+    """``labels.Parse``: kubectl's ``-l`` syntax (``a=b,c!=d,e in (x,y),f notin (z),g,!h``)."""
+    import re
+
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    reqs: list[Requirement] = []
+    for part in (p.strip() for p in parts):
+        if not part:
+            if text.strip():
+                raise SelectorError(f"invalid label selector {text!r}: empty requirement")
+            continue
+        set_match = re.fullmatch(r"(\S+)\s+(in|notin)\s*\(([^()]*)\)", part)
+        if set_match:
+            key, op, values = set_match.groups()
+            reqs.append(requirement(key, "In" if op == "in" else "NotIn",
+                                    [v.strip() for v in values.split(",") if v.strip()]))
+            continue
+        match = re.fullmatch(r"([^=!<>\s]+)\s*(==|!=|=|<|>)\s*([^=!<>\s]*)", part)
+        if match:
+            key, op, value = match.groups()
+            operator = {"==": "In", "=": "In", "!=": "NotIn", ">": "Gt", "<": "Lt"}[op]
+            reqs.append(requirement(key, operator, [value]))
+        elif re.fullmatch(r"!\s*[^=!<>\s(),]+", part):
+            reqs.append(requirement(part[1:].strip(), "DoesNotExist", None))
+        elif re.fullmatch(r"[^=!<>\s(),]+", part):
+            reqs.append(requirement(part, "Exists", None))
+        else:
+            raise SelectorError(f"invalid label selector {text!r}: cannot parse {part!r}")
+    return Selector(tuple(reqs), source=text)

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from kwhatif.cli.changes import ChangesCommand, apply_current_changes
 from kwhatif.cli.common import load_inputs, user_errors
 from kwhatif.errors import ExitStatus
 
@@ -19,7 +20,7 @@ class Output(str, Enum):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("place", no_args_is_help=True)(place)
+    app.command("place", no_args_is_help=True, cls=ChangesCommand)(place)
 
 
 @user_errors
@@ -44,8 +45,10 @@ def place(
     from kwhatif.render import output as render_output
 
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+    cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     trace = [] if trace_extenders else None
     result = whatif.place(pod, cluster_state, setup, trace=trace)
+    result.scenario = scenario
     render_output.emit(result, output.value, nodes=node or None)
     if trace and output in (Output.table, Output.wide):
         from kwhatif.render.extenders import render_trace

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from kwhatif.cli.changes import ChangesCommand, apply_current_changes
 from kwhatif.cli.common import load_inputs, user_errors
 from kwhatif.errors import ExitStatus
 
@@ -18,7 +19,7 @@ class Output(str, Enum):
 
 
 def register(app: typer.Typer) -> None:
-    app.command("preempt", no_args_is_help=True)(preempt)
+    app.command("preempt", no_args_is_help=True, cls=ChangesCommand)(preempt)
 
 
 @user_errors
@@ -45,6 +46,8 @@ def preempt(
     from kwhatif.render import preemption as render_preemption
 
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+    cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     result = whatif.place(pod, cluster_state, setup)
+    result.scenario = scenario
     render_preemption.emit(result, output.value, explain=explain)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))

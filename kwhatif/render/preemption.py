@@ -116,6 +116,7 @@ def explain_data(result: ScheduleResult) -> dict:
         "selected": sorted(result.selected),
         "message": result.message,
         "preemption": None,
+        **({"scenario": result.scenario} if result.scenario else {}),
     }
     outcome = result.preemption
     if outcome is None:

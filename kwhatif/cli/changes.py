@@ -1,0 +1,110 @@
+"""Cluster-change options shared by place, preempt and drain, applied in the order given.
+
+click hands each option's values over separately, so the order between different options would be
+lost; ``ChangesCommand`` takes the change options off the command line itself (in order, with
+kubectl's spellings: ``--cordon -l pool=spot``, ``--taint node-5 key=v:NoSchedule`` or
+``--taint node-5=key=v:NoSchedule``) before click parses the rest, and lists them in ``--help``.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+
+import typer
+import typer.core
+
+from kwhatif.whatif.changes import NODE_CHANGES, Change
+
+HELP_PANEL = "Cluster changes (applied in order, before evaluation)"
+OPTIONS = {
+    "--cordon": ("NODE|-l SEL", "Cordon nodes (spec.unschedulable and the unschedulable taint)."),
+    "--uncordon": ("NODE|-l SEL", "Uncordon nodes."),
+    "--taint": ("NODE key[=value]:Effect", "Add a taint (kubectl taint syntax; key- or key:Effect- removes). "
+                "NoExecute evicts the pods that do not tolerate it."),
+    "--label": ("NODE key=value", "Set a node label (key- removes it)."),
+    "--remove-node": ("NODE|-l SEL", "The node disappears; its controller-managed pods are re-created and "
+                      "placed, the others are lost."),
+    "--add-node": ("NODE[=COUNT]|FILE[=COUNT]", "Add nodes like an existing node (or a Node manifest), with "
+                   "the DaemonSet pods that would start there."),
+    "--evict": ("NS/POD", "Evict a pod through the eviction API (PodDisruptionBudgets apply)."),
+    "--delete-pod": ("NS/POD", "Delete a pod (no budget check)."),
+}
+_SELECTOR_FLAGS = ("-l", "--selector")
+_changes: ContextVar[tuple[Change, ...]] = ContextVar("kwhatif_changes", default=())
+
+
+class ChangesCommand(typer.core.TyperCommand):
+    """A command that also takes the cluster-change options, in the order given."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        listing = "\n\n".join(f"**{flag} {metavar}**: {text}" for flag, (metavar, text) in OPTIONS.items())
+        self.epilog = f"{HELP_PANEL}:\n\n{listing}"
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        changes, rest = extract_changes(args)
+        _changes.set(tuple(changes))
+        return super().parse_args(ctx, rest)
+
+
+def current_changes() -> list[Change]:
+    """The changes given to the command being run."""
+    return list(_changes.get())
+
+
+def extract_changes(args: list[str]) -> tuple[list[Change], list[str]]:
+    """The change options in ``args`` (in order) and the arguments that remain for click."""
+    changes, rest, tokens = [], [], list(args)
+    while tokens:
+        token = tokens.pop(0)
+        if token == "--":
+            rest += [token, *tokens]
+            break
+        flag, eq, inline = token.partition("=")
+        if flag not in OPTIONS:
+            rest.append(token)
+            continue
+        value = inline if eq else _next(tokens, flag)
+        changes.append(_change(flag[2:], value, tokens))
+    return changes, rest
+
+
+def _next(tokens: list[str], flag: str) -> str:
+    if not tokens:
+        raise typer.BadParameter(f"{flag} requires an argument")
+    return tokens.pop(0)
+
+
+def _change(kind: str, value: str, tokens: list[str]) -> Change:
+    if kind not in NODE_CHANGES:
+        return Change(kind, argument=value)
+    selector = None
+    if value in _SELECTOR_FLAGS:
+        selector = _next(tokens, f"--{kind} {value}")
+    elif value.startswith(("-l=", "--selector=")):
+        selector = value.partition("=")[2]
+    argument = None
+    if kind in ("taint", "label"):
+        if selector is None and ("=" in value or ":" in value):
+            value, _, argument = value.partition("=")  # NODE=key[=value]:Effect in one word
+        else:
+            argument = _next(tokens, f"--{kind}")
+    if selector is not None:
+        return Change(kind, selector=selector, argument=argument)
+    return Change(kind, nodes=tuple(name for name in value.split(",") if name), argument=argument)
+
+
+def apply_current_changes(cluster, setup, output: str):
+    """The cluster after the command's changes (re-created pods placed) and the scenario as data;
+    for a human-readable output the scenario block is printed first. Without changes: unchanged."""
+    changes = current_changes()
+    if not changes:
+        return cluster, None
+    from kwhatif.render.scenario import print_scenario
+    from kwhatif.whatif.changes import scenario_for
+
+    scenario = scenario_for(cluster, changes, setup)
+    data = scenario.to_dict()
+    if output not in ("json", "yaml"):
+        print_scenario(data)
+    return scenario.cluster, data

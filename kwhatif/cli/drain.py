@@ -1,0 +1,72 @@
+"""``kwhatif drain``: could these nodes be drained, what blocks it, and where would their pods go."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Optional
+
+import typer
+
+from kwhatif.cli.changes import ChangesCommand, current_changes
+from kwhatif.cli.common import load_inputs, user_errors
+from kwhatif.errors import ExitStatus, InputError
+
+
+class Output(str, Enum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+class Rules(str, Enum):
+    kubectl = "kubectl"
+    cluster_autoscaler = "cluster-autoscaler"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("drain", no_args_is_help=True, cls=ChangesCommand)(drain)
+
+
+@user_errors
+def drain(
+    nodes: Optional[list[str]] = typer.Argument(None, help="Nodes to drain, in this order."),
+    selector: Optional[str] = typer.Option(None, "--selector", "-l",
+                                           help="Drain the nodes this label selector matches (cluster order)."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
+                                          help="Snapshot (kwhatif snapshot) or dump (kubectl get -o yaml/json, "
+                                               "file or directory). Default: read the live cluster."),
+    scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config",
+                                                   help="KubeSchedulerConfiguration file (YAML or JSON)."),
+    ignore_daemonsets: bool = typer.Option(False, "--ignore-daemonsets", help="Ignore DaemonSet-managed pods."),
+    delete_emptydir_data: bool = typer.Option(False, "--delete-emptydir-data",
+                                              help="Continue even if there are pods using emptyDir."),
+    force: bool = typer.Option(False, "--force", help="Continue even if there are pods that declare no "
+                                                     "controller (they are deleted and lost)."),
+    disable_eviction: bool = typer.Option(False, "--disable-eviction",
+                                          help="Delete pods instead of evicting them: PodDisruptionBudgets are "
+                                               "not checked."),
+    rules: Rules = typer.Option(Rules.kubectl, "--rules",
+                                help="Whose rules decide which pods may move: kubectl drain with the eviction "
+                                     "API, or cluster-autoscaler's scale-down drainability rules."),
+    output: Output = typer.Option(Output.table, "--output", "-o", help="Output format."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
+    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
+) -> None:
+    """Drain nodes as kubectl drain would (cordon, filters, evictions and PodDisruptionBudgets) and
+    place the pods their controllers re-create, in scheduling-queue order.
+
+    Exit status 0 when every node can be drained and every re-created pod finds a node, 1 otherwise.
+    """
+    from kwhatif.render import drain as render_drain
+    from kwhatif.whatif.changes import scenario_for
+    from kwhatif.whatif.drain import drain as run_drain
+    from kwhatif.whatif.drain_rules import DrainOptions
+
+    if bool(nodes) == bool(selector):
+        raise InputError("name the nodes to drain, or give -l SELECTOR (not both)")
+    cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+    scenario = scenario_for(cluster_state, current_changes(), setup)
+    options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, rules.value)
+    report = run_drain(scenario, tuple(nodes or ()), selector, options, setup)
+    render_drain.emit(report.to_dict(), output.value)
+    raise typer.Exit(int(ExitStatus.FITS if report.safe else ExitStatus.DOES_NOT_FIT))

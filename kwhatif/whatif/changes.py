@@ -1,0 +1,471 @@
+"""Cluster changes a what-if applies before it asks again: cordon, taint, label, lose or add nodes,
+evict or delete pods.
+
+Each change turns the in-memory cluster into what the API would hold after it, including what the
+controllers do next: the node lifecycle controller's ``node.kubernetes.io/unschedulable`` taint on a
+cordoned node, the taint-eviction controller's evictions for a ``NoExecute`` taint, the replacements
+ReplicaSets, StatefulSets and Jobs create for pods that went away (placed afterwards, in scheduling-
+queue order), the DaemonSet pods that start on a new node, and the PodDisruptionBudgets' status.
+The original cluster is never modified: the scenario holds a new Cluster that shares unchanged objects.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+from dataclasses import dataclass, field
+
+from kwhatif.api import labels as labelsel
+from kwhatif.api.defaults import default_uid
+from kwhatif.errors import InputError
+from kwhatif.plugins.helper import tolerations_tolerate_taint
+from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
+from kwhatif.whatif.eviction import Budgets, pod_key, pod_phase
+
+UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+# Taints controllers put on nodes for their conditions or for scale-down: a new node has none of them.
+_CONDITION_TAINT_PREFIXES = ("node.kubernetes.io/", "ToBeDeletedByClusterAutoscaler",
+                             "DeletionCandidateOfClusterAutoscaler", "node.cloudprovider.kubernetes.io/")
+
+NODE_CHANGES = ("cordon", "uncordon", "taint", "label", "remove-node")
+KINDS = (*NODE_CHANGES, "add-node", "evict", "delete-pod")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change as the user wrote it: ``kind``, its nodes (names or a ``-l`` selector) or pod, and
+    the taint, label or add-node argument."""
+
+    kind: str
+    nodes: tuple[str, ...] = ()
+    selector: str | None = None
+    argument: str | None = None
+
+    def describe(self) -> str:
+        target = f"-l {self.selector}" if self.selector is not None else " ".join(self.nodes)
+        return " ".join(part for part in (self.kind, target, self.argument) if part)
+
+
+@dataclass
+class Scenario:
+    """The changed cluster and what the changes did to pods."""
+
+    cluster: Cluster
+    changes: list[str] = field(default_factory=list)
+    # Pods whose controller re-creates them, as they ran, with the node they left, in order of leaving.
+    displaced: list[tuple[dict, str]] = field(default_factory=list)
+    lost: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    replaced: list[dict] = field(default_factory=list)  # the displaced pods' placements, once placed
+    budgets: Budgets | None = None
+
+    @property
+    def text(self) -> str:
+        return "; ".join(self.changes)
+
+    def to_dict(self) -> dict:
+        return {"changes": list(self.changes), "replaced": list(self.replaced), "lost": list(self.lost),
+                "notes": list(self.notes)}
+
+
+def controller_of(pod: dict) -> dict | None:
+    """metav1.GetControllerOf: the owner reference with ``controller: true``."""
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def is_daemonset_pod(pod: dict) -> bool:
+    ref = controller_of(pod)
+    return ref is not None and ref.get("kind") == "DaemonSet"
+
+
+def is_mirror_pod(pod: dict) -> bool:
+    return MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
+
+
+def is_recreated(pod: dict) -> bool:
+    """Whether a controller creates a new pod when this one goes: any controller but a DaemonSet
+    (which only runs pods on their own node), and not for a pod that already finished."""
+    return controller_of(pod) is not None and not is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES
+
+
+def new_scenario(cluster: Cluster) -> Scenario:
+    """A scenario over a copy of ``cluster``'s lists (objects are shared until a change replaces them)."""
+    lists = {f.name: list(getattr(cluster, f.name)) for f in dataclasses.fields(cluster)
+             if isinstance(getattr(cluster, f.name), list)}
+    changed = dataclasses.replace(cluster, **lists, metadata=dict(cluster.metadata))
+    return Scenario(changed, budgets=Budgets(changed))
+
+
+def apply_changes(cluster: Cluster, changes: list[Change]) -> Scenario:
+    """The scenario after ``changes``, applied in order (pods to re-place are not placed yet)."""
+    scenario = new_scenario(cluster)
+    for change in changes:
+        apply_change(scenario, change)
+    return scenario
+
+
+def apply_change(scenario: Scenario, change: Change) -> None:
+    handler = _HANDLERS.get(change.kind)
+    if handler is None:
+        raise InputError(f"unknown cluster change {change.kind!r} (known: {', '.join(KINDS)})")
+    detail = handler(scenario, change)
+    scenario.changes.append(change.describe() + (f" ({detail})" if detail else ""))
+
+
+# --- nodes ---------------------------------------------------------------------------------------
+
+
+def select_nodes(cluster: Cluster, change: Change) -> list[int]:
+    """Indexes of the nodes a change names, in the order given (a selector: the cluster's order)."""
+    if change.selector is not None:
+        try:
+            selector = labelsel.parse(change.selector)
+        except labelsel.SelectorError as exc:
+            raise InputError(f"--{change.kind} -l: {exc}") from None
+        found = [i for i, node in enumerate(cluster.nodes)
+                 if selector.matches((node.get("metadata") or {}).get("labels") or {})]
+        if not found:
+            raise InputError(f"--{change.kind} -l {change.selector}: no node matches")
+        return found
+    index = {(node.get("metadata") or {}).get("name"): i for i, node in enumerate(cluster.nodes)}
+    missing = [name for name in change.nodes if name not in index]
+    if missing:
+        raise InputError(f"--{change.kind}: node {missing[0]!r} not found in the cluster")
+    return [index[name] for name in change.nodes]
+
+
+def _node_names(cluster: Cluster, indexes: list[int]) -> list[str]:
+    return [cluster.nodes[i]["metadata"]["name"] for i in indexes]
+
+
+def _selected_detail(change: Change, names: list[str]) -> str:
+    return ", ".join(names) if change.selector is not None else ""
+
+
+def _edit_node(cluster: Cluster, index: int) -> dict:
+    """A copy of node ``index`` put in its place, safe to change (other objects stay shared)."""
+    node = cluster.nodes[index]
+    edited = {**node, "metadata": {**(node.get("metadata") or {})}, "spec": dict(node.get("spec") or {})}
+    edited["metadata"]["labels"] = dict(edited["metadata"].get("labels") or {})
+    edited["spec"]["taints"] = [dict(t) for t in edited["spec"].get("taints") or []]
+    cluster.nodes[index] = edited
+    return edited
+
+
+def set_unschedulable(node: dict, unschedulable: bool) -> None:
+    """``kubectl cordon``/``uncordon`` (spec.unschedulable) and the node lifecycle controller's answer
+    to it: the ``node.kubernetes.io/unschedulable:NoSchedule`` taint added or removed."""
+    spec = node["spec"]
+    taints = [t for t in spec.get("taints") or [] if t.get("key") != UNSCHEDULABLE_TAINT_KEY]
+    if unschedulable:
+        spec["unschedulable"] = True
+        taints.append({"key": UNSCHEDULABLE_TAINT_KEY, "effect": "NoSchedule"})
+    else:
+        spec.pop("unschedulable", None)
+    if taints:
+        spec["taints"] = taints
+    else:
+        spec.pop("taints", None)
+
+
+def _cordon(scenario: Scenario, change: Change) -> str:
+    indexes = select_nodes(scenario.cluster, change)
+    for i in indexes:
+        set_unschedulable(_edit_node(scenario.cluster, i), change.kind == "cordon")
+    return _selected_detail(change, _node_names(scenario.cluster, indexes))
+
+
+def parse_taint(text: str) -> tuple[dict, bool]:
+    """kubectl taint syntax: ``key[=value]:Effect`` adds, ``key-`` / ``key:Effect-`` removes.
+    Returns the taint (no effect: every effect) and whether it is a removal."""
+    remove = text.endswith("-")
+    body = text[:-1] if remove else text
+    key_value, _, effect = body.partition(":")
+    key, has_value, value = key_value.partition("=")
+    if not key or (not remove and not effect):
+        raise InputError(f"invalid taint spec {text!r}: expected key[=value]:Effect, key:Effect- or key-")
+    if effect and effect not in TAINT_EFFECTS:
+        raise InputError(f"invalid taint effect {effect!r} in {text!r}: unsupported taint effect "
+                         f"(supported: {', '.join(TAINT_EFFECTS)})")
+    if remove and has_value:
+        raise InputError(f"invalid taint spec {text!r}: a removal names key or key:Effect, not a value")
+    taint = {"key": key, "effect": effect}
+    if value:
+        taint["value"] = value
+    return taint, remove
+
+
+def _taint(scenario: Scenario, change: Change) -> str:
+    taint, remove = parse_taint(change.argument or "")
+    cluster = scenario.cluster
+    indexes = select_nodes(cluster, change)
+    for i in indexes:
+        node = _edit_node(cluster, i)
+        taints = node["spec"]["taints"]
+        same = [t for t in taints if t.get("key") == taint["key"]
+                and (not taint["effect"] or t.get("effect") == taint["effect"])]
+        if remove:
+            if not same:
+                raise InputError(f"--taint: taint {change.argument[:-1]!r} not found on node "
+                                 f"{node['metadata']['name']!r}")
+            taints[:] = [t for t in taints if t not in same]
+        else:
+            taints[:] = [t for t in taints if t not in same] + [taint]
+        if not taints:
+            node["spec"].pop("taints")
+        if not remove and taint["effect"] == "NoExecute":
+            _evict_untolerating(scenario, node["metadata"]["name"], taint)
+    return _selected_detail(change, _node_names(cluster, indexes))
+
+
+def _evict_untolerating(scenario: Scenario, node_name: str, taint: dict) -> None:
+    """The taint-eviction controller: pods on the node that do not tolerate a NoExecute taint are
+    deleted (those with tolerationSeconds a little later); static pods stay with their kubelet."""
+    gone = [pod for pod in scenario.cluster.pods
+            if (pod.get("spec") or {}).get("nodeName") == node_name and not is_mirror_pod(pod)
+            and pod_phase(pod) not in TERMINAL_PHASES
+            and not tolerations_tolerate_taint((pod.get("spec") or {}).get("tolerations") or [], taint)]
+    remove_pods(scenario, gone, node_name, f"NoExecute taint {taint['key']} on {node_name}")
+
+
+def _label(scenario: Scenario, change: Change) -> str:
+    text = change.argument or ""
+    remove = text.endswith("-") and "=" not in text
+    key, has_value, value = (text[:-1], False, "") if remove else text.partition("=")
+    if not key or (not remove and not has_value):
+        raise InputError(f"--label: invalid label {text!r}: expected key=value or key-")
+    indexes = select_nodes(scenario.cluster, change)
+    for i in indexes:
+        node_labels = _edit_node(scenario.cluster, i)["metadata"]["labels"]
+        if remove:
+            node_labels.pop(key, None)
+        else:
+            node_labels[key] = value
+    return _selected_detail(change, _node_names(scenario.cluster, indexes))
+
+
+def _remove_node(scenario: Scenario, change: Change) -> str:
+    cluster = scenario.cluster
+    indexes = select_nodes(cluster, change)
+    names = _node_names(cluster, indexes)
+    gone = set(names)
+    cluster.nodes[:] = [node for i, node in enumerate(cluster.nodes) if i not in set(indexes)]
+    cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
+    for name in names:
+        on_node = [pod for pod in cluster.pods if (pod.get("spec") or {}).get("nodeName") == name]
+        remove_pods(scenario, on_node, name, f"node {name} removed")
+    return _selected_detail(change, names)
+
+
+def remove_pods(scenario: Scenario, pods: list[dict], node_name: str, why: str, track: bool = True) -> None:
+    """Take ``pods`` out of the cluster; budgets lose the healthy ones. With ``track``, controller-
+    managed pods are listed for re-creation and the others as lost."""
+    if not pods:
+        return
+    ids = {id(pod) for pod in pods}
+    scenario.cluster.pods[:] = [pod for pod in scenario.cluster.pods if id(pod) not in ids]
+    for pod in pods:
+        scenario.budgets.pod_gone(pod)
+        if not track:
+            continue
+        if is_recreated(pod):
+            scenario.displaced.append((pod, node_name))
+        elif pod_phase(pod) not in TERMINAL_PHASES:
+            scenario.lost.append({"pod": pod_key(pod), "from": node_name, "reason": _lost_reason(pod, why)})
+
+
+def _lost_reason(pod: dict, why: str) -> str:
+    if is_daemonset_pod(pod):
+        return f"{why}; a DaemonSet pod runs only on its own node"
+    if is_mirror_pod(pod):
+        return f"{why}; a static (mirror) pod lives with its kubelet"
+    return f"{why}; no controller re-creates it"
+
+
+# --- adding nodes --------------------------------------------------------------------------------
+
+
+def _add_node(scenario: Scenario, change: Change) -> str:
+    cluster = scenario.cluster
+    source, count = _split_count(change.argument or "")
+    existing = {(n.get("metadata") or {}).get("name"): n for n in cluster.nodes}
+    if source in existing:
+        template, daemon_pods = existing[source], _daemon_pods_on(cluster, source)
+        names = _fresh_names(existing, f"{source}-whatif", count, numbered=True)
+    elif os.path.exists(source):
+        template = _node_from_file(source)
+        daemon_pods = None
+        names = _fresh_names(existing, template["metadata"]["name"], count, numbered=count > 1)
+    else:
+        raise InputError(f"--add-node {change.argument}: {source!r} is neither a node in the cluster nor a file")
+    csi_node = next((c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") == source), None)
+    for name in names:
+        node = new_node(template, name)
+        cluster.nodes.append(node)
+        if csi_node is not None:
+            cluster.csi_nodes.append({**copy.deepcopy(csi_node), "metadata": {"name": name}})
+        pods = daemon_pods if daemon_pods is not None else _daemon_pods_for(cluster, node)
+        cluster.pods.extend(daemon_pod_on(pod, name) for pod in pods)
+    if daemon_pods is None and _daemonset_templates(cluster):
+        scenario.notes.append("DaemonSets for a node from a file are read from their running pods: their "
+                              "nodeSelector and tolerations are checked; node affinity is not in the pods")
+    return ", ".join(names)
+
+
+def _split_count(text: str) -> tuple[str, int]:
+    source, sep, count = text.rpartition("=")
+    if sep and count.isdigit():
+        if int(count) < 1:
+            raise InputError(f"--add-node {text}: the count must be at least 1")
+        return source, int(count)
+    return text, 1
+
+
+def _fresh_names(existing: dict, base: str, count: int, numbered: bool) -> list[str]:
+    if not numbered:
+        if base in existing:
+            raise InputError(f"--add-node: node {base!r} already exists in the cluster")
+        return [base]
+    names, i = [], 1
+    while len(names) < count:
+        if f"{base}-{i}" not in existing:
+            names.append(f"{base}-{i}")
+        i += 1
+    return names
+
+
+def _node_from_file(path: str) -> dict:
+    from kwhatif.loader import load_objects
+
+    loaded = Cluster.from_objects(load_objects(path), source=path)
+    if len(loaded.nodes) != 1 or loaded.pods or sum(loaded.counts().values()) != 1:
+        raise InputError(f"--add-node {path}: expected exactly one Node manifest")
+    if not (loaded.nodes[0].get("metadata") or {}).get("name"):
+        raise InputError(f"--add-node {path}: the Node has no metadata.name")
+    return loaded.nodes[0]
+
+
+def new_node(template: dict, name: str) -> dict:
+    """A new node like ``template``: its labels (hostname rewritten, zone kept), taints (not the ones
+    controllers set for conditions or cordoning), capacity, allocatable, images; Ready, no volumes."""
+    meta = template.get("metadata") or {}
+    labels = dict(meta.get("labels") or {})
+    labels[HOSTNAME_LABEL] = name
+    spec = {}
+    taints = [dict(t) for t in (template.get("spec") or {}).get("taints") or []
+              if not str(t.get("key", "")).startswith(_CONDITION_TAINT_PREFIXES)]
+    if taints:
+        spec["taints"] = taints
+    status = template.get("status") or {}
+    new_status = {key: copy.deepcopy(status[key]) for key in ("capacity", "allocatable", "images", "nodeInfo")
+                  if key in status}
+    new_status["conditions"] = [{"type": "Ready", "status": "True"}]
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "uid": default_uid("Node", "", name), "labels": labels},
+            "spec": spec, "status": new_status}
+
+
+def _daemon_pods_on(cluster: Cluster, node_name: str) -> list[dict]:
+    """The DaemonSet pods running on a node (what cluster-autoscaler's template node carries)."""
+    return [pod for pod in cluster.pods if (pod.get("spec") or {}).get("nodeName") == node_name
+            and is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES]
+
+
+def _daemonset_templates(cluster: Cluster) -> list[dict]:
+    """One running pod per DaemonSet (namespace, name), in cluster order."""
+    seen: dict[tuple[str, str], dict] = {}
+    for pod in cluster.pods:
+        if is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES:
+            key = ((pod.get("metadata") or {}).get("namespace", ""), controller_of(pod).get("name", ""))
+            seen.setdefault(key, pod)
+    return list(seen.values())
+
+
+def _daemon_pods_for(cluster: Cluster, node: dict) -> list[dict]:
+    """The DaemonSets whose pods the controller would start on ``node``: nodeSelector matches and every
+    NoSchedule/NoExecute taint is tolerated (daemon controller's predicates, as far as pods tell)."""
+    labels = node["metadata"]["labels"]
+    taints = [t for t in (node.get("spec") or {}).get("taints") or [] if t.get("effect") in ("NoSchedule", "NoExecute")]
+    out = []
+    for pod in _daemonset_templates(cluster):
+        spec = pod.get("spec") or {}
+        selector = spec.get("nodeSelector") or {}
+        if any(labels.get(k) != v for k, v in selector.items()):
+            continue
+        if all(tolerations_tolerate_taint(spec.get("tolerations") or [], t) for t in taints):
+            out.append(pod)
+    return out
+
+
+def daemon_pod_on(pod: dict, node_name: str) -> dict:
+    """The pod a DaemonSet starts on a new node: the same spec pinned to it, running."""
+    new = copy.deepcopy(pod)
+    meta = new["metadata"]
+    owner = controller_of(pod).get("name", "ds")
+    meta["name"] = f"{owner}-{node_name}"
+    meta["uid"] = default_uid("Pod", meta.get("namespace", "default"), meta["name"])
+    for key in ("resourceVersion", "creationTimestamp", "generateName"):
+        meta.pop(key, None)
+    spec = new["spec"]
+    spec["nodeName"] = node_name
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution")
+    if required:
+        required["nodeSelectorTerms"] = [{"matchFields": [{"key": "metadata.name", "operator": "In",
+                                                           "values": [node_name]}]}]
+    new["status"] = {"phase": "Running"}
+    return new
+
+
+# --- pods ----------------------------------------------------------------------------------------
+
+
+def find_pod(cluster: Cluster, ref: str, flag: str) -> dict:
+    namespace, _, name = ref.rpartition("/")
+    key = f"{namespace or 'default'}/{name}"
+    for pod in cluster.pods:
+        if pod_key(pod) == key:
+            return pod
+    raise InputError(f"--{flag}: pod {key!r} not found in the cluster")
+
+
+def _evict_or_delete(scenario: Scenario, change: Change) -> str:
+    pod = find_pod(scenario.cluster, change.argument or "", change.kind)
+    node = (pod.get("spec") or {}).get("nodeName") or ""
+    if is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES:
+        return "its DaemonSet re-creates it on the same node"
+    if change.kind == "evict":
+        answer = scenario.budgets.evict(pod)
+        if not answer.evicted:
+            scenario.notes.append(f"evict {pod_key(pod)}: {answer.code} {answer.describe()}")
+            return "not evicted"
+    remove_pods(scenario, [pod], node, "evicted" if change.kind == "evict" else "deleted")
+    return ""
+
+
+_HANDLERS = {
+    "cordon": _cordon,
+    "uncordon": _cordon,
+    "taint": _taint,
+    "label": _label,
+    "remove-node": _remove_node,
+    "add-node": _add_node,
+    "evict": _evict_or_delete,
+    "delete-pod": _evict_or_delete,
+}
+
+
+def scenario_for(cluster: Cluster, changes: list[Change], setup=None) -> Scenario:
+    """Apply ``changes`` in order, then place the pods they displaced (queue order)."""
+    from kwhatif.whatif.replace import place_displaced
+
+    scenario = apply_changes(cluster, changes)
+    place_displaced(scenario, setup)
+    return scenario

@@ -1,0 +1,183 @@
+"""``kwhatif drain``: what ``kubectl drain`` would do to these nodes and where their pods would go.
+
+As kubectl: every node is cordoned first; then, node by node, the pod filters decide (a node with a
+pod that cannot be deleted is not drained at all); the remaining pods are evicted through the
+eviction API (or deleted with ``--disable-eviction``). A pod whose budget has no disruption left
+(429) is retried, as kubectl retries, once the replacement of an evicted pod of that budget has been
+placed (the what-if assumes it becomes ready); it is blocked for good when no such replacement
+comes. Replacements of evicted controller-managed pods are placed in scheduling-queue order
+(priority descending, then eviction order) on the cluster with the drained nodes cordoned.
+
+With ``rules="cluster-autoscaler"`` cluster-autoscaler's drainability rules decide instead (a pod
+whose budget has no disruption left blocks; there is no retry), as its scale-down would.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from kwhatif.errors import InputError
+from kwhatif.whatif.changes import Change, Scenario, is_recreated, remove_pods, select_nodes, set_unschedulable
+from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, kubectl_verdict
+from kwhatif.whatif.eviction import TOO_MANY_REQUESTS, pod_key
+from kwhatif.whatif.replace import Placer, priority_of, replacement
+
+
+@dataclass
+class PodOutcome:
+    pod: dict
+    from_node: str
+    action: str  # evict | delete | skip | blocked
+    reason: str | None = None
+    waits_for: list[str] = field(default_factory=list)
+    placement: dict | None = None
+    budget: str | None = None  # the budget a 429 came from
+
+    @property
+    def recreated(self) -> bool:
+        return self.action in ("evict", "delete") and is_recreated(self.pod)
+
+    def to_dict(self) -> dict:
+        return {"pod": pod_key(self.pod), "from": self.from_node, "action": self.action, "reason": self.reason,
+                "waitsFor": list(self.waits_for), "placement": self.placement, "recreated": self.recreated}
+
+
+@dataclass
+class DrainReport:
+    scenario: Scenario
+    options: DrainOptions
+    drained: list[str]
+    pods: list[PodOutcome]
+    node_errors: dict[str, str] = field(default_factory=dict)
+
+    def node_drained(self, node: str) -> bool:
+        return node not in self.node_errors and not any(
+            o.action == "blocked" for o in self.pods if o.from_node == node)
+
+    @property
+    def unplaced(self) -> list[PodOutcome]:
+        return [o for o in self.pods if o.recreated and not (o.placement and o.placement["node"])]
+
+    @property
+    def safe(self) -> bool:
+        return all(self.node_drained(node) for node in self.drained) and not self.unplaced
+
+    def to_dict(self) -> dict:
+        return {"scenario": self.scenario.to_dict(), "rules": self.options.rules, "drained": list(self.drained),
+                "nodes": {node: self.node_drained(node) for node in self.drained},
+                "pods": [o.to_dict() for o in self.pods], "safe": self.safe}
+
+
+def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
+          setup=None) -> DrainReport:
+    """Drain ``nodes`` (or the nodes ``selector`` picks) in ``scenario``'s cluster, changing it."""
+    if options.rules not in ("kubectl", "cluster-autoscaler"):
+        raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
+    target = Change("drain", nodes=nodes, selector=selector)
+    cluster = scenario.cluster
+    indexes = select_nodes(cluster, target)
+    names = [cluster.nodes[i]["metadata"]["name"] for i in indexes]
+    scenario.changes.append(f"drain {' '.join(names)}" + (" (cluster-autoscaler rules)"
+                                                         if options.rules != "kubectl" else ""))
+    for i in indexes:  # kubectl cordons every node before it drains the first
+        node = cluster.nodes[i] = {**cluster.nodes[i], "spec": dict(cluster.nodes[i].get("spec") or {})}
+        set_unschedulable(node, True)
+    report = DrainReport(scenario, options, names, [])
+    run = _DrainRun(report, Placer(cluster, setup))
+    for name in names:
+        run.drain_node(name)
+    run.place_replacements()
+    return report
+
+
+class _DrainRun:
+    def __init__(self, report: DrainReport, placer: Placer) -> None:
+        self.report = report
+        self.scenario = report.scenario
+        self.budgets = report.scenario.budgets
+        self.placer = placer
+        self.options = report.options
+        self.queue: list[tuple[int, int, PodOutcome]] = []
+        self.evictions = 0
+        self.waiting: list[PodOutcome] = []
+        self.autoscaler = (AutoscalerRules(self.scenario.cluster, self.budgets, drain_time(self.scenario.cluster))
+                           if self.options.rules == "cluster-autoscaler" else None)
+
+    def drain_node(self, name: str) -> None:
+        pods = [pod for pod in self.scenario.cluster.pods if (pod.get("spec") or {}).get("nodeName") == name]
+        outcomes = []
+        for pod in pods:
+            verdict = (self.autoscaler.verdict(pod) if self.autoscaler else kubectl_verdict(pod, self.options))
+            action = {"move": "delete" if self.options.disable_eviction else "evict",
+                      "skip": "skip", "block": "blocked"}[verdict.decision]
+            outcomes.append(PodOutcome(pod, name, action, verdict.message))
+        self.report.pods.extend(outcomes)
+        blockers = [o for o in outcomes if o.action == "blocked"]
+        if blockers:
+            error = self._node_error(blockers)
+            self.report.node_errors[name] = error
+            for outcome in outcomes:
+                if outcome.action in ("evict", "delete"):
+                    outcome.action, outcome.reason = "blocked", f"not evicted: {error}"
+            return
+        for outcome in outcomes:
+            if outcome.action in ("evict", "delete"):
+                self._evict(outcome)
+
+    def _node_error(self, blockers: list[PodOutcome]) -> str:
+        """kubectl's aggregate: ``cannot delete <why>: ns/a, ns/b`` per reason (cluster-autoscaler: the
+        first blocking pod)."""
+        if self.autoscaler:
+            return f"BlockedByPod {pod_key(blockers[0].pod)}: {blockers[0].reason}"
+        by_reason: dict[str, list[str]] = {}
+        for o in blockers:
+            by_reason.setdefault(o.reason or "", []).append(pod_key(o.pod))
+        return "; ".join(f"{reason}: {', '.join(pods)}" for reason, pods in by_reason.items())
+
+    def _evict(self, outcome: PodOutcome, freed_by: str | None = None) -> bool:
+        if outcome.action == "evict" and not self.autoscaler:
+            answer = self.budgets.evict(outcome.pod)
+            if answer.code == 429:
+                if outcome not in self.waiting:
+                    outcome.budget = answer.budget
+                    outcome.reason = answer.describe()
+                    self.waiting.append(outcome)
+                return False
+            if not answer.evicted:
+                namespace, name = pod_key(outcome.pod).split("/", 1)
+                outcome.action = "blocked"
+                outcome.reason = f'error when evicting pods/"{name}" -n "{namespace}": {answer.describe()}'
+                return False
+        if freed_by:
+            outcome.waits_for.append(freed_by)
+            outcome.reason = f"evicted once {freed_by} was replaced (until then: {TOO_MANY_REQUESTS})"
+        remove_pods(self.scenario, [outcome.pod], outcome.from_node, outcome.action, track=False)
+        if outcome.recreated:
+            self.evictions += 1
+            heapq.heappush(self.queue, (-priority_of(outcome.pod), self.evictions, outcome))
+        return True
+
+    def place_replacements(self) -> None:
+        while self.queue:
+            _, _, outcome = heapq.heappop(self.queue)
+            outcome.placement = self.placer.place(replacement(outcome.pod))
+            if outcome.placement["node"]:
+                self.budgets.pod_ready(outcome.pod)
+                self._retry(pod_key(outcome.pod))
+        for outcome in self.waiting:
+            outcome.action = "blocked"
+            stuck = [pod_key(o.pod) for o in self.report.pods if o.recreated and o.placement and not o.placement["node"] and self._same_budget(o, outcome)]
+            outcome.waits_for = stuck
+            why = (f"the replacements of {', '.join(stuck)} cannot be placed" if stuck
+                   else "the budget allows no disruption and no evicted pod of it is being replaced")
+            outcome.reason = f"{outcome.reason}; kubectl drain retries until --timeout: {why}"
+
+    def _same_budget(self, evicted: PodOutcome, waiting: PodOutcome) -> bool:
+        return any(self.budgets.name(i) == waiting.budget for i in self.budgets.matching(evicted.pod))
+
+    def _retry(self, replaced: str) -> None:
+        for outcome in list(self.waiting):
+            if self._evict(outcome, freed_by=replaced):
+                self.waiting.remove(outcome)
+                outcome.budget = None
