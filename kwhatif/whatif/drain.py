@@ -50,6 +50,7 @@ class DrainReport:
     drained: list[str]
     pods: list[PodOutcome]
     node_errors: dict[str, str] = field(default_factory=dict)
+    placements: list[dict] = field(default_factory=list)  # the replacements' placements, in queue order
 
     def node_drained(self, node: str) -> bool:
         return node not in self.node_errors and not any(
@@ -66,7 +67,7 @@ class DrainReport:
     def to_dict(self) -> dict:
         return {"scenario": self.scenario.to_dict(), "rules": self.options.rules, "drained": list(self.drained),
                 "nodes": {node: self.node_drained(node) for node in self.drained},
-                "pods": [o.to_dict() for o in self.pods], "safe": self.safe}
+                "pods": [o.to_dict() for o in self.pods], "placements": list(self.placements), "safe": self.safe}
 
 
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
@@ -162,6 +163,7 @@ class _DrainRun:
         while self.queue:
             _, _, outcome = heapq.heappop(self.queue)
             outcome.placement = self.placer.place(replacement(outcome.pod))
+            self.report.placements.append(outcome.placement)
             if outcome.placement["node"]:
                 self.budgets.pod_ready(outcome.pod)
                 self._retry(pod_key(outcome.pod))

@@ -1,0 +1,268 @@
+"""Cluster changes: the in-memory cluster after each change is what the API would hold, and answers
+after a change equal answers on a dump that holds that change."""
+
+from __future__ import annotations
+
+import pytest
+
+from kwhatif.api import labels as labelsel
+from kwhatif.errors import InputError
+from kwhatif.whatif import place_pod
+from kwhatif.whatif.changes import Change, apply_changes, parse_taint, scenario_for
+from tests.builders import cluster, make_node, make_pod
+
+RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc", "controller": True}
+DS = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": True}
+
+
+def owned(builder, ref):
+    return builder.set("metadata.ownerReferences", [dict(ref)])
+
+
+def nodes_by_name(c):
+    return {n["metadata"]["name"]: n for n in c.nodes}
+
+
+def three_nodes():
+    return [make_node(f"n{i}").capacity(cpu="2", memory="4Gi", pods="10").label("zone", "a" if i < 2 else "b").obj()
+            for i in range(3)]
+
+
+# --- cordon --------------------------------------------------------------------------------------
+
+
+def test_cordon_sets_unschedulable_and_the_lifecycle_controllers_taint():
+    base = cluster(three_nodes())
+    after = apply_changes(base, [Change("cordon", nodes=("n1",))]).cluster
+    node = nodes_by_name(after)["n1"]
+    assert node["spec"]["unschedulable"] is True
+    assert node["spec"]["taints"] == [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+    assert "unschedulable" not in nodes_by_name(base)["n1"]["spec"]  # the loaded cluster is untouched
+
+
+def test_uncordon_removes_both():
+    base = cluster([make_node("n0").unschedulable().taint("node.kubernetes.io/unschedulable").obj()])
+    node = apply_changes(base, [Change("uncordon", nodes=("n0",))]).cluster.nodes[0]
+    assert "unschedulable" not in node["spec"] and "taints" not in node["spec"]
+
+
+def test_answers_after_cordon_equal_answers_on_a_cordoned_dump():
+    pods = [make_pod("web").req(cpu="500m").obj()]
+    changed = scenario_for(cluster(three_nodes()), [Change("cordon", selector="zone=a")]).cluster
+    cordoned = three_nodes()
+    for node in cordoned[:2]:
+        node["spec"] = {"unschedulable": True,
+                        "taints": [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]}
+    got = place_pod(pods[0], "web.yaml", changed).to_dict()
+    want = place_pod(pods[0], "web.yaml", cluster(cordoned)).to_dict()
+    assert got == want
+    assert got["feasible"] == ["n2"]
+    assert got["filtered"]["n0"]["reasons"] == ["node(s) were unschedulable"]
+
+
+# --- taints and labels ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text,taint,remove", [
+    ("dedicated=db:NoSchedule", {"key": "dedicated", "value": "db", "effect": "NoSchedule"}, False),
+    ("gpu:NoExecute", {"key": "gpu", "effect": "NoExecute"}, False),
+    ("dedicated-", {"key": "dedicated", "effect": ""}, True),
+    ("dedicated:NoSchedule-", {"key": "dedicated", "effect": "NoSchedule"}, True),
+])
+def test_kubectl_taint_syntax(text, taint, remove):
+    assert parse_taint(text) == (taint, remove)
+
+
+@pytest.mark.parametrize("text", ["dedicated=db", "dedicated=db:Sometimes", ":NoSchedule", "a=b-"])
+def test_bad_taints_are_input_errors(text):
+    with pytest.raises(InputError):
+        parse_taint(text)
+
+
+def test_taint_adds_replaces_and_removes():
+    base = cluster([make_node("n0").taint("dedicated", "web").obj()])
+    after = apply_changes(base, [Change("taint", nodes=("n0",), argument="dedicated=db:NoSchedule"),
+                                 Change("taint", nodes=("n0",), argument="spot:PreferNoSchedule")]).cluster
+    assert after.nodes[0]["spec"]["taints"] == [{"key": "dedicated", "value": "db", "effect": "NoSchedule"},
+                                                {"key": "spot", "effect": "PreferNoSchedule"}]
+    removed = apply_changes(after, [Change("taint", nodes=("n0",), argument="dedicated-")]).cluster
+    assert removed.nodes[0]["spec"]["taints"] == [{"key": "spot", "effect": "PreferNoSchedule"}]
+    with pytest.raises(InputError, match="not found"):
+        apply_changes(removed, [Change("taint", nodes=("n0",), argument="dedicated-")])
+
+
+def test_noexecute_taint_evicts_pods_that_do_not_tolerate_it():
+    pods = [owned(make_pod("web-1").req(cpu="1").node("n0"), RS).obj(),
+            make_pod("tolerant").node("n0").toleration("maint", "Exists", effect="NoExecute").obj(),
+            make_pod("bare").node("n0").obj()]
+    scenario = scenario_for(cluster(three_nodes(), pods), [Change("taint", nodes=("n0",),
+                                                                  argument="maint=now:NoExecute")])
+    on_n0 = [p["metadata"]["name"] for p in scenario.cluster.pods if p["spec"].get("nodeName") == "n0"]
+    assert on_n0 == ["tolerant"]
+    assert [(r["pod"], r["placement"]["node"]) for r in scenario.replaced] == [("default/web-1", "n1")]
+    assert [lost["pod"] for lost in scenario.lost] == ["default/bare"]
+
+
+def test_label_sets_and_removes():
+    base = cluster([make_node("n0").label("disk", "hdd").obj()])
+    after = apply_changes(base, [Change("label", nodes=("n0",), argument="disk=ssd"),
+                                 Change("label", nodes=("n0",), argument="gpu=true"),
+                                 Change("label", nodes=("n0",), argument="gpu-")]).cluster
+    assert after.nodes[0]["metadata"]["labels"] == {"kubernetes.io/hostname": "n0", "disk": "ssd"}
+
+
+# --- removing nodes -----------------------------------------------------------------------------
+
+
+def test_remove_node_recreates_managed_pods_in_queue_order_and_loses_the_rest():
+    pods = [owned(make_pod("low").req(cpu="1").node("n0").priority(1), RS).obj(),
+            owned(make_pod("high").req(cpu="1500m").node("n0").priority(100), RS).obj(),
+            make_pod("adhoc").node("n0").obj(),
+            owned(make_pod("agent-x").node("n0"), DS).obj(),
+            make_pod("other").node("n1").obj()]
+    scenario = scenario_for(cluster(three_nodes(), pods), [Change("remove-node", nodes=("n0",))])
+    assert "n0" not in nodes_by_name(scenario.cluster)
+    # high (priority 100) first: "other" counts as 100m/200Mi on n1 for scoring (non-zero defaults), so
+    # the empty n2 scores higher; then low: n1 (0.1 cpu used) beats n2 (1.5 cpu used)
+    assert [(r["pod"], r["from"], r["placement"]["node"]) for r in scenario.replaced] == [
+        ("default/high", "n0", "n2"), ("default/low", "n0", "n1")]
+    assert [lost["pod"] for lost in scenario.lost] == ["default/adhoc", "default/agent-x"]
+    assert "no controller re-creates it" in scenario.lost[0]["reason"]
+    assert "DaemonSet" in scenario.lost[1]["reason"]
+    bound = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in scenario.cluster.pods}
+    assert bound == {"other": "n1", "high": "n2", "low": "n1"}
+
+
+def test_a_zone_lost_with_a_selector():
+    scenario = apply_changes(cluster(three_nodes()), [Change("remove-node", selector="zone=a")])
+    assert [n["metadata"]["name"] for n in scenario.cluster.nodes] == ["n2"]
+    assert scenario.changes == ["remove-node -l zone=a (n0, n1)"]
+
+
+def test_unknown_node_and_empty_selector_are_input_errors():
+    with pytest.raises(InputError, match="'n9' not found"):
+        apply_changes(cluster(three_nodes()), [Change("cordon", nodes=("n9",))])
+    with pytest.raises(InputError, match="no node matches"):
+        apply_changes(cluster(three_nodes()), [Change("cordon", selector="zone=z")])
+
+
+# --- adding nodes -------------------------------------------------------------------------------
+
+
+def test_add_node_copies_a_node_with_its_daemonset_pods():
+    gpu = (make_node("gpu-1").capacity(cpu="8", memory="32Gi", pods="10").label("zone", "b")
+           .taint("gpu", "yes").images(("cuda:12", 5_000_000_000)).obj())
+    gpu["spec"]["taints"].append({"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"})
+    gpu["spec"]["unschedulable"] = True
+    pods = [owned(make_pod("agent-1").req(cpu="500m").node("gpu-1").host_port(9100), DS).obj(),
+            owned(make_pod("job-1").req(cpu="1").node("gpu-1"), RS).obj()]
+    scenario = apply_changes(cluster([gpu], pods), [Change("add-node", argument="gpu-1=2")])
+    new = nodes_by_name(scenario.cluster)
+    assert scenario.changes == ["add-node gpu-1=2 (gpu-1-whatif-1, gpu-1-whatif-2)"]
+    copy1 = new["gpu-1-whatif-1"]
+    assert copy1["metadata"]["labels"] == {"kubernetes.io/hostname": "gpu-1-whatif-1", "zone": "b"}
+    assert copy1["spec"] == {"taints": [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]}
+    assert copy1["status"]["allocatable"] == gpu["status"]["allocatable"]
+    assert copy1["status"]["images"] == gpu["status"]["images"]
+    on_copy = [p for p in scenario.cluster.pods if p["spec"].get("nodeName") == "gpu-1-whatif-1"]
+    assert [p["metadata"]["name"] for p in on_copy] == ["agent-gpu-1-whatif-1"]
+    # The DaemonSet pod takes its resources and port on the new node.
+    result = place_pod(make_pod("probe").req(cpu="7600m").host_port(9100).toleration("gpu", "Exists").obj(),
+                       "probe.yaml", scenario.cluster).to_dict()
+    assert result["filtered"]["gpu-1-whatif-1"]["reasons"] == [
+        "node(s) didn't have free ports for the requested pod ports"]
+
+
+def test_add_node_from_a_manifest_starts_the_daemonsets_that_would_run_there(tmp_path):
+    manifest = tmp_path / "node.yaml"
+    manifest.write_text("apiVersion: v1\nkind: Node\nmetadata:\n  name: big\n  labels: {pool: big}\n"
+                        "spec:\n  taints: [{key: pool, value: big, effect: NoSchedule}]\n"
+                        "status:\n  allocatable: {cpu: '16', memory: 64Gi, pods: '110'}\n")
+    tolerant = owned(make_pod("everywhere-n0").node("n0").toleration(operator="Exists"),
+                     {**DS, "name": "everywhere"}).obj()
+    picky = owned(make_pod("picky-n0").node("n0"), {**DS, "name": "picky"}).obj()
+    elsewhere = owned(make_pod("gpu-agent-n1").node("n1").node_selector(pool="gpu").toleration(operator="Exists"),
+                      {**DS, "name": "gpu-agent"}).obj()
+    scenario = apply_changes(cluster(three_nodes(), [tolerant, picky, elsewhere]),
+                             [Change("add-node", argument=f"{manifest}=2")])
+    added = [n["metadata"]["name"] for n in scenario.cluster.nodes][3:]
+    assert added == ["big-1", "big-2"]
+    on_big = sorted(p["metadata"]["name"] for p in scenario.cluster.pods if p["spec"].get("nodeName") == "big-1")
+    assert on_big == ["everywhere-big-1"]  # picky does not tolerate the taint, gpu-agent's selector fails
+    assert scenario.notes and "nodeSelector and tolerations" in scenario.notes[0]
+
+
+def test_add_node_needs_a_node_or_a_file():
+    with pytest.raises(InputError, match="neither a node"):
+        apply_changes(cluster(three_nodes()), [Change("add-node", argument="nope")])
+
+
+# --- evicting and deleting pods -----------------------------------------------------------------
+
+
+def pdb(name, allowed, current=3, desired=2, app="web"):
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": app}}},
+            "status": {"disruptionsAllowed": allowed, "currentHealthy": current, "desiredHealthy": desired,
+                       "expectedPods": current}}
+
+
+def test_evict_uses_the_budget_and_the_replacement_gives_it_back():
+    pods = [owned(make_pod("web-1").label("app", "web").req(cpu="1").node("n0"), RS).obj()]
+    scenario = apply_changes(cluster(three_nodes(), pods, [pdb("web", 1)]), [Change("evict", argument="default/web-1")])
+    assert scenario.cluster.pdbs[0]["status"]["disruptionsAllowed"] == 0
+    assert scenario.cluster.pdbs[0]["status"]["currentHealthy"] == 2
+    from kwhatif.whatif.replace import place_displaced
+
+    place_displaced(scenario)
+    # nothing is cordoned: the replacement may land where the pod ran (all empty, lowest name)
+    assert scenario.replaced[0]["placement"]["node"] == "n0"
+    assert scenario.cluster.pdbs[0]["status"]["disruptionsAllowed"] == 1
+
+
+def test_evict_refused_by_the_budget_leaves_the_pod():
+    pods = [owned(make_pod("web-1").label("app", "web").node("n0"), RS).obj()]
+    scenario = apply_changes(cluster(three_nodes(), pods, [pdb("web", 0, current=2)]),
+                             [Change("evict", argument="web-1")])
+    assert [p["metadata"]["name"] for p in scenario.cluster.pods] == ["web-1"]
+    assert scenario.changes == ["evict web-1 (not evicted)"]
+    assert scenario.notes == ["evict default/web-1: 429 Cannot evict pod as it would violate the pod's disruption "
+                              "budget. (The disruption budget web needs 2 healthy pods and has 2 currently)"]
+
+
+def test_delete_pod_ignores_budgets():
+    pods = [make_pod("web-1").label("app", "web").node("n0").obj()]
+    scenario = apply_changes(cluster(three_nodes(), pods, [pdb("web", 0, current=2)]),
+                             [Change("delete-pod", argument="default/web-1")])
+    assert scenario.cluster.pods == []
+    assert scenario.lost == [{"pod": "default/web-1", "from": "n0", "reason": "deleted; no controller re-creates it"}]
+
+
+def test_changes_apply_in_order():
+    # cordon then uncordon leaves the node schedulable; the other order leaves it cordoned
+    base = cluster(three_nodes())
+    on = apply_changes(base, [Change("cordon", nodes=("n0",)), Change("uncordon", nodes=("n0",))]).cluster
+    off = apply_changes(base, [Change("uncordon", nodes=("n0",)), Change("cordon", nodes=("n0",))]).cluster
+    assert not on.nodes[0]["spec"].get("unschedulable") and off.nodes[0]["spec"]["unschedulable"]
+
+
+# --- label selectors (kubectl -l) ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text,labels,matches", [
+    ("zone=a", {"zone": "a"}, True),
+    ("zone==a,pool!=spot", {"zone": "a", "pool": "spot"}, False),
+    ("zone in (a, b),!gpu", {"zone": "b"}, True),
+    ("zone notin (a),gpu", {"zone": "c", "gpu": ""}, True),
+    ("size>3", {"size": "4"}, True),
+    ("size<3", {"size": "4"}, False),
+    ("", {"any": "thing"}, True),
+])
+def test_label_selector_syntax(text, labels, matches):
+    assert labelsel.parse(text).matches(labels) is matches
+
+
+def test_label_selector_errors():
+    with pytest.raises(labelsel.SelectorError):
+        labelsel.parse("zone in ()")

@@ -1,0 +1,326 @@
+"""``kwhatif drain``: every kubectl drain filter, every eviction API answer and every cluster-autoscaler
+drainability rule pinned to upstream's behaviour and words; then the whole drain, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
+from kwhatif.cli.changes import extract_changes
+from kwhatif.whatif.changes import Change, new_scenario
+from kwhatif.whatif.drain import drain
+from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, kubectl_verdict
+from kwhatif.whatif.eviction import MORE_THAN_ONE_PDB, TOO_MANY_REQUESTS, Budgets
+from tests.builders import cluster, make_node, make_pod
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = str(ROOT / "fixtures" / "clusters" / "demo.yaml")
+RS = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc", "controller": True}]
+DS = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": True}]
+JOB = [{"apiVersion": "batch/v1", "kind": "Job", "name": "job", "controller": True}]
+CUSTOM = [{"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "controller": True}]
+MIRROR = {"kubernetes.io/config.mirror": "abc"}
+EMPTY_DIR = [{"name": "scratch", "emptyDir": {}}]
+MEMORY_DIR = [{"name": "scratch", "emptyDir": {"medium": "Memory"}}]
+HOST_PATH = [{"name": "logs", "hostPath": {"path": "/var/log"}}]
+
+
+def pod(owners=None, annotations=None, volumes=None, phase="Running", namespace="default", created=None):
+    b = make_pod("p").namespace(namespace).node("n0").set("status.phase", phase)
+    if owners:
+        b.set("metadata.ownerReferences", owners)
+    if annotations:
+        b.set("metadata.annotations", annotations)
+    if volumes:
+        b.set("spec.volumes", volumes)
+    if created:
+        b.set("metadata.creationTimestamp", created)
+    return b.obj()
+
+
+# --- kubectl drain filters (pkg/drain/filters.go) -----------------------------------------------
+
+KUBECTL_TABLE = [
+    # name, pod, options, decision, message
+    ("managed pod is evicted", pod(RS), {}, "move", None),
+    ("daemonset pod blocks", pod(DS), {}, "block", "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)"),
+    ("daemonset pod ignored", pod(DS), {"ignore_daemonsets": True}, "skip", "ignoring DaemonSet-managed Pods"),
+    ("finished daemonset pod is deleted", pod(DS, phase="Succeeded"), {}, "move", None),
+    ("mirror pod is skipped", pod(annotations=MIRROR), {}, "skip", "mirror pod: kubectl drain never deletes it"),
+    ("mirror pod is skipped before unreplicated", pod(annotations=MIRROR), {"force": True}, "skip",
+     "mirror pod: kubectl drain never deletes it"),
+    ("emptyDir blocks", pod(RS, volumes=EMPTY_DIR), {}, "block",
+     "cannot delete Pods with local storage (use --delete-emptydir-data to override)"),
+    ("memory emptyDir blocks too", pod(RS, volumes=MEMORY_DIR), {}, "block",
+     "cannot delete Pods with local storage (use --delete-emptydir-data to override)"),
+    # the unreplicated filter's Okay replaces the local-storage warning (upstream's TODO in filters.go)
+    ("emptyDir with the flag: warning dropped", pod(RS, volumes=EMPTY_DIR), {"delete_emptydir_data": True}, "move",
+     None),
+    ("hostPath is not local storage for kubectl", pod(RS, volumes=HOST_PATH), {}, "move", None),
+    ("finished pod with emptyDir", pod(RS, volumes=EMPTY_DIR, phase="Failed"), {}, "move", None),
+    ("unmanaged blocks", pod(), {}, "block", "cannot delete Pods that declare no controller (use --force to override)"),
+    ("unmanaged with --force", pod(), {"force": True}, "move", "deleting Pods that declare no controller"),
+    ("finished unmanaged pod", pod(phase="Succeeded"), {}, "move", None),
+    # only the last warning survives: the emptyDir warning is replaced by the unmanaged one
+    ("last warning wins", pod(volumes=EMPTY_DIR), {"delete_emptydir_data": True, "force": True}, "move",
+     "deleting Pods that declare no controller"),
+    ("filters stop at the first that keeps the pod", pod(DS, volumes=EMPTY_DIR), {"ignore_daemonsets": True},
+     "skip", "ignoring DaemonSet-managed Pods"),
+]
+
+
+@pytest.mark.parametrize("name,pod,options,decision,message", KUBECTL_TABLE, ids=[row[0] for row in KUBECTL_TABLE])
+def test_kubectl_filters(name, pod, options, decision, message):
+    verdict = kubectl_verdict(pod, DrainOptions(**options))
+    assert (verdict.decision, verdict.message) == (decision, message)
+
+
+# --- the eviction API (eviction.go) -------------------------------------------------------------
+
+
+def budget(name="b", allowed=1, current=3, desired=2, selector=None, policy=None, generation=None, observed=None):
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
+           "spec": {"selector": {"matchLabels": {"app": "web"}} if selector is None else selector},
+           "status": {"disruptionsAllowed": allowed, "currentHealthy": current, "desiredHealthy": desired}}
+    if policy:
+        pdb["spec"]["unhealthyPodEvictionPolicy"] = policy
+    if generation is not None:
+        pdb["metadata"]["generation"] = generation
+        pdb["status"]["observedGeneration"] = observed
+    return pdb
+
+
+def web(phase="Running", ready=None, deleting=False):
+    b = make_pod("web-1").label("app", "web").node("n0").set("status.phase", phase)
+    if ready is not None:
+        b.set("status.conditions", [{"type": "Ready", "status": "True" if ready else "False"}])
+    if deleting:
+        b.set("metadata.deletionTimestamp", "2026-01-01T00:00:00Z")
+    return b.obj()
+
+
+EVICTION_TABLE = [
+    ("no budget", web(), [], 201, None, None),
+    ("allowed", web(), [budget(allowed=1)], 201, None, None),
+    ("none allowed", web(), [budget(allowed=0, current=2)], 429, TOO_MANY_REQUESTS,
+     "The disruption budget b needs 2 healthy pods and has 2 currently"),
+    ("pending pods ignore budgets", web(phase="Pending"), [budget(allowed=0)], 201, None, None),
+    ("finished pods ignore budgets", web(phase="Succeeded"), [budget(allowed=0)], 201, None, None),
+    ("terminating pods ignore budgets", web(deleting=True), [budget(allowed=0)], 201, None, None),
+    ("two budgets", web(), [budget("a"), budget("b")], 500, MORE_THAN_ONE_PDB, None),
+    ("an empty selector matches nothing", web(), [budget(allowed=0, selector={})], 201, None, None),
+    ("negative", web(), [budget(allowed=-1)], 403, "pdb disruptions allowed is negative", None),
+    ("still being processed", web(), [budget(generation=2, observed=1)], 429, TOO_MANY_REQUESTS,
+     "The disruption budget b is still being processed by the server."),
+    ("unready pod while the budget is met", web(ready=False), [budget(allowed=0, current=2, desired=2)], 201,
+     None, None),
+    ("unready pod while the budget is not met", web(ready=False), [budget(allowed=0, current=1, desired=2)], 429,
+     TOO_MANY_REQUESTS, "The disruption budget b needs 2 healthy pods and has 1 currently"),
+    ("unready pod with AlwaysAllow", web(ready=False), [budget(allowed=0, current=1, policy="AlwaysAllow")], 201,
+     None, None),
+]
+
+
+@pytest.mark.parametrize("name,pod,pdbs,code,message,cause", EVICTION_TABLE, ids=[row[0] for row in EVICTION_TABLE])
+def test_eviction_api(name, pod, pdbs, code, message, cause):
+    answer = Budgets(cluster([make_node("n0").obj()], [pod], pdbs)).evict(pod)
+    assert (answer.code, answer.message, answer.cause) == (code, message, cause)
+
+
+# --- cluster-autoscaler drainability rules ------------------------------------------------------
+
+NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+CA_TABLE = [
+    ("replicated pod", pod(RS), [], "move", None),
+    ("mirror pod", pod(annotations=MIRROR), [], "skip", "mirror pod"),
+    ("daemonset pod", pod(DS), [], "skip", "DaemonSet pod: not moved"),
+    ("unreplicated", pod(), [], "block", "NotReplicated: default/p is not replicated"),
+    ("custom controller", pod(CUSTOM), [], "block", "NotReplicated: default/p is not replicated"),
+    ("safe-to-evict beats unreplicated", pod(annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "true"}),
+     [], "move", "cluster-autoscaler.kubernetes.io/safe-to-evict=true"),
+    ("terminal pod", pod(phase="Failed"), [], "move", "terminal pod"),
+    ("on-completion", pod(JOB, annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "on-completion"}), [],
+     "block", "WaitForCompletion: cluster-autoscaler.kubernetes.io/safe-to-evict=on-completion: the node waits "
+              "until the pod completes"),
+    ("not safe to evict", pod(RS, annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}), [],
+     "block", "NotSafeToEvictAnnotation: pod annotated as not safe to evict present: p"),
+    ("kube-system without a budget", pod(RS, namespace="kube-system", created="2026-06-01T00:00:00Z"), [], "block",
+     "UnmovableKubeSystemPod: non-daemonset, non-mirrored, non-pdb-assigned kube-system pod present: p"),
+    ("kube-system past the disruption timeout", pod(RS, namespace="kube-system", created="2026-05-31T22:00:00Z"),
+     [], "move", "kube-system pod older than the blocking-system-pod disruption timeout (1h)"),
+    ("hostPath is local storage", pod(RS, volumes=HOST_PATH), [], "block",
+     "LocalStorageRequested: pod with local storage present: p"),
+    ("memory emptyDir is not", pod(RS, volumes=MEMORY_DIR), [], "move", None),
+    ("local volume allowed by annotation",
+     pod(RS, volumes=EMPTY_DIR, annotations={"cluster-autoscaler.kubernetes.io/safe-to-evict-local-volumes": "scratch"}),
+     [], "move", None),
+    ("budget used up", pod(RS) | {"metadata": {**pod(RS)["metadata"], "labels": {"app": "web"}}},
+     [budget(allowed=0)], "block", "NotEnoughPdb: not enough pod disruption budget to move default/p"),
+]
+
+
+@pytest.mark.parametrize("name,pod,pdbs,decision,message", CA_TABLE, ids=[row[0] for row in CA_TABLE])
+def test_cluster_autoscaler_rules(name, pod, pdbs, decision, message):
+    c = cluster([make_node("n0").obj()], [pod], pdbs)
+    verdict = AutoscalerRules(c, Budgets(c), NOW).verdict(pod)
+    assert (verdict.decision, verdict.message) == (decision, message)
+
+
+def test_cluster_autoscaler_controller_not_found_for_kinds_the_dump_holds():
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "other", "namespace": "default"}}
+    c = cluster([make_node("n0").obj()], [pod(RS)], [rs])
+    verdict = AutoscalerRules(c, Budgets(c), NOW).verdict(c.pods[0])
+    assert verdict.message == ('ControllerNotFound: replication controller for default/p is not available, '
+                               'err: replicaset.apps "web-abc" not found')
+
+
+# --- a whole drain ------------------------------------------------------------------------------
+
+
+def nodes(n=3, cpu="2"):
+    return [make_node(f"n{i}").capacity(cpu=cpu, memory="8Gi", pods="10").obj() for i in range(n)]
+
+
+def replica(name, node, cpu="1", priority=0, app="web"):
+    return (make_pod(name).label("app", app).req(cpu=cpu).node(name=node).priority(priority)
+            .set("metadata.ownerReferences", RS).set("status.phase", "Running").obj())
+
+
+def run(c, names, **options):
+    return drain(new_scenario(c), tuple(names), None, DrainOptions(**options))
+
+
+def test_budget_waits_for_a_replacement_then_evicts():
+    c = cluster(nodes(), [replica("web-1", "n0"), replica("web-2", "n0")], [budget("web", allowed=1)])
+    report = run(c, ["n0"])
+    first, second = report.pods
+    assert (first.action, first.placement["node"]) == ("evict", "n1")
+    assert second.action == "evict" and second.waits_for == ["default/web-1"]
+    assert second.reason == f"evicted once default/web-1 was replaced (until then: {TOO_MANY_REQUESTS})"
+    assert second.placement["node"] == "n2"  # n1 now holds web-1's replacement
+    assert report.safe
+    assert [p["pod"] for p in report.placements] == ["default/web-1", "default/web-2"]
+
+
+def test_budget_blocks_for_good_when_the_replacement_cannot_be_placed():
+    # two 1.5-cpu replicas; after n0 is drained only n1 (2 cpu, 1.5 used by a blocker) remains
+    blocker = make_pod("big").req(cpu="1500m").node("n1").obj()
+    c = cluster(nodes(2), [replica("web-1", "n0", cpu="1500m"), replica("web-2", "n0", cpu="1500m"), blocker],
+                [budget("web", allowed=1)])
+    report = run(c, ["n0"], force=True)
+    first, second = report.pods[:2]
+    assert first.action == "evict" and first.placement["node"] is None
+    assert first.placement["message"].startswith("0/2 nodes are available: 1 Insufficient cpu, "
+                                                 "1 node(s) were unschedulable.")
+    assert second.action == "blocked" and second.waits_for == ["default/web-1"]
+    assert second.reason.endswith("kubectl drain retries until --timeout: the replacements of default/web-1 "
+                                  "cannot be placed")
+    assert not report.safe and not report.node_drained("n0")
+
+
+def test_budget_allowing_nothing_blocks_across_all_drained_nodes():
+    c = cluster(nodes(3), [replica("web-1", "n0"), replica("web-2", "n1")], [budget("web", allowed=0, current=2)])
+    report = run(c, ["n0", "n1"])
+    assert [o.action for o in report.pods] == ["blocked", "blocked"]
+    assert report.pods[0].reason.endswith("the budget allows no disruption and no evicted pod of it is being replaced")
+
+
+def test_a_node_with_a_pod_that_cannot_be_deleted_is_not_drained_at_all():
+    c = cluster(nodes(), [replica("web-1", "n0"), make_pod("adhoc").node("n0").obj()])
+    report = run(c, ["n0"])
+    assert [(o.action, o.reason) for o in report.pods] == [
+        ("blocked", "not evicted: cannot delete Pods that declare no controller (use --force to override): "
+                    "default/adhoc"),
+        ("blocked", "cannot delete Pods that declare no controller (use --force to override)")]
+    assert report.pods[0].pod in report.scenario.cluster.pods  # nothing was evicted there
+    assert report.scenario.cluster.nodes[0]["spec"]["unschedulable"] is True  # but it stays cordoned
+
+
+def test_disable_eviction_deletes_without_budgets():
+    c = cluster(nodes(), [replica("web-1", "n0")], [budget("web", allowed=0)])
+    report = run(c, ["n0"], disable_eviction=True)
+    assert report.pods[0].action == "delete" and report.pods[0].placement["node"] == "n1"
+
+
+def test_queue_order_is_priority_then_eviction_order():
+    c = cluster(nodes(3, cpu="4"), [replica("a", "n0", priority=1), replica("b", "n1", priority=5),
+                                    replica("c", "n0", priority=5)])
+    report = run(c, ["n0", "n1"])
+    assert [p["pod"] for p in report.placements] == ["default/c", "default/b", "default/a"]
+
+
+def test_cluster_autoscaler_rules_charge_budgets_across_nodes():
+    c = cluster(nodes(4), [replica("web-1", "n0"), replica("web-2", "n1")], [budget("web", allowed=1)])
+    report = run(c, ["n0", "n1"], rules="cluster-autoscaler")
+    assert report.pods[0].action == "evict"
+    assert report.pods[1].reason == "NotEnoughPdb: not enough pod disruption budget to move default/web-2"
+    assert report.node_errors["n1"].startswith("BlockedByPod default/web-2: NotEnoughPdb")
+
+
+# --- the CLI ------------------------------------------------------------------------------------
+
+runner = CliRunner()
+N1, N2 = "ip-10-0-1-87.eu-west-1.compute.internal", "ip-10-0-2-34.eu-west-1.compute.internal"
+
+
+def test_cli_drain_json_contract_and_exit_status():
+    result = runner.invoke(app, ["drain", N1, N2, "-c", DEMO, "--ignore-daemonsets", "-o", "json"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert data["drained"] == [N1, N2] and data["safe"] is False
+    assert data["scenario"]["changes"] == [f"drain {N1} {N2}"]
+    db = next(p for p in data["pods"] if p["pod"] == "shop/db-0")
+    assert db["action"] == "blocked" and db["reason"].startswith(TOO_MANY_REQUESTS)
+    web = next(p for p in data["pods"] if p["pod"] == "shop/web-6c9f7d8b4f-bppjn")
+    assert web["waitsFor"] == ["shop/web-6c9f7d8b4f-bzkt4"] and web["placement"]["node"]
+    assert set(web) >= {"pod", "from", "action", "reason", "waitsFor", "placement"}
+
+
+def test_cli_drain_safe_exits_0():
+    result = runner.invoke(app, ["drain", N2, "-c", DEMO, "--ignore-daemonsets"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == f"Scenario: drain {N2}"
+    assert result.stdout.rstrip().splitlines()[-1] == ("Safe to drain: 1 node(s) drained, 2 pod(s) re-created "
+                                                       "and placed.")
+
+
+def test_cli_drain_needs_nodes_or_a_selector():
+    result = runner.invoke(app, ["drain", "-c", DEMO, "--ignore-daemonsets"])
+    assert result.exit_code == 2
+    assert "error: name the nodes to drain" in result.output
+
+
+def test_cli_place_carries_the_scenario():
+    result = runner.invoke(app, ["place", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", DEMO,
+                                 "--cordon", N1, "--taint", f"{N2}=dedicated=db:NoSchedule", "-o", "json"])
+    data = json.loads(result.stdout)
+    assert data["scenario"]["changes"] == [f"cordon {N1}", f"taint {N2} dedicated=db:NoSchedule"]
+    assert data["filtered"][N1]["reasons"] == ["node(s) were unschedulable"]
+    assert data["filtered"][N2]["reasons"] == ["node(s) had untolerated taint {dedicated: db}"]
+    table = runner.invoke(app, ["preempt", str(ROOT / "fixtures" / "pods" / "web.yaml"), "-c", DEMO,
+                                "--remove-node", N1])
+    assert table.stdout.splitlines()[0] == f"Scenario: remove-node {N1}"
+
+
+@pytest.mark.parametrize("args,changes,rest", [
+    (["pod.yaml", "--cordon", "a,b", "-c", "x", "--taint", "n5=k=v:NoSchedule"],
+     [Change("cordon", nodes=("a", "b")), Change("taint", nodes=("n5",), argument="k=v:NoSchedule")],
+     ["pod.yaml", "-c", "x"]),
+    (["--taint", "n5", "k:NoExecute", "--uncordon", "-l", "pool=spot", "p.yaml"],
+     [Change("taint", nodes=("n5",), argument="k:NoExecute"), Change("uncordon", selector="pool=spot")], ["p.yaml"]),
+    (["--label=-l=zone=a", "disk=ssd", "--add-node=gpu=3", "--evict", "ns/p"],
+     [Change("label", selector="zone=a", argument="disk=ssd"), Change("add-node", argument="gpu=3"),
+      Change("evict", argument="ns/p")], []),
+])
+def test_change_options_keep_their_order(args, changes, rest):
+    assert extract_changes(args) == (changes, rest)
+
+
+def test_change_option_without_a_value_is_a_usage_error():
+    result = runner.invoke(app, ["place", "pod.yaml", "--cordon"])
+    assert result.exit_code == 2
