@@ -178,6 +178,25 @@ def pod_from_object(obj: dict, source: str) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": dict(template.get("spec") or {})}
 
 
+def load_manifests(path: str) -> tuple[list[tuple[dict, str]], bool]:
+    """The objects under ``path`` and whether they came as a collection (a ``List``, a JSON array,
+    several YAML documents or files): a collection of pods is placed as a sequence even when it
+    holds one pod, a lone object keeps the single-pod answer."""
+    objects: list[tuple[dict, str]] = []
+    collection = False
+    files = iter_files(path)
+    for file in files:
+        source = "<stdin>" if file == "-" else file
+        docs = parse_documents(read_data(file), source)
+        collection = collection or len(files) > 1 or len(docs) > 1 or any(
+            isinstance(d, list) or (isinstance(d, dict) and (d.get("kind") or "").endswith("List")) for d in docs)
+        for doc in docs:
+            objects.extend((obj, source) for obj in flatten(doc, source))
+    if not objects:
+        raise InputError(f"{path}: no Kubernetes object found")
+    return objects, collection
+
+
 def load_pod(path: str) -> tuple[dict, str]:
     """The single pod (or workload template) in ``path``."""
     objects = load_objects(path)

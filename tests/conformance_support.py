@@ -79,3 +79,38 @@ def compare(expect: dict, got: dict) -> list[str]:
                  gc[node].get("numPDBViolations"))
         same("preemption.message", ep.get("message"), gp.get("message"))
     return out
+
+
+SEQUENCES_DIR = Path(os.environ.get("KWHATIF_CONFORMANCE_SEQUENCES", CASES_DIR.parent / "sequences"))
+
+
+def run_sequence_case(case: dict) -> dict:
+    """A sequence case as ``kwhatif place PODS.json`` runs it: the pods in the order listed."""
+    from kwhatif.framework.scheduler_config import scheduler_config_from_dict
+    from kwhatif.state.cluster import Cluster
+    from kwhatif.whatif import SchedulerSetup
+    from kwhatif.whatif.sequence import place_sequence
+
+    cluster = Cluster.from_objects([(o, "cluster.json") for o in case["cluster"]["items"]])
+    cfg = case.get("schedulerConfig")
+    setup = scheduler_config_from_dict(cfg, "config.json") if cfg else SchedulerSetup()
+    return place_sequence([(pod, "pods.json") for pod in case["pods"]], cluster, setup).to_dict()
+
+
+def compare_sequence(expect: dict, got: dict) -> list[str]:
+    """Placement by placement, as check.py compares them (the first difference, and how many)."""
+    def norm(p: dict) -> dict:
+        return {"pod": p.get("pod"), "node": p.get("node"), "tieSet": sorted(p.get("tieSet") or []),
+                "feasibleCount": p.get("feasibleCount"), "total": p.get("total"), "message": p.get("message"),
+                "nominatedNodes": sorted(p.get("nominatedNodes") or []) or None}
+
+    want, have = expect["placements"], got["placements"]
+    out = [] if len(want) == len(have) else [f"expected {len(want)} placements, got {len(have)}"]
+    differing = [i for i, (a, b) in enumerate(zip(want, have)) if norm(a) != norm(b)]
+    if differing:
+        i = differing[0]
+        a, b = norm(want[i]), norm(have[i])
+        out += [f"placements[{i}].{k}: expected {json.dumps(a[k])[:300]} got {json.dumps(b[k])[:300]}"
+                for k in a if a[k] != b[k]]
+        out.append(f"{len(differing)} of {len(want)} placements differ")
+    return out

@@ -32,9 +32,10 @@ def root(version: bool = typer.Option(False, "--version", callback=_version, is_
 
 
 def _register() -> None:
-    from kwhatif.cli import drain, leader, place, preempt, snapshot
+    from kwhatif.cli import capacity, drain, leader, place, preempt, snapshot
 
     place.register(app)
+    capacity.register(app)
     preempt.register(app)
     drain.register(app)
     leader.register(app)

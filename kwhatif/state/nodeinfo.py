@@ -366,7 +366,7 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "labels", "taints", "unschedulable", "allocatable", "pods", "pods_with_affinity",
                  "pods_with_required_anti_affinity", "used_ports", "requested", "non_zero_requested",
-                 "image_states", "pvc_ref_counts")
+                 "image_states", "pvc_ref_counts", "generation")
 
     def __init__(self, node: dict, allocatable: Resource) -> None:
         meta = node.get("metadata") or {}
@@ -385,6 +385,8 @@ class NodeInfo:
         self.non_zero_requested = Resource()
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
+        # Set by the Snapshot whenever the node or its pods change (the cache's NodeInfo.Generation).
+        self.generation = 0
 
     def add_pod(self, pi: PodInfo) -> None:
         self.pods.append(pi)
@@ -474,7 +476,14 @@ class NodeInfo:
         out.non_zero_requested = self.non_zero_requested.clone()
         out.image_states = self.image_states
         out.pvc_ref_counts = dict(self.pvc_ref_counts)
+        out.generation = self.generation
         return out
+
+    def restore(self, saved: "NodeInfo") -> None:
+        """Take back every field of ``saved`` (a ``snapshot()`` of this node), in place, so that lists
+        and maps holding this NodeInfo stay valid (Snapshot.revert)."""
+        for name in NodeInfo.__slots__:
+            setattr(self, name, getattr(saved, name))
 
     def __repr__(self) -> str:
         return f"NodeInfo({self.name}, pods={len(self.pods)})"

@@ -1,11 +1,21 @@
-"""The scheduler's view of the cluster for one attempt (backend/cache.Snapshot).
+"""The scheduler's view of the cluster (backend/cache.Snapshot), and how a what-if changes it.
 
 NodeInfos in input order, the nodes that host pods with (anti-)affinity, the used PVC set,
 pending pods nominated to nodes, and the cluster objects (namespaces, PDBs, volumes ...) that
 plugins list.
+
+A scenario changes the snapshot the way kube-scheduler's cache does between cycles: ``assume_pod``
+binds a pod (AssumePod), ``forget_pod`` takes it away (ForgetPod/RemovePod), ``add_node``,
+``update_node`` and ``remove_node`` change the node set. ``fork()`` opens a what-if that ``revert()``
+undoes and ``commit()`` keeps (cluster-autoscaler's ClusterSnapshot Fork/Revert/Commit): a fork is
+O(1), a node is copied on its first change inside the fork, a revert costs the nodes changed.
+Every change gives the node a new ``generation`` (never reused), so a cache keyed by
+(node, generation) stays valid across reverts.
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from kwhatif.api.resources import resource_list
 from kwhatif.state.bulk import bulk_allocation
@@ -23,39 +33,39 @@ class Snapshot:
         self.node_info_list: list[NodeInfo] = []
         self.node_info_map: dict[str, NodeInfo] = {}
         for node in cluster.nodes:
-            allocatable = Resource.from_list(resource_list((node.get("status") or {}).get("allocatable")))
-            ni = NodeInfo(node, allocatable)
+            ni = NodeInfo(node, _allocatable(node))
             self.node_info_list.append(ni)
             self.node_info_map[ni.name] = ni
         self._set_image_states()
         self.nominated: dict[str, list[PodInfo]] = {}
-        self.pod_infos: list[PodInfo] = []
-        self.used_pvc_set: set[str] = set()
-        node_info_map, pod_infos = self.node_info_map, self.pod_infos
+        # PVC key -> how many bound pods use it (kube-scheduler's usedPVCSet, counted so that
+        # forgetting a pod can tell whether another still uses the claim).
+        self.used_pvc_counts: dict[str, int] = {}
+        node_info_map = self.node_info_map
         pods_on: dict[str, list[PodInfo]] = {name: [] for name in node_info_map}
         for pod in cluster.pods:
             status = pod.get("status")
             if status and status.get("phase") in TERMINAL_PHASES:
                 continue
             pi = PodInfo(pod)
-            pod_infos.append(pi)
             if pi.has_affinity:
                 pi.parse_terms()
             if pi.node_name:
                 on_node = pods_on.get(pi.node_name)
                 if on_node is not None:
                     on_node.append(pi)
-                if pi.pvc_keys:
-                    self.used_pvc_set.update(pi.pvc_keys)
+                for key in pi.pvc_keys:
+                    self.used_pvc_counts[key] = self.used_pvc_counts.get(key, 0) + 1
             elif pi.nominated_node_name and pi.nominated_node_name in node_info_map:
                 self.nominated.setdefault(pi.nominated_node_name, []).append(pi)
         for name, pods in pods_on.items():
             if pods:
                 node_info_map[name].add_pods(pods)
-        self.have_pods_with_affinity_list = [ni for ni in self.node_info_list if ni.pods_with_affinity]
-        self.have_pods_with_required_anti_affinity_list = [
-            ni for ni in self.node_info_list if ni.pods_with_required_anti_affinity]
+        self._affinity_lists: tuple[list[NodeInfo], list[NodeInfo]] | None = None
         self.namespace_labels = cluster.namespace_labels()
+        self.generation = 0  # the last generation handed to a node
+        self.node_set_generation = 0  # changes whenever nodes are added or removed
+        self._forks: list[_Fork] = []
 
     def _set_image_states(self) -> None:
         """ImageStateSummary per node: the image's size and on how many nodes it is present. All nodes
@@ -77,6 +87,22 @@ class Snapshot:
         for ni, names in zip(self.node_info_list, node_images):
             ni.image_states = {name: summaries[name] for name in names}
 
+    @property
+    def have_pods_with_affinity_list(self) -> list[NodeInfo]:
+        return self._affinity_node_lists()[0]
+
+    @property
+    def have_pods_with_required_anti_affinity_list(self) -> list[NodeInfo]:
+        return self._affinity_node_lists()[1]
+
+    def _affinity_node_lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
+        """The nodes (in node order) hosting pods with (anti-)affinity, rebuilt after a change."""
+        if self._affinity_lists is None:
+            nodes = self.node_info_list
+            self._affinity_lists = ([ni for ni in nodes if ni.pods_with_affinity],
+                                    [ni for ni in nodes if ni.pods_with_required_anti_affinity])
+        return self._affinity_lists
+
     def num_nodes(self) -> int:
         return len(self.node_info_list)
 
@@ -87,4 +113,174 @@ class Snapshot:
         return self.nominated.get(node_name, [])
 
     def is_pvc_used_by_pods(self, key: str) -> bool:
-        return key in self.used_pvc_set
+        return key in self.used_pvc_counts
+
+    # --- changes: assume / forget pods, change nodes ----------------------------------------------
+
+    def assume_pod(self, pi: PodInfo) -> NodeInfo:
+        """Bind ``pi`` to its ``node_name`` (cache.AssumePod): node sums, non-zero requests, host ports,
+        pod count, PVC use, and the pod visible to spreading and inter-pod affinity."""
+        ni = self._node_for(pi)
+        self._touch(ni)
+        if pi.has_affinity:
+            pi.parse_terms()
+            self._affinity_lists = None
+        ni.add_pod(pi)
+        if pi.pvc_keys:
+            counts = self._writable_pvc_counts()
+            for key in pi.pvc_keys:
+                counts[key] = counts.get(key, 0) + 1
+        return ni
+
+    def forget_pod(self, pi: PodInfo) -> NodeInfo:
+        """Take a bound pod off its node (cache.ForgetPod / RemovePod); KeyError if it is not there."""
+        ni = self._node_for(pi)
+        if not any(p is pi or p.key == pi.key for p in ni.pods):
+            raise KeyError(f"pod {pi.key} is not on node {ni.name}")
+        self._touch(ni)
+        ni.remove_pod(pi)
+        if pi.has_affinity:
+            self._affinity_lists = None
+        if pi.pvc_keys:
+            counts = self._writable_pvc_counts()
+            for key in pi.pvc_keys:
+                count = counts.get(key, 0) - 1
+                if count > 0:
+                    counts[key] = count
+                else:
+                    counts.pop(key, None)
+        return ni
+
+    def add_node(self, node: dict) -> NodeInfo:
+        """A new node (defaulted as the loader defaults nodes) after the existing ones."""
+        name = (node.get("metadata") or {}).get("name", "")
+        if name in self.node_info_map:
+            raise KeyError(f"node {name} already exists")
+        self._save_node_set()
+        ni = NodeInfo(node, _allocatable(node))
+        self.node_info_list.append(ni)
+        self.node_info_map[name] = ni
+        self._node_set_changed()
+        self._touch(ni)
+        return ni
+
+    def update_node(self, node: dict) -> NodeInfo:
+        """Replace a node's object (labels, taints, unschedulable, allocatable, images), keeping its pods."""
+        name = (node.get("metadata") or {}).get("name", "")
+        ni = self.node_info_map.get(name)
+        if ni is None:
+            raise KeyError(f"node {name} does not exist")
+        self._touch(ni)
+        fresh = NodeInfo(node, _allocatable(node))
+        ni.node, ni.labels, ni.taints = fresh.node, fresh.labels, fresh.taints
+        ni.unschedulable, ni.allocatable = fresh.unschedulable, fresh.allocatable
+        if self._forks:
+            self._forks[-1].nodes_updated = True
+        self._set_image_states()
+        return ni
+
+    def remove_node(self, name: str) -> NodeInfo:
+        """Remove a node and, with it, the pods bound to it and the pods nominated to it (as a snapshot
+        of a cluster without that node would have). Their PVCs stay in use, as for any pod bound to an
+        unknown node."""
+        ni = self.node_info_map.get(name)
+        if ni is None:
+            raise KeyError(f"node {name} does not exist")
+        self._save_node_set()
+        self.node_info_list.remove(ni)
+        del self.node_info_map[name]
+        self.nominated.pop(name, None)
+        self._node_set_changed()
+        return ni
+
+    # --- fork / revert / commit -----------------------------------------------------------------
+
+    def fork(self) -> None:
+        """Open a what-if: every change from here on can be undone by ``revert()``."""
+        self._forks.append(_Fork())
+
+    def revert(self) -> None:
+        """Undo every change since the matching ``fork()``."""
+        top = self._forks.pop()
+        for ni, saved in top.nodes.values():
+            ni.restore(saved)
+        if top.pvc_counts is not None:
+            self.used_pvc_counts = top.pvc_counts
+        if top.node_set is not None:
+            self.node_info_list, self.node_info_map, self.nominated = top.node_set
+            self._node_set_changed()
+        elif top.nodes_updated:
+            self._set_image_states()
+        self._affinity_lists = None
+
+    def commit(self) -> None:
+        """Keep the changes since the matching ``fork()`` (they become part of the enclosing fork, if any)."""
+        top = self._forks.pop()
+        if not self._forks:
+            return
+        parent = self._forks[-1]
+        for key, saved in top.nodes.items():
+            parent.nodes.setdefault(key, saved)
+        if parent.pvc_counts is None:
+            parent.pvc_counts = top.pvc_counts
+        if parent.node_set is None:
+            parent.node_set = top.node_set
+        parent.nodes_updated = parent.nodes_updated or top.nodes_updated
+
+    @contextmanager
+    def forked(self):
+        """``with snapshot.forked(): ...``: the changes made inside are reverted on the way out."""
+        self.fork()
+        try:
+            yield self
+        finally:
+            self.revert()
+
+    def _node_for(self, pi: PodInfo) -> NodeInfo:
+        ni = self.node_info_map.get(pi.node_name)
+        if ni is None:
+            raise KeyError(f"pod {pi.key}: node {pi.node_name!r} is not in the snapshot")
+        return ni
+
+    def _touch(self, ni: NodeInfo) -> None:
+        """Save the node for the open fork on its first change there, and give it a new generation."""
+        if self._forks:
+            saved = self._forks[-1].nodes
+            if id(ni) not in saved:
+                saved[id(ni)] = (ni, ni.snapshot())
+        self.generation += 1
+        ni.generation = self.generation
+
+    def _writable_pvc_counts(self) -> dict[str, int]:
+        if self._forks and self._forks[-1].pvc_counts is None:
+            self._forks[-1].pvc_counts = dict(self.used_pvc_counts)
+        return self.used_pvc_counts
+
+    def _save_node_set(self) -> None:
+        if self._forks and self._forks[-1].node_set is None:
+            self._forks[-1].node_set = (list(self.node_info_list), dict(self.node_info_map),
+                                        {name: list(pods) for name, pods in self.nominated.items()})
+
+    def _node_set_changed(self) -> None:
+        self._set_image_states()
+        self._affinity_lists = None
+        self.generation += 1
+        self.node_set_generation = self.generation
+
+
+class _Fork:
+    """What one open fork saved: nodes as they were before their first change (by identity), the
+    PVC use counts, and the node list, map and nominations when nodes were added or removed;
+    ``nodes_updated`` when a node object was replaced (image states then need recomputing)."""
+
+    __slots__ = ("nodes", "pvc_counts", "node_set", "nodes_updated")
+
+    def __init__(self) -> None:
+        self.nodes: dict[int, tuple[NodeInfo, NodeInfo]] = {}
+        self.pvc_counts: dict[str, int] | None = None
+        self.node_set: tuple[list[NodeInfo], dict[str, NodeInfo], dict[str, list[PodInfo]]] | None = None
+        self.nodes_updated = False
+
+
+def _allocatable(node: dict) -> Resource:
+    return Resource.from_list(resource_list((node.get("status") or {}).get("allocatable")))

@@ -1,0 +1,56 @@
+"""``kwhatif capacity``: how many more of this pod the cluster can run, and where they would go."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from kwhatif.cli.common import load_inputs, user_errors
+from kwhatif.cli.place import Output
+from kwhatif.errors import ExitStatus
+
+
+def register(app: typer.Typer) -> None:
+    app.command("capacity", no_args_is_help=True)(capacity)
+
+
+@user_errors
+def capacity(
+    pod: str = typer.Argument(..., help="Pod or workload manifest (YAML/JSON file, or - for stdin)."),
+    cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
+                                          help="Snapshot (kwhatif snapshot) or dump. Default: the live cluster."),
+    scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config",
+                                                   help="KubeSchedulerConfiguration file (YAML or JSON)."),
+    max_instances: Optional[int] = typer.Option(None, "--max", min=0,
+                                                help="Stop after this many instances (default: until one "
+                                                     "does not fit)."),
+    exclude_nodes: Optional[str] = typer.Option(None, "--exclude-nodes",
+                                                help="Comma-separated nodes to leave out of the cluster."),
+    seed: Optional[int] = typer.Option(None, "--seed",
+                                       help="Pick uniformly at random among tied top-scoring nodes "
+                                            "(reproducibly) instead of the lowest node name."),
+    output: Output = typer.Option(Output.table, "--output", "-o", help="Output format (table, json, yaml)."),
+    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
+    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
+) -> None:
+    """Copies of a pod placed one after another until the first that does not fit (or --max): how many
+    fit, why the next one does not, and where they went."""
+    from kwhatif.loader import load_pod
+    from kwhatif.render.output import to_json, to_yaml
+    from kwhatif.whatif.sequence import capacity as run_capacity
+
+    raw, source = load_pod(pod)
+    cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+    excluded = [name.strip() for name in (exclude_nodes or "").split(",") if name.strip()]
+    result = run_capacity(raw, source, cluster_state, setup, max_instances=max_instances,
+                          exclude_nodes=excluded, seed=seed)
+    if output == Output.json:
+        typer.echo(to_json(result.to_dict()))
+    elif output == Output.yaml:
+        typer.echo(to_yaml(result.to_dict()), nl=False)
+    else:
+        from kwhatif.render.sequence import render_capacity
+
+        render_capacity(result)
+    raise typer.Exit(int(ExitStatus.FITS if result.instances else ExitStatus.DOES_NOT_FIT))

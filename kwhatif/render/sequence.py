@@ -1,0 +1,75 @@
+"""The human view of pods placed in sequence and of ``capacity``: one row per pod, a summary line, and
+where the new pods went (with the cpu and memory those nodes have left)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+
+from kwhatif.render.table import _cpu, _mem, make_console
+from kwhatif.render.text_table import print_table
+
+
+def _placement_rows(placements) -> list[list[str]]:
+    rows = []
+    for p in placements:
+        if p.gated:
+            rows.append([p.pod, "Gated", "", "", "scheduling gates: never attempted"])
+        elif p.node is None:
+            rows.append([p.pod, "Pending", "", "", p.message or ""])
+        else:
+            rows.append([p.pod, p.node, str(p.total), str(len(p.tie_set)) if len(p.tie_set) > 1 else "", ""])
+    return rows
+
+
+def _distribution(sequence, console: Console) -> None:
+    if not sequence.by_node:
+        return
+    rows = [[name, str(u.new_pods), _cpu(u.cpu_left), _mem(u.memory_left)]
+            for name, u in sorted(sequence.by_node.items(), key=lambda item: (-item[1].new_pods, item[0]))]
+    console.file.write("\n")
+    print_table(console, None, ["NODE", "NEW PODS", "CPU LEFT", "MEMORY LEFT"], rows, {1, 2, 3})
+
+
+def _ties(sequence, console: Console) -> None:
+    ties = sequence.steps_with_ties
+    if not ties:
+        return
+    rule = (f"picked at random with seed {sequence.seed}" if sequence.seed is not None else
+            "the lowest node name was taken (kube-scheduler picks at random; --seed N to do so too)")
+    console.print(f"{ties} step(s) had several top-scoring nodes: {rule}.")
+
+
+def _footer(sequence, console: Console) -> None:
+    if sequence.skipped_kinds:
+        kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(sequence.skipped_kinds.items()))
+        console.print(f"[dim]Skipped objects of kinds scheduling does not read: {kinds}.[/]")
+    for warning in sequence.warnings:
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
+
+
+def render_sequence(sequence, console: Console | None = None) -> None:
+    console = make_console(console)
+    print_table(console, None, ["POD", "NODE", "SCORE", "TIES", "REASON"], _placement_rows(sequence.placements),
+                {2, 3})
+    pending = sequence.pending
+    line = f"{sequence.placed}/{len(sequence.placements)} placed"
+    if pending:
+        first = next((p.message for p in pending if p.message), None)
+        line += f"; {len(pending)} do not fit" + (f": {first}" if first else " (gated)")
+    console.file.write("\n")
+    console.print(escape(line), style="green" if not pending else "red")
+    _ties(sequence, console)
+    _distribution(sequence, console)
+    _footer(sequence, console)
+
+
+def render_capacity(result, console: Console | None = None) -> None:
+    console = make_console(console)
+    sequence = result.sequence
+    console.print(f"The cluster can schedule {result.instances} instance(s) of the pod {escape(result.template)}.")
+    reason = "LimitReached" if result.limit_reached else "Unschedulable"
+    console.print(f"Termination reason: {reason}: {escape(result.stop_reason)}")
+    _ties(sequence, console)
+    _distribution(sequence, console)
+    _footer(sequence, console)

@@ -1,0 +1,357 @@
+"""Pods placed one after another: each is one scheduling attempt exactly like ``place``, and a pod that
+fits is bound in the in-memory cluster before the next one is tried (issue 19).
+
+What binding changes is what kube-scheduler's Bind and the kubelet would: the pod gets
+``spec.nodeName``, ``status.phase: Running`` and ``status.startTime`` = the latest start time among
+the cluster's pods + *k* seconds (*k*: its 1-based step), and the snapshot assumes it (node sums,
+ports, pod counts, spreading and inter-pod affinity). A pod that does not fit stays pending: its
+would-be preemption is reported, not applied, and it is not nominated. PVC binding is not applied
+between steps. Ties between top-scoring nodes go to the lowest node name, or with a seed to a
+uniformly random one (kube-scheduler picks at random).
+
+``place_pods`` is the engine the other scenarios (capacity, drain, node changes) run on a snapshot
+they forked and changed; it returns plain data.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Iterable, Iterator
+
+from kwhatif import KUBERNETES_VERSION
+from kwhatif.api.defaults import Admission
+from kwhatif.errors import InputError
+from kwhatif.framework.runtime import Framework
+from kwhatif.preemption import start_time_key
+from kwhatif.result import ScheduleResult
+from kwhatif.scheduler import Scheduler
+from kwhatif.state.cluster import Cluster
+from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif import SchedulerSetup, lease_warning, prepare_pod
+
+TIE_BREAK_LOWEST = "lowest-node-name"
+TIE_BREAK_RANDOM = "random"
+PVC_NOT_BOUND = ("PersistentVolumeClaims are not bound between steps: a later pod sees the claims "
+                 "as the cluster had them")
+
+
+@dataclass(slots=True)
+class PreparedPod:
+    """A pod as the API server would create it (defaulted, priority admitted), ready to place."""
+
+    info: PodInfo
+    admission: Admission
+
+
+@dataclass(slots=True)
+class Placement:
+    """One step: the keys of the sequence contract (see ../shared/conformance/sequences/README.md)."""
+
+    pod: str
+    node: str | None
+    tie_set: list[str]
+    feasible_count: int
+    total: int | None
+    message: str | None
+    nominated_nodes: list[str] | None
+    priority: int = 0
+    gated: bool = False
+
+    def to_dict(self) -> dict:
+        out = {"pod": self.pod, "node": self.node, "tieSet": list(self.tie_set),
+               "feasibleCount": self.feasible_count, "total": self.total, "message": self.message,
+               "nominatedNodes": None if self.nominated_nodes is None else list(self.nominated_nodes),
+               "priority": self.priority}
+        if self.gated:
+            out["gated"] = True
+        return out
+
+
+@dataclass(slots=True)
+class NodeUsage:
+    """A node that received pods: how many, and the cpu (millicores) and memory (bytes) left."""
+
+    node: str
+    new_pods: int
+    cpu_left: int
+    memory_left: int
+
+    def to_dict(self) -> dict:
+        return {"newPods": self.new_pods, "cpuLeftMillis": self.cpu_left, "memoryLeftBytes": self.memory_left}
+
+
+@dataclass
+class SequenceResult:
+    placements: list[Placement]
+    by_node: dict[str, NodeUsage]
+    num_all_nodes: int
+    tie_break: str = TIE_BREAK_LOWEST
+    seed: int | None = None
+    warnings: list[str] = field(default_factory=list)
+    skipped_kinds: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def placed(self) -> int:
+        return sum(1 for p in self.placements if p.node is not None)
+
+    @property
+    def pending(self) -> list[Placement]:
+        return [p for p in self.placements if p.node is None]
+
+    @property
+    def steps_with_ties(self) -> int:
+        return sum(1 for p in self.placements if len(p.tie_set) > 1)
+
+    @property
+    def all_placed(self) -> bool:
+        return self.placed == len(self.placements)
+
+    def summary(self) -> dict:
+        pending = self.pending
+        return {
+            "pods": len(self.placements),
+            "placed": self.placed,
+            "pending": len(pending),
+            "gated": sum(1 for p in pending if p.gated),
+            "firstFailure": next((p.message for p in pending if p.message), None),
+            "stepsWithTies": self.steps_with_ties,
+            "tieBreak": self.tie_break,
+            "seed": self.seed,
+            "numAllNodes": self.num_all_nodes,
+            "byNode": {name: usage.to_dict() for name, usage in sorted(self.by_node.items())},
+        }
+
+    def to_dict(self) -> dict:
+        """The machine contract of ``place`` for several pods."""
+        return {"kubernetesVersion": KUBERNETES_VERSION,
+                "placements": [p.to_dict() for p in self.placements],
+                "summary": self.summary(),
+                "warnings": list(self.warnings),
+                "skippedKinds": dict(sorted(self.skipped_kinds.items()))}
+
+
+def pods_to_place(objects: list[tuple[dict, str]], replicas: int | None = None) -> list[tuple[dict, str]]:
+    """The pods a manifest collection asks for: its Pods in order, or ``replicas`` copies of its one pod
+    (or workload's pod template)."""
+    from kwhatif.loader import describe, pod_from_object
+
+    if replicas is not None:
+        if len(objects) != 1:
+            raise InputError(f"--replicas copies one pod; the input holds {len(objects)} objects")
+        raw, source = objects[0]
+        return [(copy, source) for copy in replicas_of(pod_from_object(raw, source), replicas)]
+    for obj, source in objects:
+        if obj.get("kind") != "Pod":
+            raise InputError(f"{source}: {describe(obj)}: several objects are placed as a list of Pods; "
+                             f"kind {obj.get('kind')!r} is not a Pod")
+    return objects
+
+
+def prepare_pods(raws: Iterable[tuple[dict, str]], cluster: Cluster) -> list[PreparedPod]:
+    return [PreparedPod(*prepare_pod(raw, source, cluster)) for raw, source in raws]
+
+
+def queue_order(pods: list[PreparedPod]) -> list[PreparedPod]:
+    """The scheduling queue's order for pods created together: priority descending, then as given."""
+    return sorted(pods, key=lambda p: -p.info.priority)
+
+
+def replicas_of(raw: dict, count: int) -> list[dict]:
+    """``count`` copies of a pod named ``<name>-<i>``; each gets its own UID at defaulting."""
+    meta = raw.get("metadata") or {}
+    name = meta.get("name") or "pod"
+    out = []
+    for i in range(count):
+        copy_meta = {k: v for k, v in meta.items() if k != "uid"}
+        copy_meta["name"] = f"{name}-{i}"
+        out.append({**raw, "metadata": copy_meta})
+    return out
+
+
+def latest_start_time(cluster: Cluster) -> datetime:
+    """The latest ``status.startTime`` among the cluster's pods (now when none has one): bound pods
+    start a second apart after it, so pods placed later look younger to preemption."""
+    latest = None
+    for pod in cluster.pods:
+        key = start_time_key((pod.get("status") or {}).get("startTime"))
+        if key is not None and (latest is None or key > latest):
+            latest = key
+    if latest is None:
+        return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.strptime(latest[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc) + timedelta(
+        microseconds=int(latest[20:26]))
+
+
+def _rfc3339(moment: datetime) -> str:
+    if moment.microsecond:
+        return f"{moment:%Y-%m-%dT%H:%M:%S}.{moment.microsecond:06d}Z"
+    return f"{moment:%Y-%m-%dT%H:%M:%SZ}"
+
+
+def bound_pod(pi: PodInfo, node: str, start_time: str) -> PodInfo:
+    """The pod as the cluster holds it once bound and started (the list pod itself is unchanged)."""
+    pod = pi.pod
+    bound = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node},
+             "status": {**(pod.get("status") or {}), "phase": "Running", "startTime": start_time}}
+    return PodInfo(bound)
+
+
+class SequencePlacer:
+    """Places pods one at a time on ``snapshot``, binding each that fits (the snapshot is changed:
+    fork it first to keep the original). One Framework per scheduler profile, shared by all steps."""
+
+    def __init__(self, snapshot: Snapshot, setup: SchedulerSetup | None = None, extenders: list | None = None,
+                 seed: int | None = None, base_start_time: datetime | None = None) -> None:
+        self.snapshot = snapshot
+        self.setup = setup or SchedulerSetup()
+        if extenders is None and self.setup.extenders:
+            from kwhatif.extenders import build_extenders
+
+            extenders = build_extenders(self.setup.extenders)
+        self.extenders = extenders or []
+        self.seed = seed
+        self._random = random.Random(seed) if seed is not None else None
+        self.base_start_time = base_start_time or latest_start_time(snapshot.cluster)
+        self._schedulers: dict[str, Scheduler] = {}
+        self.steps = 0
+        self.warnings: list[str] = []
+        self.new_pods: dict[str, int] = {}
+
+    def scheduler_for(self, pod: PodInfo) -> Scheduler:
+        profile = self.setup.profile_for(pod.spec.get("schedulerName"))
+        scheduler = self._schedulers.get(profile.scheduler_name)
+        if scheduler is None:
+            scheduler = Scheduler(Framework(profile, self.snapshot), self.extenders)
+            self._schedulers[profile.scheduler_name] = scheduler
+        return scheduler
+
+    def place(self, pod: PreparedPod) -> tuple[Placement, ScheduleResult]:
+        """One step: one scheduling attempt, then the bind when the pod fits."""
+        self.steps += 1
+        info = pod.info
+        result = self.scheduler_for(info).schedule(info, pod.admission)
+        for warning in result.warnings:
+            self._warn(warning)
+        if info.pvc_keys:
+            self._warn(PVC_NOT_BOUND)
+        if result.gated:
+            return Placement(info.key, None, [], 0, None, None, None, info.priority, gated=True), result
+        if not result.selected:
+            nominated = list(result.preemption.nominated_nodes) if result.preemption is not None else []
+            return Placement(info.key, None, [], len(result.feasible), None, result.message, nominated,
+                             info.priority), result
+        tie_set = result.selected  # sorted by the scheduler
+        node = tie_set[0] if self._random is None or len(tie_set) == 1 else self._random.choice(tie_set)
+        start = _rfc3339(self.base_start_time + timedelta(seconds=self.steps))
+        self.snapshot.assume_pod(bound_pod(info, node, start))
+        self.new_pods[node] = self.new_pods.get(node, 0) + 1
+        return Placement(info.key, node, list(tie_set), len(result.feasible), result.scores[node].total_score,
+                         None, None, info.priority), result
+
+    def _warn(self, warning: str) -> None:
+        if warning not in self.warnings:
+            self.warnings.append(warning)
+
+    def usage(self) -> dict[str, NodeUsage]:
+        out = {}
+        for name, count in self.new_pods.items():
+            ni = self.snapshot.get(name)
+            if ni is not None:
+                out[name] = NodeUsage(name, count, ni.allocatable.milli_cpu - ni.requested.milli_cpu,
+                                      ni.allocatable.memory - ni.requested.memory)
+        return out
+
+
+def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: SchedulerSetup | None = None, *,
+               extenders: list | None = None, seed: int | None = None, stop_on_failure: bool = False,
+               base_start_time: datetime | None = None) -> SequenceResult:
+    """Place ``pods`` in the order given on ``snapshot`` (which keeps the bound pods: fork it to
+    undo them), stopping after the first that does not fit when ``stop_on_failure``."""
+    placer = SequencePlacer(snapshot, setup, extenders, seed, base_start_time)
+    placements = []
+    for pod in pods:
+        placement, _ = placer.place(pod)
+        placements.append(placement)
+        if stop_on_failure and placement.node is None:
+            break
+    return SequenceResult(placements, placer.usage(), snapshot.num_nodes(),
+                          TIE_BREAK_RANDOM if seed is not None else TIE_BREAK_LOWEST, seed, placer.warnings,
+                          dict(snapshot.cluster.skipped_kinds))
+
+
+def place_sequence(raws: list[tuple[dict, str]], cluster: Cluster, setup: SchedulerSetup | None = None, *,
+                   in_order: bool = False, seed: int | None = None) -> SequenceResult:
+    """Pods from manifests placed in scheduling-queue order (or as given with ``in_order``)."""
+    setup = setup or SchedulerSetup()
+    pods = prepare_pods(raws, cluster)
+    if not in_order:
+        pods = queue_order(pods)
+    result = place_pods(pods, Snapshot(cluster), setup, seed=seed)
+    _add_lease_warning(result, cluster, setup, pods)
+    return result
+
+
+def _add_lease_warning(result: SequenceResult, cluster: Cluster, setup: SchedulerSetup,
+                       pods: list[PreparedPod]) -> None:
+    for name in dict.fromkeys(p.info.spec.get("schedulerName") for p in pods):
+        warning = lease_warning(cluster, setup, name)
+        if warning and warning not in result.warnings:
+            result.warnings.append(warning)
+
+
+# --- capacity ------------------------------------------------------------------------------------
+
+@dataclass
+class CapacityResult:
+    """How many copies of a pod fit, one after another, and why the next one does not."""
+
+    template: str
+    instances: int
+    limit_reached: bool
+    stop_reason: str
+    sequence: SequenceResult
+
+    def to_dict(self) -> dict:
+        return {"kubernetesVersion": KUBERNETES_VERSION, "pod": self.template, "instances": self.instances,
+                "limitReached": self.limit_reached, "stopReason": self.stop_reason,
+                "byNode": {name: usage.to_dict() for name, usage in sorted(self.sequence.by_node.items())},
+                "placements": [p.to_dict() for p in self.sequence.placements],
+                "stepsWithTies": self.sequence.steps_with_ties, "numAllNodes": self.sequence.num_all_nodes,
+                "warnings": list(self.sequence.warnings)}
+
+
+def capacity(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None, *,
+             max_instances: int | None = None, exclude_nodes: Iterable[str] = (),
+             seed: int | None = None) -> CapacityResult:
+    """Copies of ``raw`` (``<name>-<i>``) placed until the first that does not fit or ``max_instances``
+    (cluster-capacity's contract). Excluded nodes are removed from the snapshot, as cluster-capacity's
+    ``--exclude-nodes`` leaves them out of its copy of the cluster."""
+    if max_instances is not None and max_instances < 0:
+        raise InputError(f"--max must be 0 or more, got {max_instances}")
+    setup = setup or SchedulerSetup()
+    snapshot = Snapshot(cluster)
+    for name in exclude_nodes:
+        if snapshot.get(name) is None:
+            raise InputError(f"--exclude-nodes: node {name!r} is not in the cluster")
+        snapshot.remove_node(name)
+    template = (raw.get("metadata") or {}).get("name") or "pod"
+
+    def copies() -> Iterator[PreparedPod]:
+        i = 0
+        while max_instances is None or i < max_instances:
+            meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "uid"}
+            meta["name"] = f"{template}-{i}"
+            yield PreparedPod(*prepare_pod({**raw, "metadata": meta}, source, cluster))
+            i += 1
+
+    sequence = place_pods(copies(), snapshot, setup, seed=seed, stop_on_failure=True)
+    _add_lease_warning(sequence, cluster, setup, [])
+    instances = sequence.placed
+    last = sequence.placements[-1] if sequence.placements else None
+    if last is not None and last.node is None:
+        stop = last.message or "the pod is gated (spec.schedulingGates) and is never scheduled"
+        return CapacityResult(template, instances, False, stop, sequence)
+    return CapacityResult(template, instances, True, f"limit reached: {max_instances} instance(s)", sequence)

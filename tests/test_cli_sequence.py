@@ -1,0 +1,134 @@
+"""``kwhatif place`` with several pods and ``kwhatif capacity``, through typer's runner on the demo
+cluster: the sequence contract, queue order, ties, exit codes and one-line input errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = str(ROOT / "fixtures" / "clusters" / "demo.yaml")
+PODS = ROOT / "fixtures" / "pods"
+KEYS = {"pod", "node", "tieSet", "feasibleCount", "total", "message", "nominatedNodes", "priority"}
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, list(args))
+
+
+def small_pod(name: str, cpu: str = "100m", priority_class: str | None = None) -> dict:
+    spec = {"containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "shop"}, "spec": spec}
+
+
+def write_list(tmp_path: Path, pods: list[dict]) -> str:
+    path = tmp_path / "pods.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": pods}))
+    return str(path)
+
+
+def test_a_list_gives_one_placement_per_pod_in_queue_order(tmp_path):
+    pods = [small_pod("a"), small_pod("b", priority_class="high-priority"), small_pod("c")]
+    result = run("place", write_list(tmp_path, pods), "--cluster", DEMO, "-o", "json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [p["pod"] for p in data["placements"]] == ["shop/b", "shop/a", "shop/c"]
+    assert all(set(p) == KEYS for p in data["placements"])
+    assert all(p["node"] == min(p["tieSet"]) and p["feasibleCount"] >= len(p["tieSet"]) for p in data["placements"])
+    assert data["summary"]["placed"] == 3 and data["summary"]["pending"] == 0
+    assert sum(u["newPods"] for u in data["summary"]["byNode"].values()) == 3
+    in_order = json.loads(run("place", write_list(tmp_path, pods), "--cluster", DEMO, "--in-order", "-o",
+                              "json").stdout)
+    assert [p["pod"] for p in in_order["placements"]] == ["shop/a", "shop/b", "shop/c"]
+
+
+def test_a_list_of_one_pod_is_a_sequence_and_a_lone_pod_keeps_the_single_contract(tmp_path):
+    listed = json.loads(run("place", write_list(tmp_path, [small_pod("a")]), "--cluster", DEMO, "-o", "json").stdout)
+    lone = tmp_path / "a.json"
+    lone.write_text(json.dumps(small_pod("a")))
+    single = json.loads(run("place", str(lone), "--cluster", DEMO, "-o", "json").stdout)
+    assert "placements" not in single
+    assert listed["placements"][0]["tieSet"] == single["selected"]
+    assert listed["placements"][0]["total"] == single["scores"][single["selected"][0]]["total"]
+
+
+def test_pods_that_do_not_fit_stay_pending_and_exit_1(tmp_path):
+    pods = [small_pod(f"big-{i}", cpu="3") for i in range(4)]
+    result = run("place", write_list(tmp_path, pods), "--cluster", DEMO, "-o", "yaml")
+    assert result.exit_code == 1
+    data = yaml.safe_load(result.stdout)
+    pending = [p for p in data["placements"] if p["node"] is None]
+    assert pending and all(p["message"].startswith("0/12 nodes are available:") for p in pending)
+    assert all(p["tieSet"] == [] and p["total"] is None and p["nominatedNodes"] is not None for p in pending)
+    assert data["summary"]["firstFailure"] == pending[0]["message"]
+    table = run("place", write_list(tmp_path, pods), "--cluster", DEMO)
+    assert table.exit_code == 1
+    placed = len(pods) - len(pending)
+    assert f"{placed}/4 placed; {len(pending)} do not fit: 0/12 nodes are available:" in table.stdout
+    assert "Pending" in table.stdout and "NEW PODS" in table.stdout
+
+
+def test_replicas_copies_a_pod_and_a_seed_picks_reproducibly_among_ties():
+    args = ["place", str(PODS / "web.yaml"), "--cluster", DEMO, "--replicas", "12", "-o", "json"]
+    lowest = json.loads(run(*args).stdout)
+    assert [p["pod"] for p in lowest["placements"]] == [f"shop/web-canary-whatif-{i}" for i in range(12)]
+    tied = [p for p in lowest["placements"] if len(p["tieSet"]) > 1]
+    assert lowest["summary"]["stepsWithTies"] == len(tied) > 0
+    seeded = [json.loads(run(*args, "--seed", str(seed)).stdout)["placements"] for seed in (1, 1, 2)]
+    assert seeded[0] == seeded[1]
+    assert all(p["node"] in p["tieSet"] for p in seeded[2])
+
+
+def test_several_objects_that_are_not_pods_are_refused_in_one_line(tmp_path):
+    path = tmp_path / "mixed.yaml"
+    path.write_text(yaml.safe_dump(small_pod("a")) + "---\n" + "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    result = run("place", str(path), "--cluster", DEMO)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: ") and "ConfigMap" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_capacity_until_the_first_pod_that_does_not_fit():
+    result = run("capacity", str(PODS / "web.yaml"), "--cluster", DEMO, "-o", "json")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["instances"] == 41 and data["limitReached"] is False
+    last = data["placements"][-1]
+    assert last["node"] is None and data["stopReason"] == last["message"]
+    assert len(data["placements"]) == 42 and sum(u["newPods"] for u in data["byNode"].values()) == 41
+    # the same pods placed as a sequence land on the same nodes
+    sequence = json.loads(run("place", str(PODS / "web.yaml"), "--cluster", DEMO, "--replicas", "42", "-o",
+                              "json").stdout)
+    assert [p["node"] for p in sequence["placements"]] == [p["node"] for p in data["placements"]]
+    table = run("capacity", str(PODS / "web.yaml"), "--cluster", DEMO)
+    assert "The cluster can schedule 41 instance(s) of the pod web-canary-whatif." in table.stdout
+    assert "Termination reason: Unschedulable: 0/12 nodes are available:" in table.stdout
+
+
+def test_capacity_limit_and_excluded_nodes():
+    limited = json.loads(run("capacity", str(PODS / "web.yaml"), "--cluster", DEMO, "--max", "5", "-o",
+                             "json").stdout)
+    assert limited["instances"] == 5 and limited["limitReached"] is True
+    assert limited["stopReason"] == "limit reached: 5 instance(s)"
+    full = json.loads(run("capacity", str(PODS / "web.yaml"), "--cluster", DEMO, "-o", "json").stdout)
+    busiest = max(full["byNode"], key=lambda n: full["byNode"][n]["newPods"])
+    excluded = json.loads(run("capacity", str(PODS / "web.yaml"), "--cluster", DEMO, "--exclude-nodes", busiest,
+                              "-o", "json").stdout)
+    assert busiest not in excluded["byNode"] and excluded["instances"] < full["instances"]
+    assert excluded["stopReason"].startswith("0/11 nodes are available:")
+    unknown = run("capacity", str(PODS / "web.yaml"), "--cluster", DEMO, "--exclude-nodes", "nope")
+    assert unknown.exit_code == 2 and "nope" in unknown.stderr
+
+
+def test_capacity_of_a_pod_that_never_fits_exits_1():
+    result = run("capacity", str(PODS / "too-big.yaml"), "--cluster", DEMO, "-o", "json")
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["instances"] == 0

@@ -1,0 +1,133 @@
+"""The snapshot's what-if API: assume/forget pods, add/update/remove nodes, fork/revert/commit.
+
+Each change is checked against a Snapshot built from scratch from the changed cluster, and each
+revert against the state before the fork."""
+
+from __future__ import annotations
+
+import pytest
+
+from kwhatif.api.defaults import default_pod
+from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.snapshot import Snapshot
+from tests.builders import cluster, make_node, make_pod
+
+ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+
+
+def digest(snap: Snapshot) -> dict:
+    """Everything the plugins read from a snapshot, as plain data."""
+    return {
+        "nodes": [(ni.name, dict(ni.labels), list(ni.taints), ni.unschedulable, ni.allocatable.to_dict(),
+                   [p.key for p in ni.pods], [p.key for p in ni.pods_with_affinity],
+                   [p.key for p in ni.pods_with_required_anti_affinity], ni.requested.to_dict(),
+                   ni.non_zero_requested.to_dict(),
+                   sorted((ip, sorted(ports)) for ip, ports in ni.used_ports._by_ip.items()), dict(ni.pvc_ref_counts),
+                   {name: (s.size, s.num_nodes) for name, s in ni.image_states.items()})
+                  for ni in snap.node_info_list],
+        "affinity": [ni.name for ni in snap.have_pods_with_affinity_list],
+        "antiAffinity": [ni.name for ni in snap.have_pods_with_required_anti_affinity_list],
+        "pvcs": dict(snap.used_pvc_counts),
+        "nominated": {name: [p.key for p in pods] for name, pods in snap.nominated.items()},
+    }
+
+
+def nodes():
+    return [make_node("n1").images(("app:1", 100)).obj(), make_node("n2").images(("app:1", 100)).obj(),
+            make_node("n3").obj()]
+
+
+def existing():
+    return [make_pod("web").label("app", "web").req(cpu="1").node("n1").host_port(80).obj(),
+            make_pod("db").label("app", "db").affinity(ANTI).node("n2").obj(),
+            make_pod("waiting").req(cpu="1").nominated("n3").obj()]
+
+
+def new_pod(node: str) -> dict:
+    pod = (make_pod("db-2").label("app", "db").affinity(ANTI).req(cpu="500m", memory="1Gi").host_port(5432)
+           .set("spec.volumes", [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]).node(node).obj())
+    return default_pod(pod)
+
+
+def test_assume_pod_matches_a_fresh_snapshot_and_forget_undoes_it():
+    snap = Snapshot(cluster(nodes(), existing()))
+    before = digest(snap)
+    pod = PodInfo(new_pod("n3"))
+    snap.assume_pod(pod)
+    assert digest(snap) == digest(Snapshot(cluster(nodes(), existing() + [new_pod("n3")])))
+    assert snap.is_pvc_used_by_pods("default/data")
+    snap.forget_pod(pod)
+    assert digest(snap) == before
+    assert not snap.is_pvc_used_by_pods("default/data")
+
+
+def test_forget_of_a_pod_not_on_the_node_is_refused():
+    snap = Snapshot(cluster(nodes(), existing()))
+    with pytest.raises(KeyError, match="not on node n3"):
+        snap.forget_pod(PodInfo(new_pod("n3")))
+    with pytest.raises(KeyError, match="not in the snapshot"):
+        snap.assume_pod(PodInfo(new_pod("n9")))
+
+
+def test_revert_restores_everything_and_generations_only_grow():
+    snap = Snapshot(cluster(nodes(), existing()))
+    before = digest(snap)
+    n1, n3 = snap.get("n1"), snap.get("n3")
+    generation_before = n1.generation
+    snap.fork()
+    snap.assume_pod(PodInfo(new_pod("n3")))
+    web = next(p for p in n1.pods if p.name == "web")
+    snap.forget_pod(web)
+    changed = n1.generation
+    assert changed > generation_before and n3.generation > changed - 5
+    snap.update_node(make_node("n2").label("zone", "b").unschedulable().obj())
+    snap.add_node(make_node("n4").images(("app:1", 100)).obj())
+    snap.remove_node("n3")
+    assert [ni.name for ni in snap.node_info_list] == ["n1", "n2", "n4"]
+    assert snap.get("n1").image_states["app:1"].num_nodes == 2  # n2 was replaced without images
+    snap.revert()
+    assert digest(snap) == before
+    assert snap.get("n1") is n1 and n1.generation == generation_before
+    snap.assume_pod(PodInfo(new_pod("n1")))
+    assert n1.generation > snap.node_set_generation > changed
+
+
+def test_nested_fork_commit_joins_the_outer_fork():
+    snap = Snapshot(cluster(nodes(), existing()))
+    before = digest(snap)
+    snap.fork()
+    snap.assume_pod(PodInfo(new_pod("n1")))
+    snap.fork()
+    second = PodInfo(default_pod(make_pod("extra").req(cpu="1").node("n3").obj()))
+    snap.assume_pod(second)
+    snap.remove_node("n2")
+    snap.commit()
+    after_commit = digest(snap)
+    assert [ni.name for ni in snap.node_info_list] == ["n1", "n3"]
+    snap.revert()
+    assert digest(snap) == before
+    assert after_commit != before
+
+
+def test_forked_context_reverts_and_changes_outside_a_fork_are_kept():
+    snap = Snapshot(cluster(nodes(), existing()))
+    before = digest(snap)
+    with snap.forked():
+        snap.remove_node("n3")
+        assert "n3" not in snap.nominated
+    assert digest(snap) == before
+    snap.update_node(make_node("n3").unschedulable().obj())
+    assert snap.get("n3").unschedulable
+    assert digest(snap) == digest(Snapshot(cluster(nodes()[:2] + [make_node("n3").unschedulable().obj()],
+                                                   existing())))
+
+
+def test_add_node_twice_and_unknown_nodes_are_refused():
+    snap = Snapshot(cluster(nodes(), existing()))
+    with pytest.raises(KeyError, match="already exists"):
+        snap.add_node(make_node("n1").obj())
+    with pytest.raises(KeyError, match="does not exist"):
+        snap.remove_node("n9")
+    with pytest.raises(KeyError, match="does not exist"):
+        snap.update_node(make_node("n9").obj())
