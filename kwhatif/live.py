@@ -82,6 +82,10 @@ RESOURCES = (
              "list_storage_class"),
     Resource("CSINode", "storage.k8s.io/v1", "csinodes.storage.k8s.io", "StorageV1Api", "list_csi_node"),
     Resource("CSIDriver", "storage.k8s.io/v1", "csidrivers.storage.k8s.io", "StorageV1Api", "list_csi_driver"),
+    Resource("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities.storage.k8s.io", "StorageV1Api",
+             "list_csi_storage_capacity_for_all_namespaces"),
+    Resource("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments.storage.k8s.io", "StorageV1Api",
+             "list_volume_attachment"),
 )
 
 

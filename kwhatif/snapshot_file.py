@@ -71,6 +71,8 @@ _NODE_SPEC_KEYS = ("taints", "unschedulable")
 _NODE_STATUS_KEYS = ("capacity", "allocatable", "images")
 _STORAGE_CLASS_KEYS = ("provisioner", "parameters", "reclaimPolicy", "mountOptions", "allowVolumeExpansion",
                        "volumeBindingMode", "allowedTopologies")
+# VolumeBinding's hasEnoughCapacity reads these; NodeVolumeLimits reads a VolumeAttachment's spec.
+_CSI_STORAGE_CAPACITY_KEYS = ("storageClassName", "nodeTopology", "capacity", "maximumVolumeSize")
 _PRIORITY_CLASS_KEYS = ("value", "globalDefault", "preemptionPolicy", "description")
 
 
@@ -213,6 +215,8 @@ _STRIPPERS = {
     "StorageClass": _with(top_keys=_STORAGE_CLASS_KEYS),
     "CSINode": _with(spec_keys=True),
     "CSIDriver": _with(spec_keys=True),
+    "CSIStorageCapacity": _with(top_keys=_CSI_STORAGE_CAPACITY_KEYS),
+    "VolumeAttachment": _with(spec_keys=("attacher", "nodeName", "source")),
     "Lease": _with(spec_keys=True),
 }
 assert set(_STRIPPERS) == set(KINDS), "every kind a Cluster holds needs a stripper"

@@ -44,6 +44,10 @@ ENDPOINTS = {
                                          "CSINode"),
     "/apis/storage.k8s.io/v1/csidrivers": ("CSIDriverList", "storage.k8s.io/v1", "csidrivers",
                                            "storage.k8s.io", "CSIDriver"),
+    "/apis/storage.k8s.io/v1/csistoragecapacities": ("CSIStorageCapacityList", "storage.k8s.io/v1",
+                                                     "csistoragecapacities", "storage.k8s.io", "CSIStorageCapacity"),
+    "/apis/storage.k8s.io/v1/volumeattachments": ("VolumeAttachmentList", "storage.k8s.io/v1", "volumeattachments",
+                                                  "storage.k8s.io", "VolumeAttachment"),
     "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases": (
         "LeaseList", "coordination.k8s.io/v1", "leases", "coordination.k8s.io", "Lease"),
 }

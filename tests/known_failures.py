@@ -22,9 +22,5 @@ _DRA_CASES = [
 KNOWN_FAILURES: dict[str, str] = {
     "gen-3010-nominated-node": FIDELITY,
     "gen-3030-nominated-node": FIDELITY,
-    "gen-3015-volume-limits": FIDELITY,
-    "gen-3019-volume-limits": FIDELITY,
-    "gen-3023-volume-limits": FIDELITY,
-    "gen-3027-volume-limits": FIDELITY,
     **{name: DRA for name in _DRA_CASES},
 }

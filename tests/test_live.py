@@ -66,6 +66,12 @@ def cluster_objects() -> list[dict]:
                            spec={"accessModes": ["ReadWriteOnce"], "storageClassName": "gp3",
                                  "resources": {"requests": {"storage": "10Gi"}}}, status={"phase": "Pending"}))
     objs.append(api_object("CSIDriver", "storage.k8s.io/v1", "ebs.csi.aws.com", spec={"attachRequired": True}))
+    objs.append(api_object("CSIStorageCapacity", "storage.k8s.io/v1", "csisc-gp3-a", "kube-system",
+                           storageClassName="gp3", capacity="500Gi", maximumVolumeSize="16Ti",
+                           nodeTopology={"matchLabels": {"topology.kubernetes.io/zone": "us-east-1a"}}))
+    objs.append(api_object("VolumeAttachment", "storage.k8s.io/v1", "csi-0a1b2c", spec={
+        "attacher": "ebs.csi.aws.com", "nodeName": "node-00001", "source": {"persistentVolumeName": "pv-1"}},
+        status={"attached": True, "attachmentMetadata": {"devicePath": "/dev/xvdba"}}))
     for i in range(NODES):
         objs.append(api_object("CSINode", "storage.k8s.io/v1", f"node-{i:05d}", spec={"drivers": [
             {"name": "ebs.csi.aws.com", "nodeID": f"i-{i}", "allocatable": {"count": 25}}]}))
@@ -100,7 +106,7 @@ def test_reads_every_kind_paginated(server, kc):
         "Node": NODES, "Pod": bound_pod_count() + 1, "PriorityClass": 1, "PodDisruptionBudget": 3,
         "Namespace": 4, "Service": 3, "ReplicaSet": 3, "StatefulSet": 1, "ReplicationController": 1,
         "PersistentVolume": 1, "PersistentVolumeClaim": 1, "StorageClass": 1, "CSINode": NODES, "CSIDriver": 1,
-        "Lease": 1,
+        "CSIStorageCapacity": 1, "VolumeAttachment": 1, "Lease": 1,
     }
     # Items of a list response carry no kind/apiVersion: the reader sets them.
     assert {(o["kind"], o["apiVersion"]) for o in cluster.pdbs} == {("PodDisruptionBudget", "policy/v1")}
@@ -134,6 +140,15 @@ def test_reader_keeps_only_scheduling_fields(server, kc):
     assert "hunter2" not in blob and "s3cr3t" not in blob and "DATABASE_PASSWORD" not in blob
     pvc = cluster.persistent_volume_claims[0]
     assert pvc["metadata"]["annotations"] == {"volume.kubernetes.io/selected-node": "node-00002"}
+    # What VolumeBinding and NodeVolumeLimits read of capacities and attachments, and nothing else.
+    capacity = cluster.csi_storage_capacities[0]
+    assert set(capacity) == {"apiVersion", "kind", "metadata", "storageClassName", "capacity", "maximumVolumeSize",
+                             "nodeTopology"}
+    assert "managedFields" not in capacity["metadata"]
+    attachment = cluster.volume_attachments[0]
+    assert attachment["spec"] == {"attacher": "ebs.csi.aws.com", "nodeName": "node-00001",
+                                  "source": {"persistentVolumeName": "pv-1"}}
+    assert "status" not in attachment
 
 
 def test_only_get_requests(server, kc, tmp_path):

@@ -59,6 +59,13 @@ def api_cluster() -> list[dict]:
     objs.append(api_object("CSINode", "storage.k8s.io/v1", "node-00000",
                            annotations={"storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/gce-pd"},
                            spec={"drivers": []}))
+    objs.append(api_object("CSIStorageCapacity", "storage.k8s.io/v1", "csisc-x1", "kube-system",
+                           storageClassName="gp3", capacity="100Gi",
+                           nodeTopology={"matchLabels": {"topology.kubernetes.io/zone": "a"}}))
+    objs.append(api_object("VolumeAttachment", "storage.k8s.io/v1", "csi-x1",
+                           spec={"attacher": "ebs.csi.aws.com", "nodeName": "node-00001",
+                                 "source": {"persistentVolumeName": "pv-1"}},
+                           status={"attached": True, "attachmentMetadata": {"devicePath": "/dev/xvdba"}}))
     return objs
 
 
@@ -294,3 +301,52 @@ def test_place_from_dump_and_snapshot_agree(case_path, tmp_path, extender_port):
     write_snapshot(dump, str(path))
     got = place_pod(copy.deepcopy(case["pod"]), "pod.json", read_snapshot(str(path)), setup).to_dict()
     assert got == expected
+
+
+def _storage_cluster() -> list[dict]:
+    """Three nodes in zones a, b, a; a CSI driver that tracks capacity and attaches at most one volume on
+    node-c, where a VolumeAttachment already holds one; free storage published for zone a only."""
+    objs = []
+    for name, zone in (("node-a", "a"), ("node-b", "b"), ("node-c", "a")):
+        node = api_node(1)  # api_node(0) is tainted
+        node["metadata"]["name"] = name
+        node["metadata"]["labels"] = {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": zone}
+        objs.append(node)
+    objs.append(api_object("CSINode", "storage.k8s.io/v1", "node-c", spec={"drivers": [
+        {"name": "ebs.csi.aws.com", "nodeID": "i-c", "allocatable": {"count": 1}}]}))
+    objs.append(api_object("CSIDriver", "storage.k8s.io/v1", "ebs.csi.aws.com", spec={"storageCapacity": True}))
+    objs.append(api_object("StorageClass", "storage.k8s.io/v1", "gp3", provisioner="ebs.csi.aws.com",
+                           volumeBindingMode="WaitForFirstConsumer"))
+    objs.append(api_object("PersistentVolumeClaim", "v1", "data", "shop", spec={
+        "accessModes": ["ReadWriteOnce"], "storageClassName": "gp3", "resources": {"requests": {"storage": "5Gi"}}},
+        status={"phase": "Pending"}))
+    objs.append(api_object("PersistentVolume", "v1", "pv-old", spec={
+        "capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "gp3",
+        "csi": {"driver": "ebs.csi.aws.com", "volumeHandle": "vol-old"}}, status={"phase": "Released"}))
+    objs.append(api_object("VolumeAttachment", "storage.k8s.io/v1", "csi-old", spec={
+        "attacher": "ebs.csi.aws.com", "nodeName": "node-c", "source": {"persistentVolumeName": "pv-old"}}))
+    objs.append(api_object("CSIStorageCapacity", "storage.k8s.io/v1", "csisc-a", "kube-system",
+                           storageClassName="gp3", capacity="50Gi",
+                           nodeTopology={"matchLabels": {"topology.kubernetes.io/zone": "a"}}))
+    return objs
+
+
+def test_storage_capacities_and_volume_attachments_are_read_from_dumps_and_snapshots(tmp_path):
+    """Issue 11, defect 2: CSIStorageCapacity and VolumeAttachment objects are loaded, not skipped, and used."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "db", "namespace": "shop"},
+           "spec": {"containers": [{"name": "db", "image": "postgres"}],
+                    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}}
+    dump = cluster_of(_storage_cluster())
+    path = tmp_path / "storage.kwi.json.gz"
+    write_snapshot(dump, str(path))
+    for cluster in (dump, read_snapshot(str(path))):
+        assert cluster.skipped_kinds == {}
+        result = place_pod(copy.deepcopy(pod), "pod.yaml", cluster).to_dict()
+        assert result["feasible"] == ["node-a"]
+        assert result["filtered"] == {
+            # Zone b has no CSIStorageCapacity: no free storage for the 5Gi claim.
+            "node-b": {"plugin": "VolumeBinding", "code": "UnschedulableAndUnresolvable",
+                       "reasons": ["node(s) did not have enough free storage"]},
+            # node-c's one attachment slot is taken by a VolumeAttachment of a released volume.
+            "node-c": {"plugin": "NodeVolumeLimits", "code": "Unschedulable",
+                       "reasons": ["node(s) exceed max volume count"]}}

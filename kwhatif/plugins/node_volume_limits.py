@@ -3,8 +3,8 @@
 Volumes are counted per driver by unique ``driver/handle``: CSI PVs directly; PVs and inline volumes of
 in-tree plugins through their CSI migration (as csi-translation-lib names them); claims not yet bound
 through their StorageClass's provisioner, with a per-claim placeholder handle. A volume already used
-by a pod on the node does not count again. kwhatif's clusters carry no VolumeAttachments, so the
-attachments upstream adds from them are not counted.
+by a pod on the node does not count again. The node's VolumeAttachments of CSI PVs count as attached
+too (a volume still attached after its pod left), unless a pod on the node already uses the volume.
 """
 
 from __future__ import annotations
@@ -58,6 +58,26 @@ def volume_limits(csi_node: Mapping | None) -> dict[str, int]:
     return limits
 
 
+def node_volume_attachments(index, node_name: str) -> dict[str, str]:
+    """getNodeVolumeAttachmentInfo: ``attacher/handle -> attacher`` for the node's VolumeAttachments of CSI
+    PVs. One without an attacher, without a PV name, whose PV is missing or not CSI is not counted (an in-tree
+    PV is not translated here). A volume attached twice counts once. It only drops a new volume of the pod
+    through the pods' volumes, not through these (a VolumeAttachment of the pod's own volume still counts)."""
+    attachments: dict[str, str] = {}
+    for va in index.volume_attachments_on(node_name):
+        spec = va.get("spec") or {}
+        attacher = spec.get("attacher") or ""
+        pv_name = (spec.get("source") or {}).get("persistentVolumeName")
+        if not attacher or pv_name is None:
+            continue
+        pv = index.pvs.get(pv_name)
+        csi = (pv.get("spec") or {}).get("csi") if pv is not None else None
+        if csi is None:
+            continue
+        attachments[f"{attacher}/{csi.get('volumeHandle') or ''}"] = attacher
+    return attachments
+
+
 class _LookupError(Exception):
     """An error that fails the Filter; ``not_found`` marks a missing claim of the pod being scheduled."""
 
@@ -107,6 +127,9 @@ class NodeVolumeLimits(Plugin):
         for unique_name, driver in attached.items():
             new_volumes.pop(unique_name, None)  # a volume already on the node is not attached again
             attached_count[driver] = attached_count.get(driver, 0) + 1
+        for unique_name, driver in node_volume_attachments(index, node_info.name).items():
+            if unique_name not in attached:
+                attached_count[driver] = attached_count.get(driver, 0) + 1
         new_count: dict[str, int] = {}
         for driver in new_volumes.values():
             new_count[driver] = new_count.get(driver, 0) + 1

@@ -156,14 +156,24 @@ class VolumeIndex:
         self.storage_classes: dict[str, dict] = {name_of(o): o for o in cluster.storage_classes}
         self.csi_nodes: dict[str, dict] = {name_of(o): o for o in cluster.csi_nodes}
         self.csi_drivers: dict[str, dict] = {name_of(o): o for o in cluster.csi_drivers}
-        # CSIStorageCapacity objects, when the cluster carries them (storage capacity tracking).
-        self.storage_capacities: list[dict] = list(getattr(cluster, "csi_storage_capacities", None) or [])
+        self.storage_capacities: list[dict] = list(cluster.csi_storage_capacities)
+        self._attachments_by_node: dict[str, list[dict]] | None = None
+        self._volume_attachments = cluster.volume_attachments
         self._pvs_by_class: dict[str, list[dict]] | None = None
         self._affinity: dict[str, Callable[[Mapping[str, str]], bool]] = {}
         self._translated: dict[str, tuple] = {}
 
     def pvc(self, namespace: str, name: str) -> dict | None:
         return self.pvcs.get((namespace, name))
+
+    def volume_attachments_on(self, node_name: str) -> list[dict]:
+        """The VolumeAttachments whose spec.nodeName is ``node_name``, in listing order."""
+        if self._attachments_by_node is None:
+            by_node: dict[str, list[dict]] = {}
+            for va in self._volume_attachments:
+                by_node.setdefault(_spec(va).get("nodeName") or "", []).append(va)
+            self._attachments_by_node = by_node
+        return self._attachments_by_node.get(node_name, [])
 
     def pvs_of_class(self, class_name: str) -> list[dict]:
         """PVAssumeCache.ListPVs: every PV whose class is ``class_name``, in listing order."""

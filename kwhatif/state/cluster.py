@@ -30,6 +30,8 @@ KINDS = {
     "StorageClass": "storage_classes",
     "CSINode": "csi_nodes",
     "CSIDriver": "csi_drivers",
+    "CSIStorageCapacity": "csi_storage_capacities",
+    "VolumeAttachment": "volume_attachments",
     "Lease": "leases",
 }
 
@@ -52,6 +54,8 @@ class Cluster:
     storage_classes: list[dict] = field(default_factory=list)
     csi_nodes: list[dict] = field(default_factory=list)
     csi_drivers: list[dict] = field(default_factory=list)
+    csi_storage_capacities: list[dict] = field(default_factory=list)
+    volume_attachments: list[dict] = field(default_factory=list)
     leases: list[dict] = field(default_factory=list)
     skipped_kinds: Counter = field(default_factory=Counter)
     source: str = ""

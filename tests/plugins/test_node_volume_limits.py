@@ -8,7 +8,7 @@ from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, Handle
 from kwhatif.plugins.node_volume_limits import ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED, NodeVolumeLimits
 from tests.builders import make_node, make_pod, snapshot
-from tests.plugins.volume_objects import claim_volume, csi_node, evaluate, pv, pvc, storage_class
+from tests.plugins.volume_objects import claim_volume, csi_node, evaluate, outcome, pv, pvc, storage_class
 
 EXCEEDED = ("Unschedulable", [ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED])
 DRIVER = "csi.example.com"
@@ -178,3 +178,178 @@ def test_pre_filter_skips_pods_without_countable_volumes(volumes, skip):
     _, status = NodeVolumeLimits({}, Handle(snap)).pre_filter(
         CycleState(), make_pod("p").set("spec.volumes", volumes).info(), snap.node_info_list)
     assert (status is not None and status.code == Code.SKIP) == skip
+
+
+# --- upstream's TestCSILimits (nodevolumelimits/csi_test.go), same fixtures and cases -----------------
+
+NODE = "node-for-max-pd-test-1"
+IN_TREE_EBS = "kubernetes.io/aws-ebs"
+GCE = "pd.csi.storage.gke.io"
+HOSTPATH = "kubernetes.io/hostpath"
+
+
+def _upstream_objects(drivers, max_vols, limit_source, va_count):
+    """getFakeCSIPVLister / PVCLister / StorageClassLister / VolumeAttachmentLister / CSINode for ``drivers``:
+    claims ``csi-<driver>-<j>`` bound to PVs of the same name (in-tree EBS and hostPath PVs for those
+    plugins), ``csi-4`` unbound in class csi-sc (provisioner drivers[0]), ``csi-5`` without class,
+    ``csi-6`` in csi-sc bound to a PV that does not exist; ``va_count`` attachments per driver."""
+    objects = [storage_class("csi-sc", provisioner=drivers[0], mode="Immediate")]
+    for driver in drivers:
+        for j in range(4):
+            name = f"csi-{driver}-{j}"
+            source = {"csi": {"driver": driver, "volumeHandle": name}}
+            if driver == IN_TREE_EBS:
+                source = {"awsElasticBlockStore": {"volumeID": name}}
+            elif driver == HOSTPATH:
+                source = {"hostPath": {"path": "/tmp"}}
+            objects += [pv(name, source=source), pvc(name, volume_name=name)]
+        objects += [{"apiVersion": "storage.k8s.io/v1", "kind": "VolumeAttachment",
+                     "metadata": {"name": f"va-{driver}-{j}"},
+                     "spec": {"nodeName": NODE, "attacher": driver,
+                              "source": {"persistentVolumeName": f"csi-{driver}-{j}"}}}
+                    for j in range(va_count)]
+    objects += [pvc("csi-4", sc="csi-sc"), pvc("csi-5"), pvc("csi-6", sc="csi-sc", volume_name="missing-in-action")]
+    if limit_source in ("csinode", "csinode-with-no-limit"):
+        counts = {d: (max_vols if limit_source == "csinode" else None) for d in drivers}
+        objects.append(csi_node(NODE, counts, migrated=IN_TREE_EBS))
+    return objects
+
+
+def _claims_pod(*claims):
+    return make_pod().set("spec.volumes", [claim_volume(c, name=f"v{i}") for i, c in enumerate(claims)])
+
+
+def _ephemeral_pod(uid, *names):
+    return make_pod("abc").namespace("test").uid(uid).set(
+        "spec.volumes", [{"name": n, "ephemeral": {"volumeClaimTemplate": {"spec": {}}}} for n in names])
+
+
+def _ephemeral_claim(name, owner_uid=None):
+    claim = pvc(name, sc="csi-sc", namespace="test")
+    if owner_uid:
+        claim["metadata"]["ownerReferences"] = [{"kind": "Pod", "name": "abc", "uid": owner_uid, "controller": True}]
+    return claim
+
+
+def _inline_ebs(volume_id):
+    return make_pod().set("spec.volumes", [{"name": "v", "awsElasticBlockStore": {"volumeID": volume_id}}])
+
+
+RUNNING = _claims_pod(f"csi-{EBS}-3")
+PENDING = _claims_pod("csi-4")
+MISSING_PV = _claims_pod("csi-6")
+NO_SC = _claims_pod("csi-5")
+GCE_TWO = _claims_pod(f"csi-{GCE}-1", f"csi-{GCE}-2")
+IN_TREE_ONE = _claims_pod(f"csi-{IN_TREE_EBS}-0")
+IN_TREE_TWO = _claims_pod(f"csi-{IN_TREE_EBS}-1", f"csi-{IN_TREE_EBS}-2")
+EBS_ONE = _claims_pod(f"csi-{EBS}-0")
+EBS_TWO = _claims_pod(f"csi-{EBS}-1", f"csi-{EBS}-2")
+HOSTPATH_ONE = _claims_pod(f"csi-{HOSTPATH}-0")
+INLINE = _inline_ebs("aws-inline1")
+INLINE_SAME_ID = _inline_ebs(f"csi-{EBS}-1")
+EPHEMERAL = _ephemeral_pod("12345", "xyz")
+EPHEMERAL_TWO = _ephemeral_pod("12345II", "x", "y")
+EPHEMERAL_CLAIM = _ephemeral_claim("abc-xyz", "12345")
+CONFLICTING_CLAIM = _ephemeral_claim("abc-xyz")
+EPHEMERAL_X, EPHEMERAL_Y = _ephemeral_claim("abc-x", "12345II"), _ephemeral_claim("abc-y", "12345II")
+CONFIG_AND_SECRET = [{"name": "cm", "configMap": {"name": "c"}}, {"name": "s", "secret": {"secretName": "s"}}]
+PVC_WITH_CONFIG = make_pod().set("spec.volumes", CONFIG_AND_SECRET + [claim_volume(f"csi-{EBS}-0")])
+EPHEMERAL_WITH_CONFIG = make_pod("abc").namespace("test").set(
+    "spec.volumes", CONFIG_AND_SECRET + [{"name": "xyz", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}])
+INLINE_WITH_CONFIG = make_pod().set(
+    "spec.volumes", CONFIG_AND_SECRET + [{"name": "v", "awsElasticBlockStore": {"volumeID": "aws-inline1"}}])
+ONLY_CONFIG = make_pod().set("spec.volumes", CONFIG_AND_SECRET)
+MIGRATION = [IN_TREE_EBS, EBS]
+SKIPPED = "skipped"
+
+
+@pytest.mark.parametrize("new,existing,extra,max_vols,va_count,drivers,limit_source,want", [
+    pytest.param(EBS_ONE, [], [], 2, 2, [EBS], "csinode", EXCEEDED,
+                 id="should count VolumeAttachments towards volume limit when no pods exist"),
+    pytest.param(EBS_ONE, [], [], 2, 1, [EBS], "csinode", None,
+                 id="should schedule pod when VolumeAttachments count does not exceed limit"),
+    pytest.param(EBS_ONE, [RUNNING, EBS_TWO], [], 4, 0, [EBS], "csinode", None,
+                 id="fits when node volume limit >= new pods CSI volume"),
+    pytest.param(EBS_ONE, [RUNNING, EBS_TWO], [], 2, 0, [EBS], "csinode", EXCEEDED,
+                 id="doesn't when node volume limit <= pods CSI volume"),
+    pytest.param(EBS_ONE, [RUNNING, EBS_TWO], [], 2, 0, [EBS], "csinode-with-no-limit", None,
+                 id="should when driver does not support volume limits"),
+    pytest.param(EBS_ONE, [PENDING, EBS_TWO], [], 2, 0, [EBS], "csinode", EXCEEDED,
+                 id="count pending PVCs towards volume limit <= pods CSI volume"),
+    pytest.param(EBS_ONE, [PENDING, PENDING, EBS_TWO], [], 4, 0, [EBS], "csinode", None,
+                 id="count multiple pending pvcs towards volume limit >= pods CSI volume"),
+    pytest.param(EBS_ONE, [MISSING_PV, EBS_TWO], [], 2, 0, [EBS], "csinode", EXCEEDED,
+                 id="should count PVCs with invalid PV name but valid SC"),
+    pytest.param(EBS_ONE, [RUNNING, NO_SC], [], 2, 0, [EBS], "csinode", None,
+                 id="don't count pvcs with missing SC towards volume limit"),
+    pytest.param(EBS_ONE, [GCE_TWO, EBS_TWO], [], 2, 0, [EBS, GCE], "csinode", EXCEEDED,
+                 id="count pvcs with the same type towards volume limit"),
+    pytest.param(GCE_TWO, [EBS_TWO, RUNNING], [], 2, 0, [EBS, GCE], "csinode", None,
+                 id="don't count pvcs with different type towards volume limit"),
+    pytest.param(IN_TREE_ONE, [IN_TREE_TWO], [], 2, 0, MIGRATION, "csinode", EXCEEDED,
+                 id="should count in-tree volumes if migration is enabled"),
+    pytest.param(INLINE, [IN_TREE_TWO], [], 0, 0, MIGRATION, "", None, id="nil csi node"),
+    pytest.param(PENDING, [IN_TREE_TWO], [], 2, 0, MIGRATION, "csinode", EXCEEDED,
+                 id="should count unbound in-tree volumes if migration is enabled"),
+    pytest.param(IN_TREE_ONE, [IN_TREE_TWO], [], 2, 0, MIGRATION, "csinode-with-no-limit", None,
+                 id="should not limit pod if volume used does not report limits"),
+    pytest.param(HOSTPATH_ONE, [EBS_TWO], [], 2, 0, [HOSTPATH, EBS], "csinode", None,
+                 id="should not count non-migratable in-tree volumes"),
+    pytest.param(INLINE, [IN_TREE_TWO], [], 2, 0, MIGRATION, "csinode", EXCEEDED,
+                 id="should count in-tree inline volumes if migration is enabled"),
+    pytest.param(IN_TREE_ONE, [EBS_TWO], [], 2, 0, MIGRATION, "csinode", EXCEEDED,
+                 id="should count in-tree and csi volumes if migration is enabled (when scheduling in-tree volumes)"),
+    pytest.param(INLINE, [EBS_TWO, IN_TREE_ONE], [], 3, 0, MIGRATION, "csinode", EXCEEDED,
+                 id="should count in-tree, inline and csi volumes if migration is enabled "
+                    "(when scheduling in-tree volumes)"),
+    pytest.param(INLINE_SAME_ID, [EBS_TWO, IN_TREE_ONE], [], 3, 0, MIGRATION, "csinode", None,
+                 id="should not count in-tree, inline and csi volumes if migration is enabled "
+                    "(when scheduling in-tree volumes)"),
+    pytest.param(EBS_ONE, [IN_TREE_TWO], [], 2, 0, MIGRATION, "csinode", EXCEEDED,
+                 id="should count in-tree and csi volumes if migration is enabled (when scheduling csi volumes)"),
+    # The real lister's NotFound says "persistentvolumeclaim" (upstream's fake lister says the plural).
+    pytest.param(EPHEMERAL, [], [], 0, 0, [EBS], "csinode-with-no-limit",
+                 ("UnschedulableAndUnresolvable",
+                  ['looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found']),
+                 id="ephemeral volume missing"),
+    pytest.param(EPHEMERAL, [], [CONFLICTING_CLAIM], 0, 0, [EBS], "csinode-with-no-limit",
+                 ("Error", ["PVC test/abc-xyz was not created for pod test/abc (pod is not owner)"]),
+                 id="ephemeral volume not owned"),
+    pytest.param(EPHEMERAL, [], [EPHEMERAL_CLAIM], 0, 0, [EBS], "csinode-with-no-limit", None,
+                 id="ephemeral volume unbound"),
+    pytest.param(EPHEMERAL, [RUNNING, EBS_TWO], [EPHEMERAL_CLAIM], 2, 0, [EBS], "csinode", EXCEEDED,
+                 id="ephemeral doesn't when node volume limit <= pods CSI volume"),
+    pytest.param(EBS_ONE, [RUNNING, EPHEMERAL_TWO], [EPHEMERAL_X, EPHEMERAL_Y], 2, 0, [EBS], "csinode", EXCEEDED,
+                 id="ephemeral doesn't when node volume limit <= pods ephemeral CSI volume"),
+    pytest.param(EBS_ONE, [RUNNING, EPHEMERAL, EBS_TWO], [EPHEMERAL_CLAIM], 3, 0, [EBS], "csinode", EXCEEDED,
+                 id="persistent doesn't when node volume limit <= pods ephemeral CSI volume + persistent volume"),
+    pytest.param(EBS_ONE, [RUNNING, EPHEMERAL, EBS_TWO], [EPHEMERAL_CLAIM], 5, 0, [EBS], "csinode", None,
+                 id="persistent okay when node volume limit > pods ephemeral CSI volume + persistent volume"),
+    pytest.param(ONLY_CONFIG, [], [], 2, 0, [EBS], "csinode", SKIPPED,
+                 id="skip Filter when the pod only uses secrets and configmaps"),
+    pytest.param(PVC_WITH_CONFIG, [], [], 2, 0, [EBS], "csinode", None, id="don't skip Filter when the pod has pvcs"),
+    pytest.param(EPHEMERAL_WITH_CONFIG, [], [], 0, 0, [EBS], "csinode-with-no-limit",
+                 ("UnschedulableAndUnresolvable",
+                  ['looking up PVC test/abc-xyz: persistentvolumeclaim "abc-xyz" not found']),
+                 id="don't skip Filter when the pod has ephemeral volumes"),
+    pytest.param(INLINE_WITH_CONFIG, [IN_TREE_TWO], [], 2, 0, MIGRATION, "csinode", EXCEEDED,
+                 id="don't skip Filter when the pod has inline migratable volumes"),
+])
+def test_upstream_csi_limits(new, existing, extra, max_vols, va_count, drivers, limit_source, want):
+    objects = _upstream_objects(drivers, max_vols, limit_source, va_count) + extra
+    running = []
+    for i, builder in enumerate(existing):
+        pod = builder.obj()
+        if pod["metadata"]["name"] != "abc":
+            pod["metadata"]["name"] = f"existing-{i}"
+        pod["spec"]["nodeName"] = NODE
+        running.append(pod)
+    snap = snapshot([make_node(NODE).obj()], running, objects)
+    plugin = NodeVolumeLimits({}, Handle(snap))
+    pod = new.info()
+    _, status = plugin.pre_filter(CycleState(), pod, snap.node_info_list)
+    if want == SKIPPED:
+        assert status is not None and status.code == Code.SKIP
+        return
+    assert status is None
+    assert outcome(plugin.filter(CycleState(), pod, snap.node_info_list[0])) == want
