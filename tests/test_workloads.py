@@ -6,6 +6,8 @@ import copy
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kwhatif.api.workloads import (ALPHANUMS, DAEMON_TOLERATIONS, NameGenerator, expand, fnv32a, safe_encode,
                                    template_hash)
@@ -474,3 +476,54 @@ def test_claims_get_the_default_storage_class(classes, claim_spec, want):
         claims = [o for o in out.objects if o["kind"] == "PersistentVolumeClaim"]
         assert [c["metadata"]["name"] for c in claims] == ["logs", "data-web-0"]
         assert [c["spec"].get("storageClassName") for c in claims] == [want, want]
+
+
+# --- any malformed manifest is one InputError, never a traceback ------------------------------------------
+
+def _paths(value, prefix=()):
+    yield prefix
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from _paths(item, (*prefix, key))
+
+
+def _fuzz_bases() -> list[dict]:
+    spec_extras = {"tolerations": [{"key": "a", "operator": "Exists"}], "nodeSelector": {"a": "b"},
+                   "volumes": [{"name": "data", "emptyDir": {}}],
+                   "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                       "nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}]}}}}
+    bases = []
+    for kind in ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob", "DaemonSet"):
+        obj = workload(kind)
+        spec = obj["spec"]["jobTemplate"]["spec"] if kind == "CronJob" else obj["spec"]
+        spec["template"]["spec"].update(copy.deepcopy(spec_extras))
+        spec["template"]["metadata"]["finalizers"] = ["f"]
+        if kind == "StatefulSet":
+            spec.update(selector={"matchLabels": {"app": "web"}}, ordinals={"start": 1}, serviceName="s",
+                        volumeClaimTemplates=[{"metadata": {"name": "data", "labels": {"a": "b"}}, "spec": {}}])
+        if kind == "Job":
+            spec.update(completionMode="Indexed", completions=3, parallelism=2)
+        bases.append(obj)
+    bases.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"generateName": "g-", "labels": {"a": "b"}},
+                  "spec": {"priorityClassName": "x", "containers": []}})
+    return bases
+
+
+FUZZ_BASES = _fuzz_bases()
+JUNK = [None, 0, -1, "x", [], {}, [1], {"a": 1}, True, 1.5, [None], [{}]]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_malformed_manifests_are_one_input_error(data):
+    base = data.draw(st.sampled_from(FUZZ_BASES))
+    path = data.draw(st.sampled_from([p for p in _paths(base) if p]))
+    obj = copy.deepcopy(base)
+    target = obj
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = data.draw(st.sampled_from(JUNK))
+    try:
+        run(obj, nodes=daemon_nodes(), replicas=data.draw(st.sampled_from([None, 2])))
+    except InputError as exc:
+        assert str(exc).startswith("in.yaml: ")

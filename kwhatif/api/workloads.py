@@ -157,30 +157,107 @@ class NameGenerator:
 
 
 def describe(obj: Mapping) -> str:
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace")
-    return f"{obj.get('kind', '<no kind>')} {ns + '/' if ns else ''}{meta.get('name', '<unnamed>')}"
+    """``Kind namespace/name`` for messages, whatever the object's shape."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    kind, ns, name = obj.get("kind"), meta.get("namespace"), meta.get("name")
+    return (f"{kind if isinstance(kind, str) and kind else '<no kind>'} "
+            f"{ns + '/' if isinstance(ns, str) and ns else ''}{name if isinstance(name, str) else '<unnamed>'}")
 
 
-def _field(obj: Mapping, path: tuple[str, ...], source: str, expected: type = dict, default=None):
-    """``obj[path]`` of the expected type, the default when absent, else one InputError naming the field."""
+def _shape(prefix: tuple, fields: list) -> list:
+    return [((*prefix, *path), kind) for path, kind in fields]
+
+
+_TYPE_NAMES = {dict: "a mapping", list: "a list", int: "an integer", str: "a string", bool: "a boolean"}
+
+# What this module reads of each object, and the type it must have where present ("*": every item of
+# a list or every value of a mapping). Checked before anything is read, so a bad manifest is one
+# InputError naming the field, never a traceback.
+_META = [(("metadata",), dict), (("metadata", "name"), str), (("metadata", "generateName"), str),
+         (("metadata", "namespace"), str), (("metadata", "uid"), str), (("metadata", "labels"), dict),
+         (("metadata", "labels", "*"), str), (("metadata", "annotations"), dict),
+         (("metadata", "annotations", "*"), str), (("metadata", "creationTimestamp"), str)]
+_POD_SPEC = [((), dict), (("priorityClassName",), str), (("nodeName",), str), (("hostname",), str),
+             (("tolerations",), list), (("tolerations", "*"), dict), (("affinity",), dict),
+             (("affinity", "nodeAffinity"), dict),
+             (("nodeSelector",), dict), (("nodeSelector", "*"), str),
+             *_shape(("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), [
+                 ((), dict), (("nodeSelectorTerms",), list), (("nodeSelectorTerms", "*"), dict),
+                 *(item for part in ("matchExpressions", "matchFields") for item in _shape(
+                     ("nodeSelectorTerms", "*", part), [((), list), (("*",), dict), (("*", "key"), str),
+                                                         (("*", "operator"), str), (("*", "values"), list),
+                                                         (("*", "values", "*"), str)]))]),
+             (("volumes",), list), (("volumes", "*"), dict), (("volumes", "*", "name"), str)]
+_TEMPLATE = [((), dict), *_META[:1], *_META[5:9], (("metadata", "finalizers"), list),
+             (("metadata", "finalizers", "*"), str), *((("spec", *path), kind) for path, kind in _POD_SPEC)]
+_SELECTOR = [(("spec", "selector"), dict), (("spec", "selector", "matchLabels"), dict),
+             (("spec", "selector", "matchLabels", "*"), str)]
+
+
+_WORKLOAD_SPEC = [(("spec",), dict), (("spec", "replicas"), int), *_shape(("spec", "template"), _TEMPLATE)]
+_JOB_SPEC = [(("spec",), dict), (("spec", "parallelism"), int), (("spec", "completions"), int),
+             (("spec", "suspend"), bool), (("spec", "manualSelector"), bool), (("spec", "completionMode"), str),
+             *_shape(("spec", "template"), _TEMPLATE)]
+SHAPES = {
+    "Pod": [*_META, *_shape(("spec",), _POD_SPEC)],
+    "Deployment": [*_META, *_WORKLOAD_SPEC, *_SELECTOR],
+    "ReplicaSet": [*_META, *_WORKLOAD_SPEC, *_SELECTOR],
+    "ReplicationController": [*_META, *_WORKLOAD_SPEC, (("spec", "selector"), dict),
+                              (("spec", "selector", "*"), str)],
+    "StatefulSet": [*_META, *_WORKLOAD_SPEC, *_SELECTOR, (("spec", "serviceName"), str),
+                    (("spec", "ordinals"), dict), (("spec", "ordinals", "start"), int),
+                    (("spec", "volumeClaimTemplates"), list), (("spec", "volumeClaimTemplates", "*"), dict),
+                    *_shape(("spec", "volumeClaimTemplates", "*"), _META),
+                    (("spec", "volumeClaimTemplates", "*", "spec"), dict)],
+    "Job": [*_META, *_JOB_SPEC],
+    "CronJob": [*_META, (("spec",), dict), (("spec", "jobTemplate"), dict),
+                *_shape(("spec", "jobTemplate"), _META), *_shape(("spec", "jobTemplate"), _JOB_SPEC)],
+    "DaemonSet": [*_META, *_WORKLOAD_SPEC],
+    "PriorityClass": [*_META, (("value",), int)],
+    "PersistentVolumeClaim": [*_META, (("spec",), dict)],
+}
+
+
+def _check_shape(obj: Mapping, source: str) -> None:
+    """One InputError naming the first field of ``obj`` whose type is not what SHAPES says."""
+    kind = obj.get("kind")
+    for path, expected in SHAPES.get(kind if isinstance(kind, str) else "", _META):
+        for where, value in _values_at(obj, path, ()):
+            ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
+            if not ok:
+                raise InputError(f"{source}: {describe(obj)}: {'.'.join(map(str, where)) or 'object'}: "
+                                 f"expected {_TYPE_NAMES[expected]}")
+
+
+def _values_at(value, path: tuple, where: tuple):
+    """The values present at ``path`` ("*" every item or mapping value), with their concrete paths."""
+    if not path:
+        if value is not None:
+            yield where, value
+        return
+    head, rest = path[0], path[1:]
+    if head == "*":
+        items = enumerate(value) if isinstance(value, list) else value.items() if isinstance(value, dict) else ()
+        for key, item in items:
+            item_where = (*where[:-1], f"{where[-1]}[{key}]")
+            if item is None and not rest:
+                yield item_where, item  # a null item is never of the expected type
+            else:
+                yield from _values_at(item, rest, item_where)
+    elif isinstance(value, dict):
+        yield from _values_at(value.get(head), rest, (*where, head))
+
+
+def _field(obj: Mapping, path: tuple[str, ...], default=None):
+    """``obj[path]`` (its type checked by _check_shape), the default when absent."""
     value = obj
     for key in path:
         value = value.get(key) if isinstance(value, dict) else None
-        if value is None:
-            return default
-    if expected is int:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, expected)
-    if not ok:
-        name = {dict: "a mapping", list: "a list", int: "an integer", str: "a string"}[expected]
-        raise InputError(f"{source}: {describe(obj)}: {'.'.join(path)}: expected {name}")
-    return value
+    return default if value is None else value
 
 
 def _count(obj: Mapping, path: tuple[str, ...], source: str, default: int) -> int:
-    value = _field(obj, path, source, int, default)
+    value = _field(obj, path, default)
     if value < 0:
         raise InputError(f"{source}: {describe(obj)}: {'.'.join(path)}: must be greater than or equal to 0")
     return value
@@ -220,11 +297,9 @@ class _Expander:
     # --- helpers -----------------------------------------------------------------------------------
 
     def _template(self, obj: dict, path: tuple[str, ...], source: str) -> dict:
-        template = _field(obj, path, source)
+        template = _field(obj, path)
         if template is None:
             raise InputError(f"{source}: {describe(obj)}: field {'.'.join(path)} is missing")
-        _field(template, ("metadata",), source)
-        _field(template, ("spec",), source)
         return template
 
     def _replicas(self, obj: dict, source: str, path=("spec", "replicas")) -> int:
@@ -292,7 +367,7 @@ class _Expander:
         pod_hash = template_hash(template)
         tmeta = dict(template.get("metadata") or {})
         tmeta["labels"] = {**(tmeta.get("labels") or {}), POD_TEMPLATE_HASH: pod_hash}
-        selector = _field(obj, ("spec", "selector"), source) or {"matchLabels": dict(
+        selector = _field(obj, ("spec", "selector")) or {"matchLabels": dict(
             (template.get("metadata") or {}).get("labels") or {})}
         selector = {**selector, "matchLabels": {**(selector.get("matchLabels") or {}), POD_TEMPLATE_HASH: pod_hash}}
         rs_name = f"{meta.get('name', '')}-{pod_hash}"
@@ -313,8 +388,8 @@ class _Expander:
         template = self._template(obj, ("spec", "template"), source)
         count = self._replicas(obj, source)
         start = _count(obj, ("spec", "ordinals", "start"), source, 0)
-        claim_templates = _field(obj, ("spec", "volumeClaimTemplates"), source, list, [])
-        service_name = _field(obj, ("spec", "serviceName"), source, str, "")
+        claim_templates = _field(obj, ("spec", "volumeClaimTemplates"), [])
+        service_name = _field(obj, ("spec", "serviceName"), "")
         sts = _with_namespace(obj)
         sts["metadata"].setdefault("uid", _uid(sts))
         sts["spec"] = {**(sts.get("spec") or {}), "replicas": count}
@@ -366,7 +441,7 @@ class _Expander:
         job = _with_namespace(obj)
         job["metadata"].setdefault("uid", _uid(job))
         name, uid = job["metadata"].get("name", ""), job["metadata"]["uid"]
-        if _field(obj, ("spec", "suspend"), source, bool, False):
+        if _field(obj, ("spec", "suspend"), False):
             self.notes.append(f"{describe(job)} is suspended: the Job controller creates no pods for it")
             return []
         count = _count(obj, ("spec", "parallelism"), source, 1)
@@ -375,7 +450,7 @@ class _Expander:
         if self.replicas is not None:
             count = self.replicas
         labels = {}
-        if not _field(obj, ("spec", "manualSelector"), source, bool, False):
+        if not _field(obj, ("spec", "manualSelector"), False):
             labels = {JOB_CONTROLLER_UID: uid, JOB_NAME: name, LEGACY_JOB_CONTROLLER_UID: uid, LEGACY_JOB_NAME: name}
         indexed = (obj.get("spec") or {}).get("completionMode") == "Indexed"
         pods = []
@@ -396,7 +471,7 @@ class _Expander:
     def cron_job(self, obj: dict, source: str) -> list[dict]:
         """The Job the CronJob controller creates, ``<cronjob>-<scheduled time in minutes>`` (here a
         number derived from the CronJob, as no schedule runs), and that Job's pods."""
-        job_template = _field(obj, ("spec", "jobTemplate"), source)
+        job_template = _field(obj, ("spec", "jobTemplate"))
         if job_template is None:
             raise InputError(f"{source}: {describe(obj)}: field spec.jobTemplate is missing")
         cron_job = _with_namespace(obj)
@@ -543,14 +618,15 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
     ignored: dict[str, int] = {}
     for obj, source in objects:
         kind = obj.get("kind") or ""
+        if not isinstance(kind, str):
+            raise InputError(f"{source}: an object's kind must be a string, got {kind!r}")
+        _check_shape(obj, source)
         if _is_helm_test(obj):
             expander.notes.append(f"{describe(obj)} is a Helm test hook (helm install does not create it): skipped")
             continue
         if kind in by_kind:
-            if kind != "Pod":
-                _field(obj, ("spec",), source)
-                if not _field(obj, ("metadata", "name"), source, str):
-                    raise InputError(f"{source}: {describe(obj)}: metadata.name is required")
+            if kind != "Pod" and not _field(obj, ("metadata", "name")):
+                raise InputError(f"{source}: {describe(obj)}: metadata.name is required")
             made = by_kind[kind](obj, source)
             pods.extend((pod, source) for pod in made)
             if kind != "Pod":
