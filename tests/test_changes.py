@@ -126,9 +126,9 @@ def test_remove_node_recreates_managed_pods_in_queue_order_and_loses_the_rest():
     # the empty n2 scores higher; then low: n1 (0.1 cpu used) beats n2 (1.5 cpu used)
     assert [(r["pod"], r["from"], r["placement"]["node"]) for r in scenario.replaced] == [
         ("default/high", "n0", "n2"), ("default/low", "n0", "n1")]
-    assert [lost["pod"] for lost in scenario.lost] == ["default/adhoc", "default/agent-x"]
-    assert "no controller re-creates it" in scenario.lost[0]["reason"]
-    assert "DaemonSet" in scenario.lost[1]["reason"]
+    assert scenario.lost == [{"pod": "default/adhoc", "from": "n0",
+                              "reason": "node n0 removed; no controller re-creates it"}]
+    assert scenario.notes == ["1 DaemonSet or static pod(s) not re-created (node n0 removed)"]
     bound = {p["metadata"]["name"]: p["spec"].get("nodeName") for p in scenario.cluster.pods}
     assert bound == {"other": "n1", "high": "n2", "low": "n1"}
 
@@ -189,7 +189,7 @@ def test_add_node_from_a_manifest_starts_the_daemonsets_that_would_run_there(tmp
     assert added == ["big-1", "big-2"]
     on_big = sorted(p["metadata"]["name"] for p in scenario.cluster.pods if p["spec"].get("nodeName") == "big-1")
     assert on_big == ["everywhere-big-1"]  # picky does not tolerate the taint, gpu-agent's selector fails
-    assert scenario.notes and "nodeSelector and tolerations" in scenario.notes[0]
+    assert scenario.notes and "nodeSelector and tolerations checked" in scenario.notes[0]
 
 
 def test_add_node_needs_a_node_or_a_file():

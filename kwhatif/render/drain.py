@@ -48,8 +48,9 @@ def verdict(report: dict) -> str:
         return (f"Safe to drain: {len(report['drained'])} node(s) drained, {len(moved)} pod(s) re-created and "
                 f"placed{tail}.")
     parts = []
-    if blocked:
-        parts.append(f"{', '.join(blocked)} cannot be drained")
+    for node in blocked:
+        stuck = sum(1 for p in report["pods"] if p["from"] == node and p["action"] == "blocked")
+        parts.append(f"{node} cannot be drained ({stuck} pod(s) blocked)")
     if pending:
         parts.append(f"{len(pending)} of {len(moved)} re-created pod(s) stay Pending")
     return f"NOT safe to drain: {'; '.join(parts)}{tail}."

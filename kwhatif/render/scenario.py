@@ -18,6 +18,8 @@ def scenario_lines(scenario: dict) -> list[str]:
     lines = [f"Scenario: {'; '.join(scenario['changes'])}"]
     for moved in scenario["replaced"]:
         lines.append(f"  re-created {moved['pod']} (was on {moved['from']}) -> {placement_text(moved['placement'])}")
+    for started in scenario["started"]:
+        lines.append(f"  started {started['pod']} on {started['node']} (DaemonSet)")
     for lost in scenario["lost"]:
         lines.append(f"  lost {lost['pod']} (was on {lost['from']}): {lost['reason']}")
     lines.extend(f"  note: {note}" for note in scenario["notes"])

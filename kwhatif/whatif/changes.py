@@ -59,6 +59,7 @@ class Scenario:
     # Pods whose controller re-creates them, as they ran, with the node they left, in order of leaving.
     displaced: list[tuple[dict, str]] = field(default_factory=list)
     lost: list[dict] = field(default_factory=list)
+    started: list[dict] = field(default_factory=list)  # DaemonSet pods started on added nodes
     notes: list[str] = field(default_factory=list)
     replaced: list[dict] = field(default_factory=list)  # the displaced pods' placements, once placed
     budgets: Budgets | None = None
@@ -69,7 +70,7 @@ class Scenario:
 
     def to_dict(self) -> dict:
         return {"changes": list(self.changes), "replaced": list(self.replaced), "lost": list(self.lost),
-                "notes": list(self.notes)}
+                "started": list(self.started), "notes": list(self.notes)}
 
 
 def controller_of(pod: dict) -> dict | None:
@@ -258,35 +259,45 @@ def _remove_node(scenario: Scenario, change: Change) -> str:
     gone = set(names)
     cluster.nodes[:] = [node for i, node in enumerate(cluster.nodes) if i not in set(indexes)]
     cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
+    on_nodes = pods_by_node(cluster.pods, gone)
     for name in names:
-        on_node = [pod for pod in cluster.pods if (pod.get("spec") or {}).get("nodeName") == name]
-        remove_pods(scenario, on_node, name, f"node {name} removed")
+        remove_pods(scenario, on_nodes.get(name, []), name, f"node {name} removed")
     return _selected_detail(change, names)
 
 
-def remove_pods(scenario: Scenario, pods: list[dict], node_name: str, why: str, track: bool = True) -> None:
-    """Take ``pods`` out of the cluster; budgets lose the healthy ones. With ``track``, controller-
-    managed pods are listed for re-creation and the others as lost."""
-    if not pods:
-        return
-    ids = {id(pod) for pod in pods}
-    scenario.cluster.pods[:] = [pod for pod in scenario.cluster.pods if id(pod) not in ids]
+def pods_by_node(pods: list[dict], names: set[str]) -> dict[str, list[dict]]:
+    """The pods bound to each of ``names``, in cluster order (one pass over all pods)."""
+    out: dict[str, list[dict]] = {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node in names:
+            out.setdefault(node, []).append(pod)
+    return out
+
+
+def drop_pods(cluster: Cluster, pods: list[dict]) -> None:
+    """Take ``pods`` (these very objects) out of the cluster's pod list, in one pass."""
+    if pods:
+        ids = {id(pod) for pod in pods}
+        cluster.pods[:] = [pod for pod in cluster.pods if id(pod) not in ids]
+
+
+def remove_pods(scenario: Scenario, pods: list[dict], node_name: str, why: str) -> None:
+    """Take ``pods`` out of the cluster; budgets lose the healthy ones; controller-managed pods are
+    listed for re-creation, pods nothing re-creates as lost (DaemonSet and static pods, which live and
+    die with their node, only counted in a note)."""
+    drop_pods(scenario.cluster, pods)
+    node_bound = 0
     for pod in pods:
         scenario.budgets.pod_gone(pod)
-        if not track:
-            continue
         if is_recreated(pod):
             scenario.displaced.append((pod, node_name))
+        elif is_daemonset_pod(pod) or is_mirror_pod(pod):
+            node_bound += pod_phase(pod) not in TERMINAL_PHASES
         elif pod_phase(pod) not in TERMINAL_PHASES:
-            scenario.lost.append({"pod": pod_key(pod), "from": node_name, "reason": _lost_reason(pod, why)})
-
-
-def _lost_reason(pod: dict, why: str) -> str:
-    if is_daemonset_pod(pod):
-        return f"{why}; a DaemonSet pod runs only on its own node"
-    if is_mirror_pod(pod):
-        return f"{why}; a static (mirror) pod lives with its kubelet"
-    return f"{why}; no controller re-creates it"
+            scenario.lost.append({"pod": pod_key(pod), "from": node_name, "reason": f"{why}; no controller re-creates it"})
+    if node_bound:
+        scenario.notes.append(f"{node_bound} DaemonSet or static pod(s) not re-created ({why})")
 
 
 # --- adding nodes --------------------------------------------------------------------------------
@@ -312,10 +323,13 @@ def _add_node(scenario: Scenario, change: Change) -> str:
         if csi_node is not None:
             cluster.csi_nodes.append({**copy.deepcopy(csi_node), "metadata": {"name": name}})
         pods = daemon_pods if daemon_pods is not None else _daemon_pods_for(cluster, node)
-        cluster.pods.extend(daemon_pod_on(pod, name) for pod in pods)
+        for pod in pods:
+            started = daemon_pod_on(pod, name)
+            cluster.pods.append(started)
+            scenario.started.append({"pod": pod_key(started), "node": name})
     if daemon_pods is None and _daemonset_templates(cluster):
-        scenario.notes.append("DaemonSets for a node from a file are read from their running pods: their "
-                              "nodeSelector and tolerations are checked; node affinity is not in the pods")
+        scenario.notes.append("DaemonSets are read from their running pods: nodeSelector and tolerations "
+                              "checked, their node affinity is not visible in pods")
     return ", ".join(names)
 
 

@@ -18,7 +18,8 @@ import heapq
 from dataclasses import dataclass, field
 
 from kwhatif.errors import InputError
-from kwhatif.whatif.changes import Change, Scenario, is_recreated, remove_pods, select_nodes, set_unschedulable
+from kwhatif.whatif.changes import (Change, Scenario, drop_pods, is_recreated, pods_by_node, select_nodes,
+                                    set_unschedulable)
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, kubectl_verdict
 from kwhatif.whatif.eviction import TOO_MANY_REQUESTS, pod_key
 from kwhatif.whatif.replace import Placer, priority_of, replacement
@@ -86,8 +87,10 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
         set_unschedulable(node, True)
     report = DrainReport(scenario, options, names, [])
     run = _DrainRun(report, Placer(cluster, setup))
+    on_nodes = pods_by_node(cluster.pods, set(names))
     for name in names:
-        run.drain_node(name)
+        run.drain_node(name, on_nodes.get(name, []))
+    drop_pods(cluster, run.gone)
     run.place_replacements()
     return report
 
@@ -102,11 +105,11 @@ class _DrainRun:
         self.queue: list[tuple[int, int, PodOutcome]] = []
         self.evictions = 0
         self.waiting: list[PodOutcome] = []
+        self.gone: list[dict] = []  # pods evicted in the first round, taken out of the cluster together
         self.autoscaler = (AutoscalerRules(self.scenario.cluster, self.budgets, drain_time(self.scenario.cluster))
                            if self.options.rules == "cluster-autoscaler" else None)
 
-    def drain_node(self, name: str) -> None:
-        pods = [pod for pod in self.scenario.cluster.pods if (pod.get("spec") or {}).get("nodeName") == name]
+    def drain_node(self, name: str, pods: list[dict]) -> None:
         outcomes = []
         for pod in pods:
             verdict = (self.autoscaler.verdict(pod) if self.autoscaler else kubectl_verdict(pod, self.options))
@@ -122,9 +125,7 @@ class _DrainRun:
                 if outcome.action in ("evict", "delete"):
                     outcome.action, outcome.reason = "blocked", f"not evicted: {error}"
             return
-        for outcome in outcomes:
-            if outcome.action in ("evict", "delete"):
-                self._evict(outcome)
+        self.gone += [o.pod for o in outcomes if o.action in ("evict", "delete") and self._evict(o)]
 
     def _node_error(self, blockers: list[PodOutcome]) -> str:
         """kubectl's aggregate: ``cannot delete <why>: ns/a, ns/b`` per reason (cluster-autoscaler: the
@@ -153,7 +154,7 @@ class _DrainRun:
         if freed_by:
             outcome.waits_for.append(freed_by)
             outcome.reason = f"evicted once {freed_by} was replaced (until then: {TOO_MANY_REQUESTS})"
-        remove_pods(self.scenario, [outcome.pod], outcome.from_node, outcome.action, track=False)
+        self.budgets.pod_gone(outcome.pod)
         if outcome.recreated:
             self.evictions += 1
             heapq.heappush(self.queue, (-priority_of(outcome.pod), self.evictions, outcome))
@@ -181,5 +182,6 @@ class _DrainRun:
     def _retry(self, replaced: str) -> None:
         for outcome in list(self.waiting):
             if self._evict(outcome, freed_by=replaced):
+                drop_pods(self.scenario.cluster, [outcome.pod])
                 self.waiting.remove(outcome)
                 outcome.budget = None
