@@ -86,6 +86,14 @@ RESOURCES = (
              "list_csi_storage_capacity_for_all_namespaces"),
     Resource("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments.storage.k8s.io", "StorageV1Api",
              "list_volume_attachment"),
+    Resource("DeviceClass", "resource.k8s.io/v1", "deviceclasses.resource.k8s.io", "ResourceV1Api",
+             "list_device_class"),
+    Resource("ResourceSlice", "resource.k8s.io/v1", "resourceslices.resource.k8s.io", "ResourceV1Api",
+             "list_resource_slice"),
+    Resource("ResourceClaim", "resource.k8s.io/v1", "resourceclaims.resource.k8s.io", "ResourceV1Api",
+             "list_resource_claim_for_all_namespaces"),
+    Resource("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates.resource.k8s.io",
+             "ResourceV1Api", "list_resource_claim_template_for_all_namespaces"),
 )
 
 

@@ -38,6 +38,10 @@ class ScheduleResult:
     # Weighted score per extender (urlPrefix) per node; their sum is the "Extender" plugin score.
     extender_scores: dict[str, dict[str, int]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # A plugin's Error that ended the attempt (kube-scheduler retries the pod later); also the message.
+    error: str | None = None
+    # DynamicResources' per-node details for pods with claims: devices picked, or why none could be.
+    dra: dict[str, dict] = field(default_factory=dict)
     # Objects of kinds scheduling does not read, skipped while loading: {kind: count}.
     skipped_kinds: dict[str, int] = field(default_factory=dict)
     # The cluster changes this answer is about (Scenario.to_dict()), None when there are none.
@@ -73,6 +77,8 @@ class ScheduleResult:
             "extenderScores": {name: dict(v) for name, v in sorted(self.extender_scores.items())},
             "warnings": list(self.warnings),
             "skippedKinds": dict(sorted(self.skipped_kinds.items())),
+            **({"error": self.error} if self.error else {}),
+            **({"dra": dict(sorted(self.dra.items()))} if self.dra else {}),
             **({"extenderTrace": self.extender_trace} if self.extender_trace else {}),
             **({"scenario": self.scenario} if self.scenario else {}),
         }

@@ -13,13 +13,14 @@ from concurrent.futures import ThreadPoolExecutor
 from kwhatif.api.defaults import Admission
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import (
+    DRA_DETAILS_KEY,
     MAX_EXTENDER_PRIORITY,
     MAX_NODE_SCORE,
+    NOTES_KEY,
     Code,
     Status,
 )
 from kwhatif.framework.runtime import Framework, NodePluginScores, NodeToStatus, PluginScore
-from kwhatif.plugins.dynamic_resources import NOT_MODELLED, has_resource_claims
 from kwhatif.preemption import preemption_outcome
 from kwhatif.result import ScheduleResult
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
@@ -78,8 +79,6 @@ class Scheduler:
                                 num_all_nodes=len(nodes), snapshot=self.snapshot)
         result.nodes_scheduler_would_examine = num_feasible_nodes_to_find(
             fw.profile.percentage_of_nodes_to_score, len(nodes))
-        if has_resource_claims(pod):
-            result.warnings.append(NOT_MODELLED)
         gate = fw.run_pre_enqueue(pod)
         if gate is not None:
             result.gated, result.gate_status = True, gate
@@ -89,13 +88,25 @@ class Scheduler:
             return result
 
         state = CycleState()
+        try:
+            return self._attempt(state, pod, nodes, result)
+        finally:
+            result.dra = state.read(DRA_DETAILS_KEY) or {}
+            result.warnings.extend(state.read(NOTES_KEY) or [])
+
+    def _attempt(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                 result: ScheduleResult) -> ScheduleResult:
+        """PreFilter to PostFilter or scoring. A plugin's Error ends the attempt as it ends kube-scheduler's
+        scheduling cycle: no PostFilter, the error is the message."""
+        fw = self.framework
         statuses = NodeToStatus()
         pre_result, pre_status, plugins_with_nodes = fw.run_pre_filter(state, pod)
         pre_filter_msg = ""
         feasible: list[NodeInfo] = []
         if pre_status is not None and not pre_status.is_success():
             if not pre_status.is_rejected():
-                raise RuntimeError(pre_status.message)
+                result.error = result.message = pre_status.message
+                return result
             statuses.absent_nodes_status = pre_status
             pre_filter_msg = pre_status.message
             result.pre_filter_status = pre_status
@@ -116,6 +127,11 @@ class Scheduler:
                     feasible.append(ni)
                 else:
                     statuses.set(ni.name, status)
+            errors = [st for st in statuses.statuses.values() if st.code == Code.ERROR]
+            if errors:
+                result.filtered.update(statuses.statuses)
+                result.error = result.message = errors[0].message
+                return result
             feasible = self._run_extender_filters(pod, feasible, statuses, result)
             result.filtered.update(statuses.statuses)
         result.feasible = [ni.name for ni in feasible]

@@ -218,6 +218,10 @@ _STRIPPERS = {
     "CSIStorageCapacity": _with(top_keys=_CSI_STORAGE_CAPACITY_KEYS),
     "VolumeAttachment": _with(spec_keys=("attacher", "nodeName", "source")),
     "Lease": _with(spec_keys=True),
+    "DeviceClass": _with(spec_keys=True),
+    "ResourceSlice": _with(spec_keys=True),
+    "ResourceClaim": _with(spec_keys=True, status_keys=("allocation", "reservedFor")),
+    "ResourceClaimTemplate": _with(spec_keys=True),
 }
 assert set(_STRIPPERS) == set(KINDS), "every kind a Cluster holds needs a stripper"
 

@@ -48,6 +48,15 @@ ENDPOINTS = {
                                                      "csistoragecapacities", "storage.k8s.io", "CSIStorageCapacity"),
     "/apis/storage.k8s.io/v1/volumeattachments": ("VolumeAttachmentList", "storage.k8s.io/v1", "volumeattachments",
                                                   "storage.k8s.io", "VolumeAttachment"),
+    "/apis/resource.k8s.io/v1/deviceclasses": ("DeviceClassList", "resource.k8s.io/v1", "deviceclasses",
+                                               "resource.k8s.io", "DeviceClass"),
+    "/apis/resource.k8s.io/v1/resourceslices": ("ResourceSliceList", "resource.k8s.io/v1", "resourceslices",
+                                                "resource.k8s.io", "ResourceSlice"),
+    "/apis/resource.k8s.io/v1/resourceclaims": ("ResourceClaimList", "resource.k8s.io/v1", "resourceclaims",
+                                                "resource.k8s.io", "ResourceClaim"),
+    "/apis/resource.k8s.io/v1/resourceclaimtemplates": ("ResourceClaimTemplateList", "resource.k8s.io/v1",
+                                                        "resourceclaimtemplates", "resource.k8s.io",
+                                                        "ResourceClaimTemplate"),
     "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases": (
         "LeaseList", "coordination.k8s.io/v1", "leases", "coordination.k8s.io", "Lease"),
 }

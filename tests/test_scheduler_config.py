@@ -93,13 +93,14 @@ def test_no_profiles_is_one_default_profile():
      {"multiPoint": {"disabled": [{"name": "NodeAffinity"}]}},
      {k: v for k, v in DEFAULT_WEIGHTS.items() if k != "NodeAffinity"},
      ["NodeUnschedulable", "NodeName", "TaintToleration", "NodePorts", "NodeResourcesFit", "VolumeRestrictions",
-      "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"]),
+      "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity",
+      "DynamicResources"]),
     # Explicit Filter entries of MultiPoint plugins run first, in their own order (expandMultiPointPlugins).
     ("explicit filter order overrides multiPoint order",
      {"filter": {"enabled": [{"name": "NodeName"}, {"name": "NodeUnschedulable"}]}}, DEFAULT_WEIGHTS,
      ["NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
       "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "PodTopologySpread",
-      "InterPodAffinity"]),
+      "InterPodAffinity", "DynamicResources"]),
     ("multiPoint '*' with a short list",
      {"multiPoint": {"disabled": [{"name": "*"}],
                      "enabled": [{"name": "PrioritySort"}, {"name": "NodeResourcesFit", "weight": 2},
@@ -111,8 +112,7 @@ def test_plugin_merging(name, plugins, weights, filters):
     fw = framework(prof)
     assert score_weights(fw) == weights
     if filters is not None:
-        # (kwhatif's DynamicResources has no Filter: it only reports claims in PreFilter.)
-        assert [n for n in names(fw, "filter") if n != "DynamicResources"] == filters
+        assert names(fw, "filter") == filters
 
 
 def test_merged_sets_keep_disabled_entries():

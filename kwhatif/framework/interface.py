@@ -20,6 +20,10 @@ MAX_EXTENDER_PRIORITY = 10
 # CycleState key under which the PostFilter (preemption) plugin leaves its full outcome for reporting:
 # an object with ``to_dict()`` in the shape of the "preemption" contract.
 PREEMPTION_OUTCOME_KEY = "kwhatif/preemption-outcome"
+# CycleState keys plugins fill for the report only: per-node device-allocation details of
+# DynamicResources ({node: details}), and notes on what the attempt could not model (a set of texts).
+DRA_DETAILS_KEY = "kwhatif/dra-details"
+NOTES_KEY = "kwhatif/notes"
 
 
 class Code(IntEnum):

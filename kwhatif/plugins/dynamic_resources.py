@@ -1,29 +1,256 @@
-"""DynamicResources: kwhatif does not model DRA. Pods without resource claims are skipped exactly
-as upstream skips them; its PostFilter still runs first and says it has no claims to deallocate,
-which is part of kube-scheduler's FitError message. Pods with claims are reported as unmodelled."""
+"""DynamicResources: ResourceClaims with structured parameters, as kube-scheduler v1.34 runs it.
 
-from kwhatif.framework.interface import Code, Plugin, Status
+PreEnqueue keeps a pod whose claims do not exist (or are being deleted) from being attempted.
+PreFilter rejects requests naming a missing DeviceClass and prepares the allocator for the claims
+that are not allocated yet; a claim that is allocated pins the pod to its allocation's node selector.
+Filter asks the allocator for the node (dra_allocator). PostFilter says whether deallocating a claim
+could help. There is no Score in v1.34, and kwhatif never reserves or binds.
 
-NOT_MODELLED = "kwhatif does not model DynamicResourceAllocation: the pod's resourceClaims are not evaluated"
+Beyond upstream's one-line reasons, Filter records per node which claim and request failed and how
+many devices the node has, match, and has in use (the report's ``dra`` section).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from kwhatif.framework.interface import DRA_DETAILS_KEY, NOTES_KEY, Code, Plugin, Status
+
 STATE_KEY = "DynamicResources"
+RESERVED_FOR_MAX_SIZE = 256  # resourceapi.ResourceClaimReservedForMaxSize
+
+ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_IN_USE = "resourceclaim in use"
+MSG_NO_CLAIMS = "no new claims to deallocate"
+MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
+MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
+
+RESOURCE_API_GROUP = "resource.k8s.io"
+
+
+def has_resource_claims(pod) -> bool:
+    return bool(pod.spec.get("resourceClaims"))
+
+
+def dra_cluster(snapshot):
+    """The snapshot's DRA index, built on first use."""
+    if snapshot.dra is None:
+        from kwhatif.plugins.dra_allocator import DraCluster
+
+        snapshot.dra = DraCluster(snapshot.cluster)
+    return snapshot.dra
+
+
+def unreadable_reason(cluster) -> str | None:
+    """Why the DRA objects of a live read (or its snapshot) are not known: no list permission, or the API
+    server does not serve resource.k8s.io/v1. None when they were read (or the input is a dump)."""
+    meta = cluster.metadata or {}
+    missing = [p for p in meta.get("missingPermissions") or [] if RESOURCE_API_GROUP in p]
+    if missing:
+        return f"forbidden to {', '.join(missing)}"
+    unserved = [r for r in meta.get("unavailableResources") or [] if RESOURCE_API_GROUP in r]
+    if unserved:
+        return f"the API server does not serve {', '.join(unserved)}"
+    return None
+
+
+class ClaimLookupError(Exception):
+    pass
+
+
+def pod_claims(pod, dra) -> list[Mapping]:
+    """foreachPodResourceClaim: the pod's claims, which must exist, not be deleted, and belong to the pod
+    when created from a template. ClaimLookupError carries upstream's message otherwise."""
+    statuses = {s.get("name"): s for s in (pod.pod.get("status") or {}).get("resourceClaimStatuses") or []}
+    claims = []
+    for ref in pod.spec.get("resourceClaims") or []:
+        must_check_owner = False
+        if ref.get("resourceClaimName"):
+            name = ref["resourceClaimName"]
+        elif ref.get("resourceClaimTemplateName"):
+            status = statuses.get(ref.get("name"))
+            if status is None:
+                raise ClaimLookupError(f'pod "{pod.namespace}/{pod.name}": ResourceClaim not created yet')
+            name, must_check_owner = status.get("resourceClaimName"), True
+            if not name:
+                continue  # no claim needed for this entry
+        else:
+            raise ClaimLookupError(f'pod "{pod.namespace}/{pod.name}", spec.resourceClaim {ref.get("name")!r}: '
+                                   f"API is not supported")
+        claim = dra.claims.get((pod.namespace, name))
+        if claim is None:
+            raise ClaimLookupError(f'resourceclaim.resource.k8s.io "{name}" not found')
+        if (claim.get("metadata") or {}).get("deletionTimestamp"):
+            raise ClaimLookupError(f'resourceclaim "{name}" is being deleted')
+        if must_check_owner and not any(o.get("uid") == pod.uid and o.get("controller")
+                                        for o in (claim.get("metadata") or {}).get("ownerReferences") or []):
+            raise ClaimLookupError(f"ResourceClaim {pod.namespace}/{name} was not created for pod "
+                                   f"{pod.namespace}/{pod.name} (pod is not owner)")
+        claims.append(claim)
+    return claims
+
+
+@dataclass
+class _State:
+    """stateData: shared (not copied) by the preemption dry runs, as upstream's Clone returns itself."""
+
+    claims: list[Mapping] = field(default_factory=list)
+    available_on: dict[int, object] = field(default_factory=dict)  # claim index -> NodeSelector
+    allocator: object = None
+    unavailable: set[int] = field(default_factory=set)
 
 
 class DynamicResources(Plugin):
     name = "DynamicResources"
 
+    def _dra(self):
+        return dra_cluster(self.handle.snapshot)
+
+    def _disabled(self) -> str | None:
+        return unreadable_reason(self.handle.snapshot.cluster)
+
+    def pre_enqueue(self, pod) -> Status | None:
+        if not has_resource_claims(pod) or self._disabled():
+            return None
+        try:
+            pod_claims(pod, self._dra())
+        except ClaimLookupError as exc:
+            return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(exc))
+        return None
+
     def pre_filter(self, state, pod, nodes):
-        # Upstream records its (empty) state before it decides to skip the pod.
-        state.write(STATE_KEY, True)
-        return None, Status(Code.SKIP)
+        s = _State()
+        state.write(STATE_KEY, s)
+        if not has_resource_claims(pod):
+            return None, Status(Code.SKIP)
+        reason = self._disabled()
+        if reason:
+            _note(state, f"DRA not evaluated: {reason}; the pod's resourceClaims are ignored")
+            return None, Status(Code.SKIP)
+        dra = self._dra()
+        try:
+            claims = pod_claims(pod, dra)
+        except ClaimLookupError as exc:
+            return None, Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(exc))
+        if not claims:
+            return None, Status(Code.SKIP)
+        to_allocate = []
+        for index, claim in enumerate(claims):
+            status = claim.get("status") or {}
+            allocation = status.get("allocation")
+            reserved = status.get("reservedFor") or []
+            if allocation:
+                if len(reserved) >= RESERVED_FOR_MAX_SIZE and not any(r.get("uid") == pod.uid for r in reserved):
+                    return None, Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_IN_USE)
+                if allocation.get("nodeSelector") is not None:
+                    from kwhatif.plugins.node_affinity import NodeSelector
+
+                    s.available_on[index] = NodeSelector(allocation["nodeSelector"])
+                continue
+            to_allocate.append(claim)
+            rejected = _check_classes(claim, dra)
+            if rejected is not None:
+                return None, rejected
+        # Only now are the claims recorded: a rejected pod's PostFilter finds none to deallocate.
+        s.claims = claims
+        if to_allocate:
+            from kwhatif.plugins.dra_allocator import Allocator
+
+            s.allocator = Allocator(dra, to_allocate)
+        for note in sorted(dra.notes):
+            _note(state, f"not modelled for DRA: {note}")
+        return None, None
+
+    def filter(self, state, pod, node_info) -> Status | None:
+        s: _State | None = state.read(STATE_KEY)
+        if s is None:
+            return Status.error("not found")
+        if not s.claims:
+            return None
+        unavailable = [i for i, selector in s.available_on.items() if not selector.matches(node_info)]
+        details = state.read(DRA_DETAILS_KEY)
+        if details is None:
+            details = {}
+            state.write(DRA_DETAILS_KEY, details)
+        first_look = node_info.name not in details
+        if s.allocator is not None:
+            from kwhatif.plugins.dra_allocator import AllocationError
+
+            try:
+                results = s.allocator.allocate(node_info)
+            except AllocationError as exc:
+                if first_look:
+                    details[node_info.name] = {"error": str(exc)}
+                return Status.error(str(exc))
+            if results is None:
+                if first_look:
+                    from kwhatif.plugins.dra_explain import explain_failure
+
+                    details[node_info.name] = explain_failure(s.allocator, node_info)
+                return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_CANNOT_ALLOCATE)
+            if first_look and not unavailable:
+                details[node_info.name] = {"allocation": {
+                    _key(claim): [f"{request}: {d.driver}/{d.pool}/{d.name}" for request, d in devices]
+                    for claim, devices in zip(s.allocator.claims, results)}}
+        if unavailable:
+            s.unavailable.update(unavailable)
+            if first_look:
+                details[node_info.name] = {"unavailableClaims": [_key(s.claims[i]) for i in sorted(unavailable)]}
+            return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NOT_AVAILABLE)
+        return None
 
     def post_filter(self, state, pod, statuses):
         # When an earlier PreFilter plugin rejected the pod, this PreFilter never ran: upstream's
         # CycleState read fails with ErrNotFound, an Error that ends the PostFilter chain before
         # DefaultPreemption runs ("... PreFilter message. not found").
-        if state.read(STATE_KEY) is None:
+        s: _State | None = state.read(STATE_KEY)
+        if s is None:
             return None, Status.error("not found")
-        return None, Status.new(Code.UNSCHEDULABLE, "no new claims to deallocate")
+        if not s.claims:
+            return None, Status.new(Code.UNSCHEDULABLE, MSG_NO_CLAIMS)
+        for index in sorted(s.unavailable):
+            reserved = (s.claims[index].get("status") or {}).get("reservedFor") or []
+            if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
+                # kube-scheduler now clears the claim's allocation so that a later attempt can allocate
+                # it elsewhere; kwhatif changes nothing and reports it.
+                _note(state, f"kube-scheduler would deallocate ResourceClaim {_key(s.claims[index])} (allocated, "
+                             f"reserved for no pod, not available on any node the pod fits otherwise)")
+                return None, Status.new(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
+        return None, Status.new(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
 
 
-def has_resource_claims(pod) -> bool:
-    return bool(pod.spec.get("resourceClaims"))
+def _key(claim: Mapping) -> str:
+    meta = claim.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+
+
+def _note(state, text: str) -> None:
+    notes = state.read(NOTES_KEY)
+    if notes is None:
+        notes = []
+        state.write(NOTES_KEY, notes)
+    if text not in notes:
+        notes.append(text)
+
+
+def _check_classes(claim: Mapping, dra) -> Status | None:
+    """PreFilter's check of every request's DeviceClass (validateDeviceClass)."""
+    for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+        name = request.get("name") or ""
+        if request.get("exactly") is not None:
+            checks = [(name, request["exactly"].get("deviceClassName") or "")]
+        elif request.get("firstAvailable"):
+            checks = [(f"{name}/{sub.get('name') or ''}", sub.get("deviceClassName") or "")
+                      for sub in request["firstAvailable"]]
+        else:
+            return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                              f"resource claim {_key(claim)}, request {name}: unknown request type")
+        for request_name, class_name in checks:
+            if not class_name:
+                return Status.error(f"request {request_name}: unsupported request type")
+            if class_name not in dra.classes:
+                return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                  f"request {request_name}: device class {class_name} does not exist")
+    return None

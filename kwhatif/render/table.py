@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 
+from kwhatif.plugins.dra_explain import summarize
 from kwhatif.render.text_table import print_table
 from kwhatif.result import ScheduleResult
 
@@ -58,8 +60,12 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
               f"on {result.num_all_nodes} nodes")
     console.print(header)
     if result.gated:
-        console.print(f"[yellow]Gated:[/] {result.gate_status.message}. kube-scheduler does not attempt a "
-                      f"pod until its scheduling gates are removed.")
+        if result.gate_status.plugin == "DynamicResources":
+            console.print(f"[yellow]Not attempted:[/] {result.gate_status.message}. kube-scheduler does not "
+                          f"attempt a pod until every ResourceClaim it references exists.")
+        else:
+            console.print(f"[yellow]Gated:[/] {result.gate_status.message}. kube-scheduler does not attempt a "
+                          f"pod until its scheduling gates are removed.")
         return
     if result.pre_filter_status is not None:
         s = result.pre_filter_status
@@ -79,6 +85,8 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
     headers = ["NODE", "VERDICT", "REJECTED BY", "REASON"]
     if wide:
         headers += ["CPU REQ/ALLOC", "MEM REQ/ALLOC", "PODS"]
+        if result.dra:
+            headers.append("DEVICES")
     headers += [_abbreviate(name) for name in score_plugins] + extender_names
     scored = bool(score_plugins or extender_names)
     if scored:
@@ -92,6 +100,8 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
         row = [name, verdict, status.plugin if status else "", "; ".join(status.reasons) if status else ""]
         if wide:
             row += _wide_columns(result.snapshot.get(name))
+            if result.dra:
+                row.append(summarize(result.dra[name]) if name in result.dra else "")
         if scored:
             nps = result.scores.get(name)
             plugin_scores = {ps.name: ps.score for ps in nps.scores} if nps else {}
@@ -126,7 +136,10 @@ def _footer(result: ScheduleResult, console: Console) -> None:
             console.print(f"[green]Fits.[/] kube-scheduler would bind the pod to [bold]{result.selected[0]}[/].")
         if result.extender_bind:
             console.print(f"The binding would be done by extender {result.extender_bind} (kwhatif never binds).")
-    if result.message:
+    if result.error:
+        console.print(f"[red]Scheduling failed with an error:[/] {escape(result.error)}. kube-scheduler retries "
+                      f"the pod later; it does not try preemption.")
+    elif result.message:
         console.print(f"[red]Does not fit.[/] {result.message}", markup=True)
     if result.preemption is not None:
         from kwhatif.render.preemption_summary import render_preemption_summary

@@ -33,6 +33,10 @@ KINDS = {
     "CSIStorageCapacity": "csi_storage_capacities",
     "VolumeAttachment": "volume_attachments",
     "Lease": "leases",
+    "DeviceClass": "device_classes",
+    "ResourceSlice": "resource_slices",
+    "ResourceClaim": "resource_claims",
+    "ResourceClaimTemplate": "resource_claim_templates",
 }
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -57,6 +61,10 @@ class Cluster:
     csi_storage_capacities: list[dict] = field(default_factory=list)
     volume_attachments: list[dict] = field(default_factory=list)
     leases: list[dict] = field(default_factory=list)
+    device_classes: list[dict] = field(default_factory=list)
+    resource_slices: list[dict] = field(default_factory=list)
+    resource_claims: list[dict] = field(default_factory=list)
+    resource_claim_templates: list[dict] = field(default_factory=list)
     skipped_kinds: Counter = field(default_factory=Counter)
     source: str = ""
     # Capture metadata for snapshots and live reads (server, context, time, missing permissions ...).

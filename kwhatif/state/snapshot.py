@@ -66,6 +66,8 @@ class Snapshot:
         self.generation = 0  # the last generation handed to a node
         self.node_set_generation = 0  # changes whenever nodes are added or removed
         self._forks: list[_Fork] = []
+        # The cluster's DRA objects indexed (DynamicResources builds it on first use, once per snapshot).
+        self.dra = None
 
     def _set_image_states(self) -> None:
         """ImageStateSummary per node: the image's size and on how many nodes it is present. All nodes
