@@ -183,5 +183,6 @@ class _DrainRun:
         for outcome in list(self.waiting):
             if self._evict(outcome, freed_by=replaced):
                 drop_pods(self.scenario.cluster, [outcome.pod])
+                self.placer.forget(outcome.pod)
                 self.waiting.remove(outcome)
                 outcome.budget = None

@@ -1,22 +1,20 @@
 """Re-creating pods that had to go and placing them one after another, in scheduling-queue order.
 
 A replacement is the pod its controller would create: the same manifest without a node, a uid or a
-status. Each one is placed as one scheduling attempt on the cluster as it is at that moment and, when
-it fits, bound there (``spec.nodeName``, ``status.phase: Running`` and a ``startTime`` after every
-existing pod's, as the sequence cases bind) so the next attempt sees it. Ties go to the lowest node
-name. A pod that does not fit stays Pending and is not retried.
-
-This is a loop of single-pod attempts (``place_pod`` on the changed cluster); the incremental sequence
-engine replaces it behind ``Placer.place`` without changing the answers.
+status. The replacements are placed with the sequence engine (``whatif.sequence``): each is one
+scheduling attempt on the cluster as it is at that moment and, when it fits, bound there so the next
+attempt sees it (ties: lowest node name). A pod that does not fit stays Pending and is not retried.
+The scenario's Cluster is kept in step with the engine's snapshot (bound replacements added, pods
+evicted meanwhile removed), so a question asked afterwards sees the same cluster.
 """
 
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timedelta, timezone
 
 from kwhatif.api.defaults import PriorityResolver
 from kwhatif.state.cluster import Cluster
+from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.whatif.eviction import pod_key
 
 
@@ -33,48 +31,42 @@ def priority_of(pod: dict) -> int:
     return int((pod.get("spec") or {}).get("priority") or 0)
 
 
-def placement_entry(result) -> dict:
-    """A ScheduleResult as one entry of a sequence (the sequence cases' ``placements`` keys)."""
-    selected = sorted(result.selected)
-    node = selected[0] if result.fits and selected else None
-    preemption = result.preemption.to_dict() if result.preemption is not None else None
-    return {
-        "pod": result.pod.key,
-        "node": node,
-        "tieSet": selected if node else [],
-        "feasibleCount": len(result.feasible),
-        "total": result.scores[node].total_score if node and node in result.scores else None,
-        "message": None if node else result.message,
-        "nominatedNodes": None if node else ([preemption["nominatedNode"]] if preemption and
-                                             preemption.get("nominatedNode") else []),
-    }
-
-
 class Placer:
-    """Places pods one at a time on ``cluster`` (changed in place: each placed pod is bound into it)."""
+    """Places pods one at a time on ``cluster`` with the sequence engine. The engine's snapshot is
+    built at the first placement, so changes made to the cluster before then are simply in it."""
 
     def __init__(self, cluster: Cluster, setup=None) -> None:
         self.cluster = cluster
         self.setup = setup
-        self.steps = 0
-        self._start = _latest_start_time(cluster.pods)
+        self._engine = None
         self._known_classes = set(PriorityResolver(cluster.priority_classes).classes)
 
     def place(self, pod: dict) -> dict:
-        """Place ``pod`` (a replacement manifest); its placement entry. A pod that fits is bound."""
-        from kwhatif.whatif import place_pod
+        """Place ``pod`` (a replacement manifest); its sequence placement entry. A pod that fits is
+        bound, in the engine's snapshot and in the cluster."""
+        from kwhatif.whatif import prepare_pod
+        from kwhatif.whatif.sequence import PreparedPod
 
-        self.steps += 1
+        engine = self._engine_for_cluster()
         self._keep_priority_class(pod)
-        result = place_pod(pod, f"replacement of {pod_key(pod)}", self.cluster, self.setup)
-        entry = placement_entry(result)
-        if entry["node"]:
-            bound = copy.deepcopy(result.pod.pod)
-            bound["spec"]["nodeName"] = entry["node"]
-            bound["status"] = {"phase": "Running",
-                               "startTime": (self._start + timedelta(seconds=self.steps)).strftime("%Y-%m-%dT%H:%M:%SZ")}
-            self.cluster.pods.append(bound)
-        return entry
+        prepared = PreparedPod(*prepare_pod(pod, f"replacement of {pod_key(pod)}", self.cluster))
+        placement, _ = engine.place(prepared)
+        if placement.node:
+            self.cluster.pods.append(engine.snapshot.get(placement.node).pods[-1].pod)
+        return placement.to_dict()
+
+    def forget(self, pod: dict) -> None:
+        """A bound pod left after placements began: off the engine's snapshot too."""
+        if self._engine is not None:
+            self._engine.snapshot.forget_pod(PodInfo(pod))
+
+    def _engine_for_cluster(self):
+        if self._engine is None:
+            from kwhatif.state.snapshot import Snapshot
+            from kwhatif.whatif.sequence import SequencePlacer
+
+            self._engine = SequencePlacer(Snapshot(self.cluster), self.setup)
+        return self._engine
 
     def _keep_priority_class(self, pod: dict) -> None:
         """A dump may lack the PriorityClass its pods name; the replacement keeps the priority the
@@ -85,21 +77,6 @@ class Placer:
             self.cluster.priority_classes.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
                                                   "metadata": {"name": name}, "value": int(spec["priority"])})
             self._known_classes.add(name)
-
-
-def _latest_start_time(pods: list[dict]) -> datetime:
-    latest = None
-    for pod in pods:
-        text = (pod.get("status") or {}).get("startTime")
-        if not text:
-            continue
-        try:
-            when = datetime.fromisoformat(str(text).replace("Z", "+00:00"))
-        except ValueError:
-            continue
-        if latest is None or when > latest:
-            latest = when
-    return latest or datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def place_displaced(scenario, setup=None) -> None:
