@@ -324,3 +324,14 @@ def test_change_options_keep_their_order(args, changes, rest):
 def test_change_option_without_a_value_is_a_usage_error():
     result = runner.invoke(app, ["place", "pod.yaml", "--cordon"])
     assert result.exit_code == 2
+
+
+def test_cli_capacity_after_losing_a_zone():
+    web = str(ROOT / "fixtures" / "pods" / "web.yaml")
+    before = json.loads(runner.invoke(app, ["capacity", web, "-c", DEMO, "-o", "json"]).stdout)
+    after = json.loads(runner.invoke(app, ["capacity", web, "-c", DEMO, "-o", "json",
+                                           "--remove-node", "-l", "topology.kubernetes.io/zone=eu-west-1a"]).stdout)
+    assert after["scenario"]["changes"][0].startswith("remove-node -l topology.kubernetes.io/zone=eu-west-1a (")
+    assert "scenario" not in before
+    assert after["instances"] < before["instances"]
+    assert not any(node.startswith("ip-10-0-1-") for node in after["byNode"])

@@ -6,13 +6,14 @@ from typing import Optional
 
 import typer
 
+from kwhatif.cli.changes import ChangesCommand, apply_current_changes
 from kwhatif.cli.common import load_inputs, user_errors
 from kwhatif.cli.place import Output
 from kwhatif.errors import ExitStatus
 
 
 def register(app: typer.Typer) -> None:
-    app.command("capacity", no_args_is_help=True)(capacity)
+    app.command("capacity", no_args_is_help=True, cls=ChangesCommand)(capacity)
 
 
 @user_errors
@@ -42,13 +43,15 @@ def capacity(
 
     raw, source = load_pod(pod)
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+    cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     excluded = [name.strip() for name in (exclude_nodes or "").split(",") if name.strip()]
     result = run_capacity(raw, source, cluster_state, setup, max_instances=max_instances,
                           exclude_nodes=excluded, seed=seed)
+    data = {**result.to_dict(), **({"scenario": scenario} if scenario else {})}
     if output == Output.json:
-        typer.echo(to_json(result.to_dict()))
+        typer.echo(to_json(data))
     elif output == Output.yaml:
-        typer.echo(to_yaml(result.to_dict()), nl=False)
+        typer.echo(to_yaml(data), nl=False)
     else:
         from kwhatif.render.sequence import render_capacity
 
