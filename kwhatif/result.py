@@ -33,6 +33,12 @@ class ScheduleResult:
     # Set by the preemption layer: an object with to_dict() (the "preemption" contract).
     preemption: object = None
     nodes_scheduler_would_examine: int = 0
+    # The pod's status.nominatedNodeName passed every filter: SchedulePod returned it without scoring.
+    nominated_node_fast_path: bool = False
+    # The node SchedulePod returns when that is determined (fast path or a single top node), else None.
+    schedule_pod_host: str | None = None
+    # kube-scheduler's percentageOfNodesToScore sample (kwhatif.sampling.Sampling), for 100+ nodes.
+    sampling: object = None
     extender_trace: list = field(default_factory=list)
     extender_bind: str | None = None
     # Weighted score per extender (urlPrefix) per node; their sum is the "Extender" plugin score.
@@ -73,6 +79,10 @@ class ScheduleResult:
             "preemption": self.preemption.to_dict() if self.preemption is not None else None,
             "numAllNodes": self.num_all_nodes,
             "nodesSchedulerWouldExamine": self.nodes_scheduler_would_examine,
+            "nominatedNodeFastPath": self.nominated_node_fast_path,
+            "schedulePodHost": self.schedule_pod_host,
+            "sampling": self.sampling.to_dict() if self.sampling is not None else None,
+            "nodesExamined": self.sampling.nodes_examined if self.sampling is not None else None,
             "extenderBind": self.extender_bind,
             "extenderScores": {name: dict(v) for name, v in sorted(self.extender_scores.items())},
             "warnings": list(self.warnings),

@@ -2,8 +2,11 @@
 (schedule_one.go): PreEnqueue gates, PreFilter, Filter with nominated pods, extender filters,
 PostFilter when nothing fits, then PreScore/Score/extender prioritize and host selection.
 
-Unlike kube-scheduler, every node is evaluated (no percentageOfNodesToScore sampling) and scores are
-computed even for a single feasible node; the sampling size is reported instead.
+Unlike kube-scheduler, every node is evaluated and scored, even a single feasible node, and even when
+the pod's nominated node passes the filters and kube-scheduler takes it without looking further
+(evaluateNominatedNode): the result says which node SchedulePod returns. Which nodes kube-scheduler's
+percentageOfNodesToScore sampling would examine, and its pick among them, is reported beside
+(kwhatif.sampling).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from kwhatif.framework.interface import (
 from kwhatif.framework.runtime import Framework, NodePluginScores, NodeToStatus, PluginScore
 from kwhatif.preemption import preemption_outcome
 from kwhatif.result import ScheduleResult
+from kwhatif.sampling import Sampling, node_tree_order, walk
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 EXTENDER_NAME = "Extender"  # kube-scheduler's pseudo plugin name for extenders
@@ -66,10 +70,11 @@ def fit_error_message(num_all_nodes: int, statuses: NodeToStatus, pre_filter_msg
 class Scheduler:
     """Evaluates pods against one snapshot with one profile's framework and the configured extenders."""
 
-    def __init__(self, framework: Framework, extenders: list | None = None) -> None:
+    def __init__(self, framework: Framework, extenders: list | None = None, parallelism: int = 16) -> None:
         self.framework = framework
         self.snapshot = framework.snapshot
         self.extenders = extenders or []
+        self.parallelism = parallelism
         framework.handle.extenders = self.extenders  # framework.Handle.Extenders(), for preemption
 
     def schedule(self, pod: PodInfo, admission: Admission) -> ScheduleResult:
@@ -103,6 +108,8 @@ class Scheduler:
         pre_result, pre_status, plugins_with_nodes = fw.run_pre_filter(state, pod)
         pre_filter_msg = ""
         feasible: list[NodeInfo] = []
+        candidates: list[NodeInfo] = []
+        rejected_nominated: str | None = None
         if pre_status is not None and not pre_status.is_success():
             if not pre_status.is_rejected():
                 result.error = result.message = pre_status.message
@@ -111,6 +118,7 @@ class Scheduler:
             pre_filter_msg = pre_status.message
             result.pre_filter_status = pre_status
         else:
+            rejected_nominated = self._evaluate_nominated_node(state, pod, result)
             candidates = nodes
             if pre_result is not None and not pre_result.all_nodes():
                 candidates = [ni for ni in nodes if ni.name in pre_result.node_names]
@@ -146,11 +154,84 @@ class Scheduler:
             result.message = fit_error_message(len(nodes), statuses, pre_filter_msg, post_msg)
             return result
 
+        # The sample is scored from the state as filtering left it (PreScore writes into the state).
+        sample_state = state.clone() if len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND else None
         scores = self._prioritize(state, pod, feasible, result)
         result.scores = {nps.name: nps for nps in scores}
         best = max(nps.total_score for nps in scores)
         result.selected = sorted(nps.name for nps in scores if nps.total_score == best)
+        if result.nominated_node_fast_path:
+            result.selected = [pod.nominated_node_name]
+        if sample_state is not None:
+            result.sampling = self._sample(sample_state, pod, candidates, result, rejected_nominated)
+        if result.nominated_node_fast_path or len(result.selected) == 1:
+            result.schedule_pod_host = result.selected[0]
         return result
+
+    def _evaluate_nominated_node(self, state: CycleState, pod: PodInfo, result: ScheduleResult) -> str | None:
+        """evaluateNominatedNode: a pod that already carries status.nominatedNodeName tries that node first,
+        alone (PreFilter's node set is not applied to it); when it passes every filter and extender filter,
+        SchedulePod returns it without looking at other nodes or scoring. Returns the nominated node's name
+        when it was evaluated and rejected (it then counts as examined), else None. An unknown node or a
+        filter error falls through to the normal path, as kube-scheduler logs and goes on."""
+        name = pod.nominated_node_name
+        node_info = self.snapshot.get(name) if name else None
+        if node_info is None:
+            return None
+        status = self.framework.run_filter_with_nominated_pods(state, pod, node_info)
+        if status is not None:
+            return None if status.code == Code.ERROR else name
+        passed = self._run_extender_filters(pod, [node_info], NodeToStatus(), result)
+        if passed:
+            result.nominated_node_fast_path = True
+            return None
+        return name
+
+    def _sample(self, state: CycleState, pod: PodInfo, candidates: list[NodeInfo], result: ScheduleResult,
+                rejected_nominated: str | None) -> Sampling:
+        """The first cycle's sample (kwhatif.sampling) and kube-scheduler's pick among it: the sampled nodes
+        that pass the extender filters are scored among themselves (PreScore and Score see only them;
+        extender scores are per node and reused)."""
+        fw = self.framework
+        k = num_feasible_nodes_to_find(fw.profile.percentage_of_nodes_to_score, len(candidates))
+        if not any(e.cfg.filter_verb for e in self.extenders) and not (
+                fw.has_score_plugins() or any(e.cfg.prioritize_verb for e in self.extenders)):
+            k = 1
+        if result.nominated_node_fast_path:
+            name = pod.nominated_node_name
+            return Sampling(k, self.parallelism, True, [name], [name], 1)
+        extender_rejected = {name for name, status in result.filtered.items() if status.plugin == EXTENDER_NAME}
+        plugin_feasible = set(result.feasible) | extender_rejected
+        all_examined = len(plugin_feasible) <= k
+        whole_list = len(candidates) == len(self.snapshot.node_info_list)
+        deterministic = all_examined or (self.parallelism == 1 and whole_list)
+        if not deterministic:
+            return Sampling(k, self.parallelism, False)
+        sample, examined = walk(node_tree_order(candidates), plugin_feasible, k)
+        nodes_examined = len(examined)
+        if rejected_nominated and rejected_nominated not in examined:
+            nodes_examined += 1  # its status stays in the cycle's diagnosis
+        scored = [ni for ni in sample if ni.name not in extender_rejected]
+        if len(scored) == len(result.feasible):
+            selected = list(result.selected)
+        elif len(scored) == 1:
+            selected = [scored[0].name]
+        elif not scored:
+            selected = []
+        else:
+            selected = self._top_of(state, pod, scored, result)
+        return Sampling(k, self.parallelism, True, [ni.name for ni in sample], selected, nodes_examined)
+
+    def _top_of(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], result: ScheduleResult) -> list[str]:
+        """The top-score nodes when only ``nodes`` are scored (normalization among them)."""
+        fw = self.framework
+        status = fw.run_pre_score(state, pod, nodes)
+        if status is not None:
+            raise RuntimeError(status.message)
+        totals = {nps.name: nps.total_score + sum(result.extender_scores.get(nps.name, {}).values())
+                  for nps in fw.run_score(state, pod, nodes)}
+        best = max(totals.values())
+        return sorted(name for name, total in totals.items() if total == best)
 
     def _run_extender_filters(self, pod: PodInfo, feasible: list[NodeInfo], statuses: NodeToStatus,
                               result: ScheduleResult) -> list[NodeInfo]:

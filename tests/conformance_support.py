@@ -78,6 +78,29 @@ def compare(expect: dict, got: dict) -> list[str]:
             same(f"preemption.candidates[{node}].numPDBViolations", ec[node].get("numPDBViolations"),
                  gc[node].get("numPDBViolations"))
         same("preemption.message", ep.get("message"), gp.get("message"))
+    out += compare_optional(expect, got)
+    return out
+
+
+def compare_optional(expect: dict, got: dict) -> list[str]:
+    """The newer categories' optional fields (README "Optional expect fields"), when the case has them:
+    the nominated fast path, SchedulePod's host, and the first cycle's node sample where it is deterministic."""
+    out: list[str] = []
+    for key in ("nominatedNodeFastPath", "schedulePodHost", "nodesExamined"):
+        if key in expect and expect[key] != got.get(key):
+            out.append(f"{key}: expected {json.dumps(expect[key])} got {json.dumps(got.get(key))}")
+    want = expect.get("sampling")
+    if want is not None:
+        have = got.get("sampling") or {}
+        keys = ["numFeasibleNodesToFind", "deterministic"]
+        if want.get("deterministic"):
+            keys += ["examinedFeasible", "selected"]
+        for key in keys:
+            a, b = want.get(key), have.get(key)
+            if isinstance(a, list):
+                a, b = sorted(a), sorted(b or [])
+            if a != b:
+                out.append(f"sampling.{key}: expected {json.dumps(a)[:400]} got {json.dumps(b)[:400]}")
     return out
 
 

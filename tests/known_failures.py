@@ -6,11 +6,5 @@ that fixes it. Nothing else in the suite is skipped or expected to fail.
 
 from __future__ import annotations
 
-FIDELITY = "Fidelity: CSI volume limits and pods that are already nominated (new conformance categories fail)"
-
-
 #: case name (file stem) -> title of the open issue that makes it pass
-KNOWN_FAILURES: dict[str, str] = {
-    "gen-3010-nominated-node": FIDELITY,
-    "gen-3030-nominated-node": FIDELITY,
-}
+KNOWN_FAILURES: dict[str, str] = {}

@@ -1151,6 +1151,7 @@ def scheduler_config_from_dict(data: dict, source: str, _strict_errors: list[str
         ) for p in profiles],
         extenders=extenders,
         percentage_of_nodes_to_score=config["percentageOfNodesToScore"],
+        parallelism=config["parallelism"],
         leader_election=config["leaderElection"],
         source=source,
     )

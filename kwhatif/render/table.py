@@ -82,6 +82,7 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
         extender_names += [name for name in per_node if name not in extender_names]
     if extender_names and "Extender" in score_plugins:
         score_plugins.remove("Extender")
+    sampled = _sampled_nodes(result)
     headers = ["NODE", "VERDICT", "REJECTED BY", "REASON"]
     if wide:
         headers += ["CPU REQ/ALLOC", "MEM REQ/ALLOC", "PODS"]
@@ -97,6 +98,8 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
     for name in _rows_in_order(result, nodes):
         status = result.filtered.get(name)
         verdict = "★ selected" if name in selected else ("fits" if status is None else "rejected")
+        if name in sampled:
+            verdict += " ◆"
         row = [name, verdict, status.plugin if status else "", "; ".join(status.reasons) if status else ""]
         if wide:
             row += _wide_columns(result.snapshot.get(name))
@@ -127,8 +130,21 @@ def _wide_columns(ni) -> list[str]:
             f"{len(ni.pods)}/{ni.allocatable.allowed_pod_number}"]
 
 
+def _sampled_nodes(result: ScheduleResult) -> set[str]:
+    """The feasible nodes kube-scheduler's first cycle samples, when that is fewer than all feasible nodes."""
+    sampling = result.sampling
+    if sampling is None or not sampling.deterministic or result.nominated_node_fast_path:
+        return set()
+    sample = set(sampling.examined_feasible)
+    return sample if len(sample) < len(result.feasible) else set()
+
+
 def _footer(result: ScheduleResult, console: Console) -> None:
-    if result.selected:
+    if result.nominated_node_fast_path:
+        console.print(f"[green]Fits.[/] kube-scheduler would bind the pod to [bold]{result.selected[0]}[/], its "
+                      f"status.nominatedNodeName: nominated node passed the filters: chosen without scoring. The "
+                      f"other nodes' verdicts and scores are shown for information.")
+    elif result.selected:
         if len(result.selected) > 1:
             console.print(f"[green]Fits.[/] {len(result.selected)} nodes tie for the top score "
                           f"({', '.join(result.selected)}): kube-scheduler picks one of them at random.")
@@ -145,12 +161,32 @@ def _footer(result: ScheduleResult, console: Console) -> None:
         from kwhatif.render.preemption_summary import render_preemption_summary
 
         render_preemption_summary(result, console)
-    if result.num_all_nodes and result.nodes_scheduler_would_examine < result.num_all_nodes:
-        console.print(f"[dim]kwhatif evaluated all {result.num_all_nodes} nodes; kube-scheduler stops filtering "
-                      f"after finding {result.nodes_scheduler_would_examine} feasible nodes "
-                      f"(percentageOfNodesToScore), so it may pick a node outside the top of this table.[/]")
+    _sampling_note(result, console)
     if result.skipped_kinds:
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(result.skipped_kinds.items()))
         console.print(f"[dim]Skipped objects of kinds scheduling does not read: {kinds}.[/]")
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
+
+
+def _sampling_note(result: ScheduleResult, console: Console) -> None:
+    """What kube-scheduler's percentageOfNodesToScore sampling changes, when it can change anything."""
+    sampling = result.sampling
+    if sampling is None or result.nominated_node_fast_path or not result.feasible:
+        return
+    k = sampling.num_feasible_nodes_to_find
+    if not sampling.deterministic:
+        console.print(f"[dim]kwhatif evaluated all {result.num_all_nodes} nodes; kube-scheduler stops filtering "
+                      f"after finding {k} feasible nodes (percentageOfNodesToScore), and with parallelism "
+                      f"{sampling.parallelism} which ones depends on timing, so it may pick a node outside the top "
+                      f"of this table.[/]")
+        return
+    if len(sampling.examined_feasible) >= len(result.feasible):
+        return  # every feasible node is in the sample: the table is kube-scheduler's choice
+    pick = sampling.selected
+    picks = pick[0] if len(pick) == 1 else f"one of {', '.join(pick)} at random"
+    best = result.selected[0] if len(result.selected) == 1 else f"{', '.join(result.selected)}"
+    console.print(f"Sampling: kube-scheduler's first cycle examines {sampling.nodes_examined} of "
+                  f"{result.num_all_nodes} nodes (node tree order, zones in turn) and stops at {k} feasible "
+                  f"nodes (◆); scoring only those, it would bind the pod to [bold]{picks}[/] "
+                  f"(best over all nodes: {best}).")

@@ -24,6 +24,7 @@ class SchedulerSetup:
     profiles: list[Profile] = field(default_factory=lambda: [default_profile()])
     extenders: list[dict] = field(default_factory=list)
     percentage_of_nodes_to_score: int | None = None
+    parallelism: int = 16  # KubeSchedulerConfiguration.parallelism: whether node sampling is deterministic
     leader_election: dict = field(default_factory=dict)
     source: str = ""
 
@@ -102,7 +103,7 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
         from kwhatif.extenders import build_extenders
 
         extenders = build_extenders(setup.extenders, trace=trace)
-    result = Scheduler(framework, extenders or []).schedule(pod, admission)
+    result = Scheduler(framework, extenders or [], setup.parallelism).schedule(pod, admission)
     if trace:
         result.extender_trace = trace
     result.skipped_kinds = dict(cluster.skipped_kinds)

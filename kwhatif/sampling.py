@@ -1,0 +1,79 @@
+"""Which nodes kube-scheduler's first scheduling cycle actually examines (percentageOfNodesToScore).
+
+kwhatif evaluates every node; kube-scheduler stops filtering once it has found numFeasibleNodesToFind
+feasible nodes and scores only those. Its snapshot lists nodes as its cache's node tree does: nodes join
+in the API server's (name) order, grouped by zone, and the list takes one node of each zone in turn
+(backend/cache/node_tree.go). The first cycle walks that list from index 0; with one worker
+(``parallelism: 1``) it stops right after the (k+1)-th feasible node, which is examined but dropped
+(findNodesThatPassFilters). With more workers the sample depends on goroutine timing, unless every node
+ends up examined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping
+
+LABEL_ZONE = "topology.kubernetes.io/zone"
+LABEL_REGION = "topology.kubernetes.io/region"
+LABEL_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+LABEL_BETA_REGION = "failure-domain.beta.kubernetes.io/region"
+
+
+def zone_key(labels: Mapping[str, str] | None) -> str:
+    """utilnode.GetZoneKey: region and zone (beta labels first); "" for a node with neither."""
+    labels = labels or {}
+    zone = labels[LABEL_BETA_ZONE] if LABEL_BETA_ZONE in labels else labels.get(LABEL_ZONE, "")
+    region = labels[LABEL_BETA_REGION] if LABEL_BETA_REGION in labels else labels.get(LABEL_REGION, "")
+    if not region and not zone:
+        return ""
+    return f"{region}:\x00:{zone}"
+
+
+def node_tree_order(node_infos: Iterable) -> list:
+    """nodeTree.list() for nodes added in name order: zones in order of first appearance, one node of
+    each zone in turn until every zone is exhausted."""
+    zones: dict[str, list] = {}
+    for ni in sorted(node_infos, key=lambda ni: ni.name):
+        zones.setdefault(zone_key(ni.labels), []).append(ni)
+    ordered = []
+    groups = list(zones.values())
+    for index in range(max((len(g) for g in groups), default=0)):
+        ordered.extend(g[index] for g in groups if index < len(g))
+    return ordered
+
+
+def walk(order: list, feasible: set[str], k: int) -> tuple[list, set[str]]:
+    """The first cycle's sequential walk: (the k sampled feasible nodes in walk order, names of the nodes
+    examined). Examined are the sampled and the rejected nodes, not the (k+1)-th feasible node that
+    stopped the walk (kube-scheduler's EvaluatedNodes leaves it out)."""
+    sample = []
+    examined: set[str] = set()
+    for ni in order:
+        if ni.name in feasible:
+            if len(sample) == k:
+                break
+            sample.append(ni)
+        examined.add(ni.name)
+    return sample, examined
+
+
+@dataclass
+class Sampling:
+    """What kube-scheduler's first cycle looks at; ``examined_feasible``/``selected``/``nodes_examined`` only
+    mean something when ``deterministic``."""
+
+    num_feasible_nodes_to_find: int
+    parallelism: int
+    deterministic: bool
+    examined_feasible: list[str] = field(default_factory=list)
+    selected: list[str] = field(default_factory=list)
+    nodes_examined: int | None = None
+
+    def to_dict(self) -> dict:
+        out: dict = {"numFeasibleNodesToFind": self.num_feasible_nodes_to_find, "parallelism": self.parallelism,
+                     "deterministic": self.deterministic}
+        if self.deterministic:
+            out["examinedFeasible"] = sorted(self.examined_feasible)
+            out["selected"] = sorted(self.selected)
+        return out
