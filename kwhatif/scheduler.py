@@ -154,15 +154,17 @@ class Scheduler:
             result.message = fit_error_message(len(nodes), statuses, pre_filter_msg, post_msg)
             return result
 
-        # The sample is scored from the state as filtering left it (PreScore writes into the state).
-        sample_state = state.clone() if len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND else None
+        # A sample smaller than the feasible set (one worker only) is scored from the state as filtering
+        # left it: PreScore writes into the state.
+        sampled = len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND
+        sample_state = state.clone() if sampled and self.parallelism == 1 else None
         scores = self._prioritize(state, pod, feasible, result)
         result.scores = {nps.name: nps for nps in scores}
         best = max(nps.total_score for nps in scores)
         result.selected = sorted(nps.name for nps in scores if nps.total_score == best)
         if result.nominated_node_fast_path:
             result.selected = [pod.nominated_node_name]
-        if sample_state is not None:
+        if sampled:
             result.sampling = self._sample(sample_state, pod, candidates, result, rejected_nominated)
         if result.nominated_node_fast_path or len(result.selected) == 1:
             result.schedule_pod_host = result.selected[0]
@@ -187,7 +189,7 @@ class Scheduler:
             return None
         return name
 
-    def _sample(self, state: CycleState, pod: PodInfo, candidates: list[NodeInfo], result: ScheduleResult,
+    def _sample(self, state: CycleState | None, pod: PodInfo, candidates: list[NodeInfo], result: ScheduleResult,
                 rejected_nominated: str | None) -> Sampling:
         """The first cycle's sample (kwhatif.sampling) and kube-scheduler's pick among it: the sampled nodes
         that pass the extender filters are scored among themselves (PreScore and Score see only them;
