@@ -136,7 +136,7 @@ class Scheduler:
                 else:
                     statuses.set(ni.name, status)
             errors = [st for st in statuses.statuses.values() if st.code == Code.ERROR]
-            if errors:
+            if errors and not result.nominated_node_fast_path:  # the fast path never filters other nodes
                 result.filtered.update(statuses.statuses)
                 result.error = result.message = errors[0].message
                 return result
