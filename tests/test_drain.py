@@ -30,7 +30,8 @@ MEMORY_DIR = [{"name": "scratch", "emptyDir": {"medium": "Memory"}}]
 HOST_PATH = [{"name": "logs", "hostPath": {"path": "/var/log"}}]
 
 
-def pod(owners=None, annotations=None, volumes=None, phase="Running", namespace="default", created=None):
+def pod(owners=None, annotations=None, volumes=None, phase="Running", namespace="default", created=None,
+        deleted=None):
     b = make_pod("p").namespace(namespace).node("n0").set("status.phase", phase)
     if owners:
         b.set("metadata.ownerReferences", owners)
@@ -40,10 +41,14 @@ def pod(owners=None, annotations=None, volumes=None, phase="Running", namespace=
         b.set("spec.volumes", volumes)
     if created:
         b.set("metadata.creationTimestamp", created)
+    if deleted:
+        b.set("metadata.deletionTimestamp", deleted)
     return b.obj()
 
 
 # --- kubectl drain filters (pkg/drain/filters.go) -----------------------------------------------
+
+NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
 KUBECTL_TABLE = [
     # name, pod, options, decision, message
@@ -71,12 +76,19 @@ KUBECTL_TABLE = [
      "deleting Pods that declare no controller"),
     ("filters stop at the first that keeps the pod", pod(DS, volumes=EMPTY_DIR), {"ignore_daemonsets": True},
      "skip", "ignoring DaemonSet-managed Pods"),
+    # NOW is 2026-06-01T00:00:00Z
+    ("terminating longer than the timeout is skipped", pod(deleted="2026-05-31T23:58:00Z"),
+     {"skip_wait_for_delete_timeout": 60}, "skip", "DeletionTimestamp older than 60 seconds"),
+    ("terminating within the timeout goes on", pod(deleted="2026-05-31T23:59:30Z"),
+     {"skip_wait_for_delete_timeout": 60}, "block",
+     "cannot delete Pods that declare no controller (use --force to override)"),
+    ("no timeout: never skipped", pod(RS, deleted="2026-05-01T00:00:00Z"), {}, "move", None),
 ]
 
 
 @pytest.mark.parametrize("name,pod,options,decision,message", KUBECTL_TABLE, ids=[row[0] for row in KUBECTL_TABLE])
 def test_kubectl_filters(name, pod, options, decision, message):
-    verdict = kubectl_verdict(pod, DrainOptions(**options))
+    verdict = kubectl_verdict(pod, DrainOptions(**options), NOW)
     assert (verdict.decision, verdict.message) == (decision, message)
 
 
@@ -134,7 +146,6 @@ def test_eviction_api(name, pod, pdbs, code, message, cause):
 
 # --- cluster-autoscaler drainability rules ------------------------------------------------------
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 CA_TABLE = [
     ("replicated pod", pod(RS), [], "move", None),
     ("mirror pod", pod(annotations=MIRROR), [], "skip", "mirror pod"),
@@ -252,6 +263,17 @@ def test_queue_order_is_priority_then_eviction_order():
                                     replica("c", "n0", priority=5)])
     report = run(c, ["n0", "n1"])
     assert [p["pod"] for p in report.placements] == ["default/c", "default/b", "default/a"]
+
+
+def test_pod_selector_limits_the_pods_drained():
+    c = cluster(nodes(), [replica("web-1", "n0"), make_pod("adhoc").node("n0").obj()])
+    report = run(c, ["n0"], pod_selector="app=web")
+    assert [(pod_key_of(o), o.action) for o in report.pods] == [("default/web-1", "evict")]
+    assert report.safe
+
+
+def pod_key_of(outcome):
+    return f"{outcome.pod['metadata']['namespace']}/{outcome.pod['metadata']['name']}"
 
 
 def test_cluster_autoscaler_rules_charge_budgets_across_nodes():

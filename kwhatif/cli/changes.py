@@ -38,7 +38,9 @@ class ChangesCommand(typer.core.TyperCommand):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        listing = "\n\n".join(f"**{flag} {metavar}**: {text}" for flag, (metavar, text) in OPTIONS.items())
+        from rich.markup import escape
+
+        listing = "\n\n".join(escape(f"{flag} {metavar}: {text}") for flag, (metavar, text) in OPTIONS.items())
         self.epilog = f"{HELP_PANEL}:\n\n{listing}"
 
     def parse_args(self, ctx, args: list[str]) -> list[str]:

@@ -45,6 +45,11 @@ def drain(
     disable_eviction: bool = typer.Option(False, "--disable-eviction",
                                           help="Delete pods instead of evicting them: PodDisruptionBudgets are "
                                                "not checked."),
+    pod_selector: Optional[str] = typer.Option(None, "--pod-selector",
+                                               help="Label selector to filter pods on the nodes."),
+    skip_wait_for_delete_timeout: int = typer.Option(0, "--skip-wait-for-delete-timeout", min=0,
+                                                     help="Skip pods whose deletionTimestamp is older than N "
+                                                          "seconds (at the capture time)."),
     rules: Rules = typer.Option(Rules.kubectl, "--rules",
                                 help="Whose rules decide which pods may move: kubectl drain with the eviction "
                                      "API, or cluster-autoscaler's scale-down drainability rules."),
@@ -66,7 +71,8 @@ def drain(
         raise InputError("name the nodes to drain, or give -l SELECTOR (not both)")
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     scenario = scenario_for(cluster_state, current_changes(), setup)
-    options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, rules.value)
+    options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, rules.value,
+                           skip_wait_for_delete_timeout, pod_selector or "")
     report = run_drain(scenario, tuple(nodes or ()), selector, options, setup)
     render_drain.emit(report.to_dict(), output.value)
     raise typer.Exit(int(ExitStatus.FITS if report.safe else ExitStatus.DOES_NOT_FIT))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import heapq
 from dataclasses import dataclass, field
 
+from kwhatif.api import labels as labelsel
 from kwhatif.errors import InputError
 from kwhatif.whatif.changes import (Change, Scenario, drop_pods, is_recreated, pods_by_node, select_nodes,
                                     set_unschedulable)
@@ -87,12 +88,22 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
         set_unschedulable(node, True)
     report = DrainReport(scenario, options, names, [])
     run = _DrainRun(report, Placer(cluster, setup))
-    on_nodes = pods_by_node(cluster.pods, set(names))
+    on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     for name in names:
         run.drain_node(name, on_nodes.get(name, []))
     drop_pods(cluster, run.gone)
     run.place_replacements()
     return report
+
+
+def _selected_pods(pods: list[dict], pod_selector: str) -> list[dict]:
+    if not pod_selector:
+        return pods
+    try:
+        selector = labelsel.parse(pod_selector)
+    except labelsel.SelectorError:
+        raise InputError("--pod-selector=<pod_selector> must be a valid label selector") from None
+    return [pod for pod in pods if selector.matches((pod.get("metadata") or {}).get("labels") or {})]
 
 
 class _DrainRun:
@@ -106,13 +117,15 @@ class _DrainRun:
         self.evictions = 0
         self.waiting: list[PodOutcome] = []
         self.gone: list[dict] = []  # pods evicted in the first round, taken out of the cluster together
-        self.autoscaler = (AutoscalerRules(self.scenario.cluster, self.budgets, drain_time(self.scenario.cluster))
+        self.now = drain_time(self.scenario.cluster)
+        self.autoscaler = (AutoscalerRules(self.scenario.cluster, self.budgets, self.now)
                            if self.options.rules == "cluster-autoscaler" else None)
 
     def drain_node(self, name: str, pods: list[dict]) -> None:
         outcomes = []
         for pod in pods:
-            verdict = (self.autoscaler.verdict(pod) if self.autoscaler else kubectl_verdict(pod, self.options))
+            verdict = (self.autoscaler.verdict(pod) if self.autoscaler
+                       else kubectl_verdict(pod, self.options, self.now))
             action = {"move": "delete" if self.options.disable_eviction else "evict",
                       "skip": "skip", "block": "blocked"}[verdict.decision]
             outcomes.append(PodOutcome(pod, name, action, verdict.message))

@@ -2,7 +2,7 @@
 each a table that reads line by line against upstream.
 
 kubectl (``k8s.io/kubectl/pkg/drain/filters.go``): skipDeleted, daemonSet, mirrorPod, localStorage,
-unreplicated, in that order; the first filter that does not delete the pod decides, otherwise the
+unreplicated, in that order (``--pod-selector`` limits which pods are listed at all); the first filter that does not delete the pod decides, otherwise the
 last one's status (so only the last warning survives). A DaemonSet's existence is not checked (the
 cluster holds no DaemonSet objects): its pods are treated as managed by a DaemonSet that exists.
 
@@ -42,6 +42,8 @@ class DrainOptions:
     force: bool = False
     disable_eviction: bool = False
     rules: str = "kubectl"  # or "cluster-autoscaler"
+    skip_wait_for_delete_timeout: int = 0  # seconds; 0: never skip terminating pods
+    pod_selector: str = ""  # only pods matching it are drained (kubectl lists only those)
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,15 @@ def _name(pod: dict) -> tuple[str, str]:
 # Each filter returns (delete, type, message) as kubectl's PodDeleteStatus.
 
 
-def _daemonset_filter(pod: dict, options: DrainOptions):
+def _skip_deleted_filter(pod: dict, options: DrainOptions, now: datetime):
+    deleted = _time((pod.get("metadata") or {}).get("deletionTimestamp"))
+    if options.skip_wait_for_delete_timeout > 0 and deleted is not None and \
+            int((now - deleted).total_seconds()) > options.skip_wait_for_delete_timeout:
+        return False, "Skip", f"DeletionTimestamp older than {options.skip_wait_for_delete_timeout} seconds"
+    return True, "Okay", ""
+
+
+def _daemonset_filter(pod: dict, options: DrainOptions, now: datetime):
     ref = controller_of(pod)
     if ref is None or ref.get("kind") != "DaemonSet" or ref.get("apiVersion") != "apps/v1" or _finished(pod):
         return True, "Okay", ""
@@ -79,11 +89,11 @@ def _daemonset_filter(pod: dict, options: DrainOptions):
     return False, "Warning", DAEMONSET_WARNING
 
 
-def _mirror_pod_filter(pod: dict, options: DrainOptions):
+def _mirror_pod_filter(pod: dict, options: DrainOptions, now: datetime):
     return (False, "Skip", "") if is_mirror_pod(pod) else (True, "Okay", "")
 
 
-def _local_storage_filter(pod: dict, options: DrainOptions):
+def _local_storage_filter(pod: dict, options: DrainOptions, now: datetime):
     if not any("emptyDir" in volume for volume in (pod.get("spec") or {}).get("volumes") or []) or _finished(pod):
         return True, "Okay", ""
     if not options.delete_emptydir_data:
@@ -91,7 +101,7 @@ def _local_storage_filter(pod: dict, options: DrainOptions):
     return True, "Warning", LOCAL_STORAGE_WARNING
 
 
-def _unreplicated_filter(pod: dict, options: DrainOptions):
+def _unreplicated_filter(pod: dict, options: DrainOptions, now: datetime):
     if _finished(pod) or controller_of(pod) is not None:
         return True, "Okay", ""
     if options.force:
@@ -99,14 +109,16 @@ def _unreplicated_filter(pod: dict, options: DrainOptions):
     return False, "Error", UNMANAGED_FATAL
 
 
-KUBECTL_FILTERS = (_daemonset_filter, _mirror_pod_filter, _local_storage_filter, _unreplicated_filter)
+KUBECTL_FILTERS = (_skip_deleted_filter, _daemonset_filter, _mirror_pod_filter, _local_storage_filter,
+                   _unreplicated_filter)
 
 
-def kubectl_verdict(pod: dict, options: DrainOptions) -> Verdict:
+def kubectl_verdict(pod: dict, options: DrainOptions, now: datetime | None = None) -> Verdict:
     """filterPods: the filters in order, stopping at the first that does not delete the pod."""
+    now = now or datetime.now(timezone.utc)
     delete, kind, message = True, "Okay", ""
     for pod_filter in KUBECTL_FILTERS:
-        delete, kind, message = pod_filter(pod, options)
+        delete, kind, message = pod_filter(pod, options, now)
         if not delete:
             break
     if kind == "Error":
