@@ -282,6 +282,11 @@ def test_cluster_autoscaler_rules_charge_budgets_across_nodes():
     assert report.pods[0].action == "evict"
     assert report.pods[1].reason == "NotEnoughPdb: not enough pod disruption budget to move default/web-2"
     assert report.node_errors["n1"].startswith("BlockedByPod default/web-2: NotEnoughPdb")
+    # scale-down taints the nodes instead of cordoning them
+    node = report.scenario.cluster.nodes[0]
+    assert "unschedulable" not in node["spec"]
+    assert [(t["key"], t["effect"]) for t in node["spec"]["taints"]] == [("ToBeDeletedByClusterAutoscaler", "NoSchedule")]
+    assert report.placements[0]["message"] is None
 
 
 # --- the CLI ------------------------------------------------------------------------------------

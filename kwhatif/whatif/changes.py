@@ -125,20 +125,21 @@ def apply_change(scenario: Scenario, change: Change) -> None:
 
 def select_nodes(cluster: Cluster, change: Change) -> list[int]:
     """Indexes of the nodes a change names, in the order given (a selector: the cluster's order)."""
+    where = change.kind if change.kind not in KINDS else f"--{change.kind}"
     if change.selector is not None:
         try:
             selector = labelsel.parse(change.selector)
         except labelsel.SelectorError as exc:
-            raise InputError(f"--{change.kind} -l: {exc}") from None
+            raise InputError(f"{where} -l: {exc}") from None
         found = [i for i, node in enumerate(cluster.nodes)
                  if selector.matches((node.get("metadata") or {}).get("labels") or {})]
         if not found:
-            raise InputError(f"--{change.kind} -l {change.selector}: no node matches")
+            raise InputError(f"{where} -l {change.selector}: no node matches")
         return found
     index = {(node.get("metadata") or {}).get("name"): i for i, node in enumerate(cluster.nodes)}
     missing = [name for name in change.nodes if name not in index]
     if missing:
-        raise InputError(f"--{change.kind}: node {missing[0]!r} not found in the cluster")
+        raise InputError(f"{where}: node {missing[0]!r} not found in the cluster")
     return [index[name] for name in change.nodes]
 
 

@@ -9,7 +9,8 @@ comes. Replacements of evicted controller-managed pods are placed in scheduling-
 (priority descending, then eviction order) on the cluster with the drained nodes cordoned.
 
 With ``rules="cluster-autoscaler"`` cluster-autoscaler's drainability rules decide instead (a pod
-whose budget has no disruption left blocks; there is no retry), as its scale-down would.
+whose budget has no disruption left blocks; there is no retry), as its scale-down would, and the
+nodes get its ``ToBeDeletedByClusterAutoscaler`` taint instead of being cordoned.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ from kwhatif.whatif.changes import (Change, Scenario, drop_pods, is_recreated, p
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, kubectl_verdict
 from kwhatif.whatif.eviction import TOO_MANY_REQUESTS, pod_key
 from kwhatif.whatif.replace import Placer, priority_of, replacement
+
+
+TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
 
 
 @dataclass
@@ -85,7 +89,10 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
                                                          if options.rules != "kubectl" else ""))
     for i in indexes:  # kubectl cordons every node before it drains the first
         node = cluster.nodes[i] = {**cluster.nodes[i], "spec": dict(cluster.nodes[i].get("spec") or {})}
-        set_unschedulable(node, True)
+        if options.rules == "cluster-autoscaler":
+            mark_to_be_deleted(node, drain_time(cluster))
+        else:
+            set_unschedulable(node, True)
     report = DrainReport(scenario, options, names, [])
     run = _DrainRun(report, Placer(cluster, setup))
     on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
@@ -94,6 +101,14 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
     drop_pods(cluster, run.gone)
     run.place_replacements()
     return report
+
+
+def mark_to_be_deleted(node: dict, now) -> None:
+    """What cluster-autoscaler does to a node it scales down (instead of cordoning it): the
+    ``ToBeDeletedByClusterAutoscaler=<unix time>:NoSchedule`` taint."""
+    taints = [t for t in node["spec"].get("taints") or [] if t.get("key") != TO_BE_DELETED_TAINT]
+    node["spec"]["taints"] = taints + [{"key": TO_BE_DELETED_TAINT, "value": str(int(now.timestamp())),
+                                        "effect": "NoSchedule"}]
 
 
 def _selected_pods(pods: list[dict], pod_selector: str) -> list[dict]:
