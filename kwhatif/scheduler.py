@@ -84,6 +84,8 @@ class Scheduler:
                                 num_all_nodes=len(nodes), snapshot=self.snapshot)
         result.nodes_scheduler_would_examine = num_feasible_nodes_to_find(
             fw.profile.percentage_of_nodes_to_score, len(nodes))
+        if self.snapshot.memo:
+            self.snapshot.memo.begin(pod)
         gate = fw.run_pre_enqueue(pod)
         if gate is not None:
             result.gated, result.gate_status = True, gate
@@ -129,8 +131,12 @@ class Scheduler:
                 for ni in nodes:
                     if ni.name not in pre_result.node_names:
                         result.filtered[ni.name] = statuses.absent_nodes_status
-            for ni in candidates:
-                status = fw.run_filter_with_nominated_pods(state, pod, ni)
+            local = fw.local_filter_statuses(state, pod, candidates)
+            for index, ni in enumerate(candidates):
+                if local is None or fw.handle.nominated_pods_for_node(ni.name):
+                    status = fw.run_filter_with_nominated_pods(state, pod, ni)
+                else:  # the node-local verdict kept for an unchanged node, then the other plugins
+                    status = local[index] or fw.run_filter(state, pod, ni, fw.local_filter_count)
                 if status is None:
                     feasible.append(ni)
                 else:

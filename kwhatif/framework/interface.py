@@ -140,6 +140,9 @@ class Plugin:
     """
 
     name: str = ""
+    # True when the plugin's Filter verdict and raw Score for a node depend only on that node and the
+    # pod (not on other nodes or pods): a sequence may then reuse them while the node is unchanged.
+    node_local: bool = False
 
     def __init__(self, args: dict | None = None, handle: "Handle | None" = None) -> None:
         self.args = args or {}

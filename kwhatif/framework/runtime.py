@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kwhatif.errors import InputError
 from kwhatif.framework.config import EXTENSION_POINTS, Profile
@@ -72,11 +72,31 @@ class PluginScore:
     score: int
 
 
-@dataclass(slots=True)
 class NodePluginScores:
-    name: str
-    scores: list[PluginScore] = field(default_factory=list)
-    total_score: int = 0
+    """A node's weighted score per plugin and their total. The per-plugin records are made when first
+    read: a sequence reads only the totals of thousands of nodes at every step."""
+
+    __slots__ = ("name", "total_score", "_names", "_values", "_scores")
+
+    def __init__(self, name: str, scores: list[PluginScore] | None = None, total_score: int = 0,
+                 names: tuple[str, ...] = (), values: tuple[int, ...] = ()) -> None:
+        self.name = name
+        self.total_score = total_score
+        self._names, self._values = names, values
+        self._scores = scores
+
+    @property
+    def scores(self) -> list[PluginScore]:
+        if self._scores is None:
+            self._scores = [PluginScore(name, value) for name, value in zip(self._names, self._values)]
+        return self._scores
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, NodePluginScores) and (self.name, self.total_score, self.scores)
+                == (other.name, other.total_score, other.scores))
+
+    def __repr__(self) -> str:
+        return f"NodePluginScores({self.name!r}, {self.scores!r}, {self.total_score})"
 
 
 class Framework:
@@ -104,6 +124,11 @@ class Framework:
         self.score_weights = self._score_weights(plugins_cfg, multi_point)
         # The methods the per-node loops call, bound once (a dry run calls them ~100,000 times).
         self._filters = [(pl.name, pl.filter) for pl in self.points["filter"]]
+        # The leading node-local Filter plugins, whose verdict a sequence keeps per unchanged node.
+        self.local_filter_count = 0
+        while (self.local_filter_count < len(self._filters)
+               and self.points["filter"][self.local_filter_count].node_local):
+            self.local_filter_count += 1
         self._add_pod_extensions = [(pl.name, pl.add_pod) for pl in self.points["preFilter"]
                                     if hasattr(pl, "add_pod")]
         self._remove_pod_extensions = [(pl.name, pl.remove_pod) for pl in self.points["preFilter"]
@@ -186,10 +211,12 @@ class Framework:
                 return result, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [msg]), plugins_with_nodes
         return result, return_status, plugins_with_nodes
 
-    def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        """Filter plugins in order, stopping at the first that rejects; None means the node fits."""
+    def run_filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo, start: int = 0,
+                   stop: int | None = None) -> Status | None:
+        """Filter plugins in order (those from ``start`` to ``stop``), stopping at the first that rejects;
+        None means the node fits."""
         skip = state.skip_filter_plugins
-        for name, filter_ in self._filters:
+        for name, filter_ in self._filters[start:stop] if start or stop is not None else self._filters:
             if name in skip:
                 continue
             status = filter_(state, pod, node_info)
@@ -199,6 +226,17 @@ class Framework:
                 status.plugin = name
                 return status
         return None
+
+    def local_filter_statuses(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]
+                              ) -> list[Status | None] | None:
+        """The verdicts of the leading node-local Filter plugins on ``nodes``, reused from the
+        snapshot's memo for unchanged nodes; None without a memo (every node is filtered in full)."""
+        memo = self.snapshot.memo
+        if not memo or not self.local_filter_count:
+            return None
+        table = memo.table(self, ("filter", frozenset(state.skip_filter_plugins)))
+        stop = self.local_filter_count
+        return memo.values(table, nodes, lambda ni: self.run_filter(state, pod, ni, 0, stop))
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo,
                                          node_info: NodeInfo) -> Status | None:
@@ -286,11 +324,19 @@ class Framework:
     def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[NodePluginScores]:
         """Score, NormalizeScore and weights, per node and plugin (RunScorePlugins)."""
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
+        memo = self.snapshot.memo
         raw: list[list[int]] = []
         for pl in plugins:
             score = pl.score
-            scores = [NodeScore(ni.name, score(state, pod, ni)) for ni in nodes]
             normalize = getattr(pl, "normalize_score", None)
+            if memo and pl.node_local:
+                values = memo.values(memo.table(pl, "score"), nodes, lambda ni: score(state, pod, ni))
+                if normalize is None:
+                    raw.append(values)
+                    continue
+                scores = [NodeScore(ni.name, value) for ni, value in zip(nodes, values)]
+            else:
+                scores = [NodeScore(ni.name, score(state, pod, ni)) for ni in nodes]
             if normalize is not None:
                 normalize(state, pod, scores)
             raw.append([ns.score for ns in scores])
@@ -302,12 +348,11 @@ class Framework:
                         raise RuntimeError(f'plugin "{name}" returns an invalid score {column[index]}, it should in '
                                            f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
         columns = [[value * self.score_weights[name] for value in column] for name, column in zip(names, raw)]
-        result = []
-        for index, ni in enumerate(nodes):
-            weighted = [column[index] for column in columns]
-            result.append(NodePluginScores(ni.name, [PluginScore(name, value) for name, value in zip(names, weighted)],
-                                           sum(weighted)))
-        return result
+        names = tuple(names)
+        if not columns:
+            return [NodePluginScores(ni.name, [], 0) for ni in nodes]
+        return [NodePluginScores(ni.name, None, sum(weighted), names, weighted)
+                for ni, weighted in zip(nodes, zip(*columns))]
 
     def has_filter_plugins(self) -> bool:
         return bool(self.points["filter"])

@@ -28,6 +28,7 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 class ImageLocality(Plugin):
     name = "ImageLocality"
+    node_local = True
 
     def score(self, state, pod, node_info) -> int:
         total_nodes = self.handle.snapshot.num_nodes()

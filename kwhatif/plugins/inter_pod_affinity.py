@@ -74,6 +74,20 @@ def _update_with_anti_affinity_terms(counts: TopologyCounts, terms: list[Affinit
             _update(counts, node_labels, t.topology_key, value)
 
 
+def _add_counts(into: dict, counts: Mapping) -> None:
+    """Add one node's counts (or weights) into the totals; a pair present with 0 stays present."""
+    for key, value in counts.items():
+        into[key] = into.get(key, 0) + value
+
+
+def _summed(per_node) -> TopologyCounts:
+    total: TopologyCounts = {}
+    for counts in per_node:
+        if counts:
+            _add_counts(total, counts)
+    return total
+
+
 def _parse_error(pod: PodInfo) -> str | None:
     """The aggregated error of NewPodInfo when a term's selector does not parse, else None."""
     errors = []
@@ -204,18 +218,24 @@ class InterPodAffinity(Plugin):
 
     def _existing_anti_affinity_counts(self, s: PreFilterState) -> TopologyCounts:
         """getExistingAntiAffinityCounts over the nodes hosting pods with required anti-affinity."""
-        counts: TopologyCounts = {}
-        for ni in self.handle.snapshot.have_pods_with_required_anti_affinity_list:
+        snapshot = self.handle.snapshot
+
+        def node_counts(ni: NodeInfo) -> TopologyCounts:
+            counts: TopologyCounts = {}
             labels = ni.labels
             for existing in ni.pods_with_required_anti_affinity:
                 for t in existing.required_anti_affinity_terms:
                     if t.topology_key in labels and t.matches(s.pod, s.namespace_labels):
                         pair = (t.topology_key, labels[t.topology_key])
                         counts[pair] = counts.get(pair, 0) + 1
-        return counts
+            return counts
 
-    @staticmethod
-    def _incoming_affinity_anti_affinity_counts(s: PreFilterState, nodes: list[NodeInfo]) -> None:
+        nodes = snapshot.have_pods_with_required_anti_affinity_list
+        memo = snapshot.memo
+        return _summed(memo.values(memo.table(self, "existing_anti"), nodes, node_counts) if memo
+                       else map(node_counts, nodes))
+
+    def _incoming_affinity_anti_affinity_counts(self, s: PreFilterState, nodes: list[NodeInfo]) -> None:
         """getIncomingAffinityAntiAffinityCounts: every existing pod against the incoming pod's terms.
         Nodes lacking every topology key of a term list cannot add a pair, so their pods are not matched."""
         affinity_terms, anti_terms = s.affinity_terms, s.anti_affinity_terms
@@ -223,17 +243,28 @@ class InterPodAffinity(Plugin):
             return
         affinity_keys = {t.topology_key for t in affinity_terms}
         anti_keys = {t.topology_key for t in anti_terms}
-        for ni in nodes:
+
+        def node_counts(ni: NodeInfo) -> tuple[TopologyCounts, TopologyCounts] | None:
             labels = ni.labels
             check_affinity = any(k in labels for k in affinity_keys)
             check_anti = any(k in labels for k in anti_keys)
             if not (check_affinity or check_anti):
-                continue
+                return None
+            affinity: TopologyCounts = {}
+            anti: TopologyCounts = {}
             for existing in ni.pods:
                 if check_affinity:
-                    _update_with_affinity_terms(s.affinity_counts, affinity_terms, existing, labels, 1)
+                    _update_with_affinity_terms(affinity, affinity_terms, existing, labels, 1)
                 if check_anti:
-                    _update_with_anti_affinity_terms(s.anti_affinity_counts, anti_terms, existing, None, labels, 1)
+                    _update_with_anti_affinity_terms(anti, anti_terms, existing, None, labels, 1)
+            return (affinity, anti) if affinity or anti else None
+
+        memo = self.handle.snapshot.memo
+        for entry in (memo.values(memo.table(self, "incoming"), nodes, node_counts) if memo
+                      else map(node_counts, nodes)):
+            if entry is not None:
+                _add_counts(s.affinity_counts, entry[0])
+                _add_counts(s.anti_affinity_counts, entry[1])
 
     def _pre_filter_state(self, state) -> PreFilterState | Status:
         s = state.read(PRE_FILTER_STATE_KEY)
@@ -287,17 +318,27 @@ class InterPodAffinity(Plugin):
         preferred_anti = [dataclasses.replace(wt, term=self._merge_namespaces(wt.term))
                           for wt in pod.preferred_anti_affinity_terms]
         ns_labels = self._namespace_labels(pod)
-        scores: dict[str, dict[str, int]] = {}
-        for ni in all_nodes:
+
+        def node_scores(ni: NodeInfo) -> dict[str, dict[str, int]] | None:
             node_labels = ni.labels
             if not node_labels:
-                continue
+                return None
+            scores: dict[str, dict[str, int]] = {}
             for existing in (ni.pods if has_constraints else ni.pods_with_affinity):
                 if has_constraints:  # the incoming pod's preferred terms against the existing pod
                     _process_terms(scores, preferred, existing, None, node_labels, 1)
                     _process_terms(scores, preferred_anti, existing, None, node_labels, -1)
                 if existing.has_affinity:
                     self._process_existing_pod_terms(scores, existing, pod, ns_labels, node_labels)
+            return scores or None
+
+        memo = snapshot.memo
+        scores: dict[str, dict[str, int]] = {}
+        for partial in (memo.values(memo.table(self, ("pre_score", has_constraints)), all_nodes, node_scores)
+                        if memo else map(node_scores, all_nodes)):
+            if partial:
+                for key, by_value in partial.items():
+                    _add_counts(scores.setdefault(key, {}), by_value)
         if not scores:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))

@@ -109,6 +109,7 @@ class RequiredNodeAffinity:
 
 class NodeAffinity(Plugin):
     name = "NodeAffinity"
+    node_local = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)

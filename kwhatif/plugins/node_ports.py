@@ -8,6 +8,7 @@ PRE_FILTER_KEY = "PreFilterNodePorts"
 
 class NodePorts(Plugin):
     name = "NodePorts"
+    node_local = True
 
     def pre_filter(self, state, pod, nodes):
         if not pod.host_ports:

@@ -34,6 +34,7 @@ def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> in
 
 class NodeResourcesBalancedAllocation(Plugin):
     name = "NodeResourcesBalancedAllocation"
+    node_local = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)

@@ -67,6 +67,7 @@ def insufficient_resources(request: Resource, node_info, ignored: set[str] = fro
 
 class NodeResourcesFit(Plugin):
     name = "NodeResourcesFit"
+    node_local = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)

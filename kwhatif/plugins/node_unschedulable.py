@@ -9,6 +9,7 @@ _UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "No
 
 class NodeUnschedulable(Plugin):
     name = "NodeUnschedulable"
+    node_local = True
 
     def filter(self, state, pod, node_info):
         if not node_info.unschedulable:

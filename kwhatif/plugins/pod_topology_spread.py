@@ -451,19 +451,30 @@ class PodTopologySpread(Plugin):
         if not constraints:
             return PreFilterState([], [], [], inclusion)
         counts: list[dict[str, int]] = [{} for _ in constraints]
-        for node_info in nodes:
+
+        def node_counts(node_info: NodeInfo) -> list[tuple[int, str, int]] | None:
+            """The node's (constraint, domain, matching pods) entries; None when it counts for none."""
             node_labels = node_info.labels
             if not node_labels_match_spread_constraints(node_labels, constraints):
-                continue
+                return None
             includes = inclusion.includer(node_info)
             pods = None
+            out = []
             for i, c in enumerate(constraints):
                 if not includes(c):
                     continue
                 if pods is None:
                     pods = _eligible_pods(node_info, pod.namespace)
-                value = node_labels[c.topology_key]
-                counts[i][value] = counts[i].get(value, 0) + _count_matching(pods, c.selector)
+                out.append((i, node_labels[c.topology_key], _count_matching(pods, c.selector)))
+            return out
+
+        memo = self.handle.snapshot.memo
+        per_node = (memo.values(memo.table(self, "pre_filter"), nodes, node_counts) if memo
+                    else map(node_counts, nodes))
+        for entries in per_node:
+            if entries:
+                for i, value, num in entries:
+                    counts[i][value] = counts[i].get(value, 0) + num
         paths = []
         for tp_counts in counts:
             p = CriticalPaths()
@@ -575,22 +586,50 @@ class PodTopologySpread(Plugin):
 
         inclusion = _NodeInclusion(pod)
         counts = s.topology_value_to_pod_counts
-        for node_info in all_nodes:
-            node_labels = node_info.labels
-            if require_all_topologies and not node_labels_match_spread_constraints(node_labels, s.constraints):
-                continue
-            includes = inclusion.includer(node_info)
-            pods = None
-            for i, c in enumerate(s.constraints):
-                if not includes(c):
+        constraints = s.constraints
+        memo = self.handle.snapshot.memo
+        if not memo:
+            for node_info in all_nodes:
+                node_labels = node_info.labels
+                if require_all_topologies and not node_labels_match_spread_constraints(node_labels, constraints):
                     continue
-                value = node_labels.get(c.topology_key, "")
-                # Only domains of candidate nodes are counted (never hostname: Score counts those).
-                if value not in counts[i]:
-                    continue
-                if pods is None:
-                    pods = _eligible_pods(node_info, pod.namespace)
-                counts[i][value] += _count_matching(pods, c.selector)
+                includes = inclusion.includer(node_info)
+                pods = None
+                for i, c in enumerate(constraints):
+                    if not includes(c):
+                        continue
+                    value = node_labels.get(c.topology_key, "")
+                    # Only domains of candidate nodes are counted (never hostname: Score counts those).
+                    if value not in counts[i]:
+                        continue
+                    if pods is None:
+                        pods = _eligible_pods(node_info, pod.namespace)
+                    counts[i][value] += _count_matching(pods, c.selector)
+        else:  # each node's matching pods per non-hostname constraint, kept while the node is unchanged
+
+            def node_counts(node_info: NodeInfo) -> list[tuple[int, str, int]] | None:
+                node_labels = node_info.labels
+                if require_all_topologies and not node_labels_match_spread_constraints(node_labels, constraints):
+                    return None
+                includes = inclusion.includer(node_info)
+                pods = None
+                out = []
+                for i, c in enumerate(constraints):
+                    if c.topology_key == LABEL_HOSTNAME or not includes(c):
+                        continue
+                    if pods is None:
+                        pods = _eligible_pods(node_info, pod.namespace)
+                    num = _count_matching(pods, c.selector)
+                    if num:
+                        out.append((i, node_labels.get(c.topology_key, ""), num))
+                return out or None
+
+            for entries in memo.values(memo.table(self, ("pre_score", require_all_topologies)), all_nodes,
+                                       node_counts):
+                if entries:
+                    for i, value, num in entries:
+                        if value in counts[i]:
+                            counts[i][value] += num
         state.write(PRE_SCORE_KEY, s)
         return None
 
@@ -606,7 +645,12 @@ class PodTopologySpread(Plugin):
             if tp_val is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                cnt = count_pods_match_selector(node_info.pods, c.selector, pod.namespace)
+                memo = self.handle.snapshot.memo
+                if memo:
+                    cnt = memo.value(memo.table(self, ("host", i)), node_info,
+                                     lambda ni: count_pods_match_selector(ni.pods, c.selector, pod.namespace))
+                else:
+                    cnt = count_pods_match_selector(node_info.pods, c.selector, pod.namespace)
             else:
                 cnt = s.topology_value_to_pod_counts[i][tp_val]
             score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])

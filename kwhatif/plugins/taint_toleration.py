@@ -9,6 +9,7 @@ PRE_SCORE_KEY = "PreScoreTaintToleration"
 
 class TaintToleration(Plugin):
     name = "TaintToleration"
+    node_local = True
 
     def filter(self, state, pod, node_info):
         if not node_info.taints:

@@ -68,6 +68,8 @@ class Snapshot:
         self._forks: list[_Fork] = []
         # The cluster's DRA objects indexed (DynamicResources builds it on first use, once per snapshot).
         self.dra = None
+        # Per-node values kept between attempts (see node_memo); a sequence turns it on.
+        self.memo = None
 
     def _set_image_states(self) -> None:
         """ImageStateSummary per node: the image's size and on how many nodes it is present. All nodes

@@ -28,6 +28,7 @@ from kwhatif.preemption import start_time_key
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.state.cluster import Cluster
+from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup, lease_warning, prepare_pod
@@ -206,6 +207,8 @@ class SequencePlacer:
     def __init__(self, snapshot: Snapshot, setup: SchedulerSetup | None = None, extenders: list | None = None,
                  seed: int | None = None, base_start_time: datetime | None = None) -> None:
         self.snapshot = snapshot
+        if snapshot.memo is None:
+            snapshot.memo = NodeMemo(snapshot)
         self.setup = setup or SchedulerSetup()
         if extenders is None and self.setup.extenders:
             from kwhatif.extenders import build_extenders
@@ -325,14 +328,14 @@ class CapacityResult:
 
 def capacity(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None, *,
              max_instances: int | None = None, exclude_nodes: Iterable[str] = (),
-             seed: int | None = None) -> CapacityResult:
+             seed: int | None = None, snapshot: Snapshot | None = None) -> CapacityResult:
     """Copies of ``raw`` (``<name>-<i>``) placed until the first that does not fit or ``max_instances``
     (cluster-capacity's contract). Excluded nodes are removed from the snapshot, as cluster-capacity's
     ``--exclude-nodes`` leaves them out of its copy of the cluster."""
     if max_instances is not None and max_instances < 0:
         raise InputError(f"--max must be 0 or more, got {max_instances}")
     setup = setup or SchedulerSetup()
-    snapshot = Snapshot(cluster)
+    snapshot = snapshot or Snapshot(cluster)
     for name in exclude_nodes:
         if snapshot.get(name) is None:
             raise InputError(f"--exclude-nodes: node {name!r} is not in the cluster")

@@ -1,0 +1,75 @@
+"""Per-node results kept from one scheduling attempt to the next while they cannot have changed.
+
+A sequence (replicas of one pod, capacity) evaluates nearly the same question again and again: one
+node changed since the last attempt. A value computed from a node's own state and the pod alone
+(a node-local Filter verdict, a raw score, the node's count of pods matching a spread selector) is
+kept with the node's ``generation`` and reused while the node has that generation and the pod to
+schedule is of the same class (the same pod apart from its name and UID). Every change of a node
+through the Snapshot gives it a new generation, and copies of nodes (preemption dry runs, nominated
+pods assumed) are never served from or stored in the memo, so a reused value is exactly the value a
+fresh computation would give; tests/test_sequence_incremental.py checks every step against one.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import orjson
+
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+
+
+def pod_class(pod: PodInfo):
+    """What the memo's values may depend on: the pod without its name and UID (None: not comparable)."""
+    meta = pod.pod.get("metadata") or {}
+    try:
+        return orjson.dumps([pod.namespace, meta.get("labels"), meta.get("annotations"), meta.get("ownerReferences"),
+                             pod.pod.get("spec")], option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return None
+
+
+class NodeMemo:
+    def __init__(self, snapshot) -> None:
+        self._snapshot = snapshot
+        self._tables: dict[tuple, dict[str, tuple[NodeInfo, int, object]]] = {}
+        self._pod_class = None
+        self._node_set_generation = snapshot.node_set_generation
+
+    def begin(self, pod: PodInfo) -> None:
+        """A new attempt for ``pod``: values for another class of pod, or from before nodes were
+        added or removed, are dropped."""
+        cls = pod_class(pod)
+        node_set = self._snapshot.node_set_generation
+        if cls is None or cls != self._pod_class or node_set != self._node_set_generation:
+            self._tables.clear()
+        self._pod_class, self._node_set_generation = cls, node_set
+
+    def table(self, owner: object, kind) -> dict:
+        """The values ``owner`` (a plugin, the framework) keeps under ``kind``, by node name."""
+        return self._tables.setdefault((id(owner), kind), {})
+
+    def values(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object]) -> list:
+        """``compute(node)`` for each node, reused from ``table`` where the node has not changed."""
+        live = self._snapshot.node_info_map
+        out = []
+        append = out.append
+        for ni in nodes:
+            entry = table.get(ni.name)
+            if entry is not None and entry[0] is ni and entry[1] == ni.generation:
+                append(entry[2])
+                continue
+            value = compute(ni)
+            if live.get(ni.name) is ni:
+                table[ni.name] = (ni, ni.generation, value)
+            append(value)
+        return out
+
+    def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object]):
+        entry = table.get(ni.name)
+        if entry is not None and entry[0] is ni and entry[1] == ni.generation:
+            return entry[2]
+        value = compute(ni)
+        if self._snapshot.node_info_map.get(ni.name) is ni:
+            table[ni.name] = (ni, ni.generation, value)
+        return value
