@@ -227,7 +227,7 @@ class SequencePlacer:
         profile = self.setup.profile_for(pod.spec.get("schedulerName"))
         scheduler = self._schedulers.get(profile.scheduler_name)
         if scheduler is None:
-            scheduler = Scheduler(Framework(profile, self.snapshot), self.extenders)
+            scheduler = Scheduler(Framework(profile, self.snapshot), self.extenders, self.setup.parallelism)
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler
 
