@@ -195,7 +195,7 @@ class _DrainRun:
             self.report.placements.append(outcome.placement)
             if outcome.placement["node"]:
                 self.budgets.pod_ready(outcome.pod)
-                self._retry(pod_key(outcome.pod))
+                self._retry(outcome.pod)
         for outcome in self.waiting:
             outcome.action = "blocked"
             stuck = [pod_key(o.pod) for o in self.report.pods if o.recreated and o.placement and not o.placement["node"] and self._same_budget(o, outcome)]
@@ -207,9 +207,11 @@ class _DrainRun:
     def _same_budget(self, evicted: PodOutcome, waiting: PodOutcome) -> bool:
         return any(self.budgets.name(i) == waiting.budget for i in self.budgets.matching(evicted.pod))
 
-    def _retry(self, replaced: str) -> None:
-        for outcome in list(self.waiting):
-            if self._evict(outcome, freed_by=replaced):
+    def _retry(self, replaced: dict) -> None:
+        """The budgets of a placed replacement gained a healthy pod: retry the evictions waiting on them."""
+        freed = {self.budgets.name(i) for i in self.budgets.matching(replaced)}
+        for outcome in [o for o in self.waiting if o.budget in freed]:
+            if self._evict(outcome, freed_by=pod_key(replaced)):
                 drop_pods(self.scenario.cluster, [outcome.pod])
                 self.placer.forget(outcome.pod)
                 self.waiting.remove(outcome)

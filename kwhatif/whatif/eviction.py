@@ -74,21 +74,24 @@ class Budgets:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self._copied: set[int] = set()
-        self._selectors = []
-        for pdb in cluster.pdbs:
+        # namespace -> [(index, selector)]; nil, empty and invalid selectors select nothing
+        self._by_namespace: dict[str, list[tuple[int, labelsel.Selector]]] = {}
+        for i, pdb in enumerate(cluster.pdbs):
             try:
                 selector = labelsel.from_label_selector((pdb.get("spec") or {}).get("selector"))
             except labelsel.SelectorError:
-                selector = labelsel.NOTHING
-            self._selectors.append(selector)
+                continue
+            if selector.nothing or selector.is_everything:
+                continue
+            namespace = (pdb.get("metadata") or {}).get("namespace") or "default"
+            self._by_namespace.setdefault(namespace, []).append((i, selector))
 
     def matching(self, pod: dict) -> list[int]:
         """Indexes of the budgets selecting ``pod`` (same namespace; nil or empty selectors select nothing)."""
         meta = pod.get("metadata") or {}
-        namespace, pod_labels = meta.get("namespace") or "default", meta.get("labels") or {}
-        return [i for i, (pdb, selector) in enumerate(zip(self.cluster.pdbs, self._selectors))
-                if (pdb.get("metadata") or {}).get("namespace", "default") == namespace
-                and not selector.is_everything and selector.matches(pod_labels)]
+        pod_labels = meta.get("labels") or {}
+        return [i for i, selector in self._by_namespace.get(meta.get("namespace") or "default", ())
+                if selector.matches(pod_labels)]
 
     def name(self, index: int) -> str:
         return pod_key(self.cluster.pdbs[index])
