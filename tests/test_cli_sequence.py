@@ -77,10 +77,14 @@ def test_pods_that_do_not_fit_stay_pending_and_exit_1(tmp_path):
     assert "Pending" in table.stdout and "NEW PODS" in table.stdout
 
 
-def test_replicas_copies_a_pod_and_a_seed_picks_reproducibly_among_ties():
+def test_replicas_scale_a_workload_and_a_seed_picks_reproducibly_among_ties():
     args = ["place", str(PODS / "web.yaml"), "--cluster", DEMO, "--replicas", "12", "-o", "json"]
     lowest = json.loads(run(*args).stdout)
-    assert [p["pod"] for p in lowest["placements"]] == [f"shop/web-canary-whatif-{i}" for i in range(12)]
+    # The Deployment's 12 replicas, named as its ReplicaSet's pods: web-canary-<pod-template-hash>-<suffix>.
+    replica_set, = [o for o in lowest["input"]["addedObjects"] if o.startswith("ReplicaSet ")]
+    names = [p["pod"] for p in lowest["placements"]]
+    assert len(set(names)) == 12 and all(n.startswith(replica_set.replace("ReplicaSet ", "") + "-") for n in names)
+    assert lowest["input"]["workloads"] == [{"object": "Deployment shop/web-canary", "pods": 12}]
     tied = [p for p in lowest["placements"] if len(p["tieSet"]) > 1]
     assert lowest["summary"]["stepsWithTies"] == len(tied) > 0
     seeded = [json.loads(run(*args, "--seed", str(seed)).stdout)["placements"] for seed in (1, 1, 2)]
@@ -88,15 +92,22 @@ def test_replicas_copies_a_pod_and_a_seed_picks_reproducibly_among_ties():
     assert all(p["node"] in p["tieSet"] for p in seeded[2])
 
 
-def test_several_objects_that_are_not_pods_are_refused_in_one_line(tmp_path):
-    path = tmp_path / "mixed.yaml"
-    path.write_text(yaml.safe_dump(small_pod("a")) + "---\n" + "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
-    result = run("place", str(path), "--cluster", DEMO)
+def test_objects_scheduling_does_not_read_are_noted_and_nothing_to_place_is_one_line(tmp_path):
+    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(yaml.safe_dump(small_pod("a")) + "---\n" + config_map)
+    data = json.loads(run("place", str(mixed), "--cluster", DEMO, "-o", "json").stdout)
+    assert [p["pod"] for p in data["placements"]] == ["shop/a"]
+    assert data["input"]["notes"] == ["not read by scheduling, ignored: ConfigMap 1"]
+    nothing = tmp_path / "nothing.yaml"
+    nothing.write_text(config_map + "---\napiVersion: v1\nkind: Secret\nmetadata: {name: s}\n")
+    result = run("place", str(nothing), "--cluster", DEMO)
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: ") and "ConfigMap" in result.stderr and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("error: ") and "ConfigMap, Secret" in result.stderr
+    assert len(result.stderr.splitlines()) == 1
 
 
-def test_capacity_until_the_first_pod_that_does_not_fit():
+def test_capacity_until_the_first_pod_that_does_not_fit(tmp_path):
     result = run("capacity", str(PODS / "web.yaml"), "--cluster", DEMO, "-o", "json")
     assert result.exit_code == 0
     data = json.loads(result.stdout)
@@ -105,8 +116,11 @@ def test_capacity_until_the_first_pod_that_does_not_fit():
     assert last["node"] is None and data["stopReason"] == last["message"]
     assert len(data["placements"]) == 42 and sum(u["newPods"] for u in data["byNode"].values()) == 41
     # the same pods placed as a sequence land on the same nodes
-    sequence = json.loads(run("place", str(PODS / "web.yaml"), "--cluster", DEMO, "--replicas", "42", "-o",
-                              "json").stdout)
+    from kwhatif.loader import load_pod
+
+    template = tmp_path / "web-pod.json"
+    template.write_text(json.dumps(load_pod(str(PODS / "web.yaml"))[0]))
+    sequence = json.loads(run("place", str(template), "--cluster", DEMO, "--replicas", "42", "-o", "json").stdout)
     assert [p["node"] for p in sequence["placements"]] == [p["node"] for p in data["placements"]]
     table = run("capacity", str(PODS / "web.yaml"), "--cluster", DEMO)
     assert "The cluster can schedule 41 instance(s) of the pod web-canary-whatif." in table.stdout

@@ -98,6 +98,11 @@ class Expansion:
     pods: list[tuple[dict, str]] = field(default_factory=list)
     objects: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    workloads: list[tuple[str, int]] = field(default_factory=list)  # (``Kind ns/name``, pods made), as input
+
+    def to_dict(self) -> dict:
+        return {"workloads": [{"object": what, "pods": count} for what, count in self.workloads],
+                "addedObjects": [describe(obj) for obj in self.objects], "notes": list(self.notes)}
 
 
 def fnv32a(data: bytes) -> int:
@@ -616,6 +621,7 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
     pods: list[tuple[dict, str]] = []
     cluster_objects: list[dict] = []
     ignored: dict[str, int] = {}
+    workloads: list[tuple[str, int]] = []
     for obj, source in objects:
         kind = obj.get("kind") or ""
         if not isinstance(kind, str):
@@ -630,14 +636,19 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
             made = by_kind[kind](obj, source)
             pods.extend((pod, source) for pod in made)
             if kind != "Pod":
-                expander.notes.append(f"{describe(obj)}: {len(made)} pod(s)")
+                workloads.append((describe(_with_namespace(obj)), len(made)))
         elif kind in CLUSTER_KINDS:
             cluster_objects.append(_with_namespace(obj))
         else:
             ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1
-    if not any((o.get("kind") or "") in by_kind for o, _ in objects):
+    if not workloads and not pods:
         kinds = sorted({o.get("kind") or "<no kind>" for o, _ in objects})
-        expander.notes.append(f"no pods: the input holds no Pod or workload ({', '.join(kinds) or 'nothing'})")
+        where = objects[0][1] if objects else "input"
+        expected = f"a Pod or a workload with a pod template ({', '.join(sorted(WORKLOAD_KINDS))})"
+        if len(kinds) == 1:
+            raise InputError(f"{where}: kind {kinds[0]!r} is not {expected}")
+        raise InputError(f"{where}: nothing to place: kinds {', '.join(kinds)}; expected {expected}, or a List "
+                         "or release holding them")
     if ignored:
         what = ", ".join(f"{kind} {n}" for kind, n in sorted(ignored.items()))
         expander.notes.append(f"not read by scheduling, ignored: {what}")
@@ -655,4 +666,4 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
         [*storage_classes, *(o for o in cluster_objects if o["kind"] == "StorageClass")])
     objects = [_admit_claim(o, default_class) if o["kind"] == "PersistentVolumeClaim" else o
                for o in cluster_objects + expander.objects]
-    return Expansion(pods=pods, objects=objects, notes=expander.notes)
+    return Expansion(pods=pods, objects=objects, notes=expander.notes, workloads=workloads)

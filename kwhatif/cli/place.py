@@ -40,8 +40,9 @@ def place(
                                               "latency and the decoded answer (with -o json/yaml also the full "
                                               "request and response bodies)."),
     replicas: Optional[int] = typer.Option(None, "--replicas", min=1,
-                                           help="Place N copies of the pod (<name>-0 .. <name>-<N-1>), one "
-                                                "after another."),
+                                           help="Place N replicas of each workload (overrides spec.replicas, "
+                                                "a Job's parallelism), or N copies of a Pod "
+                                                "(<name>-0 .. <name>-<N-1>), one after another."),
     in_order: bool = typer.Option(False, "--in-order",
                                   help="Several pods: place them as listed instead of in scheduling-queue "
                                        "order (priority descending, then as listed)."),
@@ -51,26 +52,26 @@ def place(
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would.
 
-    Several pods (a List, several YAML documents, or --replicas) are placed one after another, each
-    bound in the in-memory cluster before the next is tried."""
+    A workload gives the pods its controller would create (all its replicas, a DaemonSet one per
+    node), a List or several YAML documents (a release) all of theirs, with the Services, PDBs,
+    PriorityClasses, claims ... it holds added to the cluster first; several pods are placed one after
+    another, each bound in the in-memory cluster before the next is tried."""
     from kwhatif import whatif
-    from kwhatif.loader import load_manifests, pod_from_object
+    from kwhatif.loader import load_manifests
     from kwhatif.render import output as render_output
+    from kwhatif.whatif.workloads import expand_objects, join_objects
 
     objects, collection = load_manifests(pod)
-    lone_workload = len(objects) == 1 and objects[0][0].get("kind") != "Pod"
-    sequence = replicas is not None or (collection and not lone_workload)
-    if sequence:
-        from kwhatif.whatif.sequence import pods_to_place
-
-        raws = pods_to_place(objects, replicas)
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
-    if sequence:
-        _place_sequence(raws, cluster_state, setup, output, in_order, seed, scenario)
+    expansion = expand_objects(objects, cluster_state, replicas, in_order)
+    cluster_state = join_objects(cluster_state, expansion.objects)
+    if collection or replicas is not None or len(expansion.pods) != 1:
+        _place_sequence(expansion, cluster_state, setup, output, seed, scenario)
     trace = [] if trace_extenders else None
-    raw, source = objects[0]
-    result = whatif.place_pod(pod_from_object(raw, source), source, cluster_state, setup, trace=trace)
+    raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
+    result = whatif.place_pod(raw, source, cluster_state, setup, trace=trace)
+    result.warnings.extend(expansion.notes)
     result.scenario = scenario
     render_output.emit(result, output.value, nodes=node or None)
     if trace and output in (Output.table, Output.wide):
@@ -80,13 +81,15 @@ def place(
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))
 
 
-def _place_sequence(raws, cluster_state, setup, output: Output, in_order: bool, seed: int | None,
+def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int | None,
                     scenario: dict | None) -> None:
+    """The expansion's pods, already in the order to place them, one after another."""
     from kwhatif.render.output import to_json, to_yaml
     from kwhatif.whatif.sequence import place_sequence
 
-    result = place_sequence(raws, cluster_state, setup, in_order=in_order, seed=seed)
+    result = place_sequence(expansion.pods, cluster_state, setup, in_order=True, seed=seed)
     data = result.to_dict()
+    data["input"] = expansion.to_dict()
     if scenario is not None:
         data["scenario"] = scenario
     if output == Output.json:
@@ -95,6 +98,8 @@ def _place_sequence(raws, cluster_state, setup, output: Output, in_order: bool, 
         typer.echo(to_yaml(data), nl=False)
     else:
         from kwhatif.render.sequence import render_sequence
+        from kwhatif.render.workloads import render_expansion
 
+        render_expansion(expansion)
         render_sequence(result)
     raise typer.Exit(int(ExitStatus.FITS if result.all_placed else ExitStatus.DOES_NOT_FIT))

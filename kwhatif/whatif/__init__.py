@@ -9,7 +9,7 @@ from kwhatif.api.defaults import PriorityResolver, default_pod
 from kwhatif.errors import InputError
 from kwhatif.framework.config import Profile, default_profile
 from kwhatif.framework.runtime import Framework
-from kwhatif.loader import describe, load_objects, load_pod
+from kwhatif.loader import describe, load_objects
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.state.cluster import Cluster, validate_pod_quantities
@@ -85,8 +85,24 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster) -> tuple[PodInfo, obje
 def place(pod_path: str, cluster: Cluster, setup: SchedulerSetup | None = None,
           snapshot: Snapshot | None = None, extenders: list | None = None,
           trace: list | None = None) -> ScheduleResult:
-    raw, source = load_pod(pod_path)
-    return place_pod(raw, source, cluster, setup, snapshot, extenders, trace)
+    """One attempt for the one pod of ``pod_path``: a Pod, or a workload's first replica as its controller
+    would create it, with the objects that come with it (its ReplicaSet, StatefulSet, claims) joined."""
+    from kwhatif.whatif.workloads import expand_objects, join_objects
+
+    objects = load_objects(pod_path)
+    if not objects:
+        raise InputError(f"{pod_path}: no Kubernetes object found")
+    workloads = any(obj.get("kind") != "Pod" for obj, _ in objects)
+    expansion = expand_objects(objects, cluster, replicas=1 if workloads else None)
+    if len(expansion.pods) != 1:
+        raise InputError(f"{pod_path}: makes {len(expansion.pods)} pods (one per node for a DaemonSet); this "
+                         "command evaluates one pod: place the manifest to see them all")
+    if expansion.objects:
+        cluster, snapshot = join_objects(cluster, expansion.objects), None
+    raw, source = expansion.pods[0]
+    result = place_pod(raw, source, cluster, setup, snapshot, extenders, trace)
+    result.warnings.extend(expansion.notes)
+    return result
 
 
 def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None,

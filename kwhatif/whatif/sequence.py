@@ -134,23 +134,6 @@ class SequenceResult:
                 "skippedKinds": dict(sorted(self.skipped_kinds.items()))}
 
 
-def pods_to_place(objects: list[tuple[dict, str]], replicas: int | None = None) -> list[tuple[dict, str]]:
-    """The pods a manifest collection asks for: its Pods in order, or ``replicas`` copies of its one pod
-    (or workload's pod template)."""
-    from kwhatif.loader import describe, pod_from_object
-
-    if replicas is not None:
-        if len(objects) != 1:
-            raise InputError(f"--replicas copies one pod; the input holds {len(objects)} objects")
-        raw, source = objects[0]
-        return [(copy, source) for copy in replicas_of(pod_from_object(raw, source), replicas)]
-    for obj, source in objects:
-        if obj.get("kind") != "Pod":
-            raise InputError(f"{source}: {describe(obj)}: several objects are placed as a list of Pods; "
-                             f"kind {obj.get('kind')!r} is not a Pod")
-    return objects
-
-
 def prepare_pods(raws: Iterable[tuple[dict, str]], cluster: Cluster) -> list[PreparedPod]:
     return [PreparedPod(*prepare_pod(raw, source, cluster)) for raw, source in raws]
 
@@ -158,18 +141,6 @@ def prepare_pods(raws: Iterable[tuple[dict, str]], cluster: Cluster) -> list[Pre
 def queue_order(pods: list[PreparedPod]) -> list[PreparedPod]:
     """The scheduling queue's order for pods created together: priority descending, then as given."""
     return sorted(pods, key=lambda p: -p.info.priority)
-
-
-def replicas_of(raw: dict, count: int) -> list[dict]:
-    """``count`` copies of a pod named ``<name>-<i>``; each gets its own UID at defaulting."""
-    meta = raw.get("metadata") or {}
-    name = meta.get("name") or "pod"
-    out = []
-    for i in range(count):
-        copy_meta = {k: v for k, v in meta.items() if k != "uid"}
-        copy_meta["name"] = f"{name}-{i}"
-        out.append({**raw, "metadata": copy_meta})
-    return out
 
 
 def latest_start_time(cluster: Cluster) -> datetime:

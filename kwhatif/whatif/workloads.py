@@ -8,8 +8,6 @@ from typing import Mapping
 
 from kwhatif.api.defaults import default_uid
 from kwhatif.api.workloads import Expansion, NodeChecks, expand
-from kwhatif.errors import InputError
-from kwhatif.loader import load_objects
 from kwhatif.plugins.helper import find_matching_untolerated_taint
 from kwhatif.plugins.node_affinity import RequiredNodeAffinity
 from kwhatif.state.cluster import KINDS, Cluster
@@ -49,13 +47,6 @@ def expand_objects(objects: list[tuple[dict, str]], cluster: Cluster, replicas: 
             held[attr] = {_key(o) for o in getattr(cluster, attr)}
     expansion.objects = [o for o in expansion.objects if _key(o) not in held.get(KINDS.get(o["kind"]), ())]
     return expansion
-
-
-def expand_file(path: str, cluster: Cluster, replicas: int | None = None, in_order: bool = False) -> Expansion:
-    objects = load_objects(path)
-    if not objects:
-        raise InputError(f"{path}: no Kubernetes object found")
-    return expand_objects(objects, cluster, replicas, in_order)
 
 
 def join_objects(cluster: Cluster, objects: list[dict]) -> Cluster:
