@@ -75,6 +75,7 @@ def cluster_objects() -> list[dict]:
     for i in range(NODES):
         objs.append(api_object("CSINode", "storage.k8s.io/v1", f"node-{i:05d}", spec={"drivers": [
             {"name": "ebs.csi.aws.com", "nodeID": f"i-{i}", "allocatable": {"count": 25}}]}))
+    objs.extend(dra_objects())
     objs.append(api_object("Lease", "coordination.k8s.io/v1", "kube-scheduler", "kube-system", spec={
         "holderIdentity": "cp-1_0c2f", "leaseDurationSeconds": 15, "renewTime": now_rfc3339(),
         "acquireTime": "2025-11-22T00:00:00.000000Z", "leaseTransitions": 2}))
@@ -100,13 +101,58 @@ def kc(server, tmp_path):
     return kubeconfig(server.url, server.behaviour.token, tmp_path / "kubeconfig")
 
 
+def dra_objects() -> list[dict]:
+    """One GPU on node-00003, a class for it, a claim for one GPU (team-b/gpu) and a template."""
+    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}
+    return [
+        api_object("DeviceClass", "resource.k8s.io/v1", "gpu", spec={"selectors": [
+            {"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}),
+        api_object("ResourceSlice", "resource.k8s.io/v1", "node-00003-gpu", spec={
+            "driver": "gpu.example.com", "nodeName": "node-00003",
+            "pool": {"name": "node-00003", "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": "gpu-0", "attributes": {"model": {"string": "T4"}}}]}),
+        api_object("ResourceClaim", "resource.k8s.io/v1", "gpu", "team-b", spec={"devices": {"requests": [request]}}),
+        api_object("ResourceClaimTemplate", "resource.k8s.io/v1", "gpu", "team-b",
+                   spec={"spec": {"devices": {"requests": [request]}}}),
+    ]
+
+
+def gpu_pod(tmp_path) -> str:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "namespace": "team-b"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"claims": [{"name": "gpu"}]}}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}]}}
+    path = tmp_path / "gpu-pod.json"
+    path.write_text(json.dumps(pod))
+    return str(path)
+
+
+def test_dra_objects_read_live_decide_where_a_claim_fits(server, kc, tmp_path):
+    result = runner.invoke(app, ["place", gpu_pod(tmp_path), "--kubeconfig", kc, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["feasible"] == ["node-00003"]
+    assert out["dra"]["node-00003"] == {"allocation": {"team-b/gpu": ["gpu: gpu.example.com/node-00003/gpu-0"]}}
+
+
+def test_forbidden_dra_objects_disable_dra_with_a_warning(server, kc, tmp_path):
+    server.behaviour.forbidden.add("/apis/resource.k8s.io/v1/resourceclaims")
+    result = runner.invoke(app, ["place", gpu_pod(tmp_path), "--kubeconfig", kc, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    assert "forbidden to list resourceclaims.resource.k8s.io" in result.stderr
+    out = json.loads(result.stdout)
+    assert len(out["feasible"]) == NODES - 2  # as if the pod had no claims: all but the two tainted nodes
+    assert ("DRA not evaluated: forbidden to list resourceclaims.resource.k8s.io; the pod's resourceClaims are "
+            "ignored") in out["warnings"]
+
+
 def test_reads_every_kind_paginated(server, kc):
     cluster = live.read_cluster(kc)
     assert cluster.counts() == {
         "Node": NODES, "Pod": bound_pod_count() + 1, "PriorityClass": 1, "PodDisruptionBudget": 3,
         "Namespace": 4, "Service": 3, "ReplicaSet": 3, "StatefulSet": 1, "ReplicationController": 1,
         "PersistentVolume": 1, "PersistentVolumeClaim": 1, "StorageClass": 1, "CSINode": NODES, "CSIDriver": 1,
-        "CSIStorageCapacity": 1, "VolumeAttachment": 1, "Lease": 1,
+        "CSIStorageCapacity": 1, "VolumeAttachment": 1, "DeviceClass": 1, "ResourceSlice": 1, "ResourceClaim": 1,
+        "ResourceClaimTemplate": 1, "Lease": 1,
     }
     # Items of a list response carry no kind/apiVersion: the reader sets them.
     assert {(o["kind"], o["apiVersion"]) for o in cluster.pdbs} == {("PodDisruptionBudget", "policy/v1")}
