@@ -1,13 +1,15 @@
 """Why the allocator found no solution on a node: upstream only says "cannot allocate all claims".
 
 Per request (each subrequest of a ``firstAvailable`` list separately): how many devices the node's
-pools have, how many match the DeviceClass and the request's selectors, and how many of those are
-already allocated to other claims. The failed request is the first one that cannot be satisfied on its
+pools have, how many match the DeviceClass, how many match its selectors and the request's too, and
+how many of those are already allocated to other claims. The failed request is the first one that cannot be satisfied on its
 own; when every request could be, it is the combination (requests competing for the same devices, or a
 ``matchAttribute`` constraint) that fails.
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from kwhatif.plugins.dra_allocator import ALL, AllocationError, Allocator, _RequestData, claim_key
 
@@ -24,12 +26,16 @@ def explain_failure(allocator: Allocator, node_info) -> dict:
         for alternatives in allocator.requests[ci]:
             satisfiable = False
             for request in alternatives:
-                data = _RequestData(request, dra.classes.get(request.class_name))
-                matching, error = [], None
+                klass = dra.classes.get(request.class_name)
+                data = _RequestData(request, klass)
+                class_only = _RequestData(replace(request, selectors=[]), klass)
+                in_class, matching, error = 0, [], None
                 for device in devices:
                     try:
-                        if allocator.selectable(ci, data, device):
-                            matching.append(device)
+                        if allocator.selectable(ci, class_only, device):
+                            in_class += 1
+                            if allocator.selectable(ci, data, device):
+                                matching.append(device)
                     except AllocationError as exc:
                         error = error or str(exc)
                 in_use = sum(1 for d in matching if d.key in dra.allocated)
@@ -40,7 +46,8 @@ def explain_failure(allocator: Allocator, node_info) -> dict:
                 satisfiable = satisfiable or enough
                 entry = {"claim": claim_key(claim), "request": request.qualified_name,
                          "deviceClass": request.class_name, "count": ALL if request.mode == ALL else request.count,
-                         "devices": len(devices), "matching": len(matching), "allocated": in_use}
+                         "devices": len(devices), "matchingClass": in_class, "matching": len(matching),
+                         "allocated": in_use}
                 if error:
                     entry["error"] = error
                 requests.append(entry)
@@ -69,6 +76,7 @@ def summarize(details: dict) -> str:
         if entry["claim"] != failed["claim"] or name != failed["request"]:
             continue
         free = entry["matching"] - entry["allocated"]
-        parts.append(f"{entry['request']} needs {entry['count']}: {entry['matching']} of {entry['devices']} "
-                     f"devices match, {entry['allocated']} allocated, {free} free")
+        parts.append(f"{entry['request']} needs {entry['count']}: {entry['devices']} devices, "
+                     f"{entry['matchingClass']} of class {entry['deviceClass']}, {entry['matching']} match the "
+                     f"selectors, {entry['allocated']} of them allocated, {free} free")
     return f"{failed['claim']}: " + "; ".join(parts)

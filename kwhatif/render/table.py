@@ -92,7 +92,7 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
     scored = bool(score_plugins or extender_names)
     if scored:
         headers.append("TOTAL")
-    right = set(range(4, len(headers)))
+    right = set(range(4, len(headers))) - ({headers.index("DEVICES")} if "DEVICES" in headers else set())
     selected = set(result.selected)
     rows = []
     for name in _rows_in_order(result, nodes):

@@ -245,7 +245,7 @@ def test_filter_reports_cannot_allocate_with_the_node_details():
     details = state.read(DRA_DETAILS_KEY)
     assert details["n"]["failed"] == {"claim": "default/c", "request": "gpu"}
     assert details["n"]["requests"] == [{"claim": "default/c", "request": "gpu", "deviceClass": "gpu", "count": 2,
-                                         "devices": 4, "matching": 4, "allocated": 3}]
+                                         "devices": 4, "matchingClass": 4, "matching": 4, "allocated": 3}]
     assert details["other"]["devices"] == 0
     assert pl.post_filter(state, pod_with("c"), None)[1].reasons == ["still not schedulable"]
 
