@@ -149,8 +149,11 @@ class Scheduler:
             feasible = self._run_extender_filters(pod, feasible, statuses, result)
             result.filtered.update(statuses.statuses)
         result.feasible = [ni.name for ni in feasible]
+        sampled = len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND
 
         if not feasible:
+            if sampled:  # nothing fits: every candidate was examined (none after a PreFilter rejection)
+                result.sampling = self._sample(None, pod, candidates, result, rejected_nominated)
             post_msg = ""
             if fw.points["postFilter"]:
                 _, post_status = fw.run_post_filter(state, pod, statuses)
@@ -162,7 +165,6 @@ class Scheduler:
 
         # A sample smaller than the feasible set (one worker only) is scored from the state as filtering
         # left it: PreScore writes into the state.
-        sampled = len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND
         sample_state = state.clone() if sampled and self.parallelism == 1 else None
         scores = self._prioritize(state, pod, feasible, result)
         result.scores = {nps.name: nps for nps in scores}
@@ -201,7 +203,8 @@ class Scheduler:
         that pass the extender filters are scored among themselves (PreScore and Score see only them;
         extender scores are per node and reused)."""
         fw = self.framework
-        k = num_feasible_nodes_to_find(fw.profile.percentage_of_nodes_to_score, len(candidates))
+        k = num_feasible_nodes_to_find(fw.profile.percentage_of_nodes_to_score,
+                                       len(candidates or self.snapshot.node_info_list))
         if not any(e.cfg.filter_verb for e in self.extenders) and not (
                 fw.has_score_plugins() or any(e.cfg.prioritize_verb for e in self.extenders)):
             k = 1

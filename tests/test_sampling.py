@@ -113,3 +113,10 @@ def test_table_marks_the_sample_and_names_kube_schedulers_pick():
     assert ("Sampling: kube-scheduler's first cycle examines 112 of 150 nodes (node tree order, zones in turn) "
             "and stops at 100 feasible nodes (◆); scoring only those, it would bind the pod to b-010 "
             "(best over all nodes: b-070).") in text
+
+
+def test_nothing_fits_means_every_candidate_was_examined():
+    result = place_pod(make_pod("p").req(cpu="9").obj(), "pod.yaml", _large_cluster()).to_dict()
+    assert result["sampling"] == {"numFeasibleNodesToFind": 100, "parallelism": 16, "deterministic": True,
+                                  "examinedFeasible": [], "selected": []}
+    assert result["nodesExamined"] == 150
