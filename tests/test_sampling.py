@@ -11,11 +11,27 @@ from rich.console import Console
 
 from kwhatif.render.table import render_place
 from kwhatif.sampling import node_tree_order, walk, zone_key
+from kwhatif.scheduler import num_feasible_nodes_to_find
 from kwhatif.whatif import SchedulerSetup, place_pod
 from tests.builders import cluster, make_node, make_pod
 
 ZONE, REGION = "topology.kubernetes.io/zone", "topology.kubernetes.io/region"
 BETA_ZONE, BETA_REGION = "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region"
+
+
+@pytest.mark.parametrize("percentage,nodes,want", [
+    # Upstream's TestNumFeasibleNodesToFind (the profile's value, else the global one, is ``percentage``).
+    (None, 10, 10),      # not set, nodes number not more than 50
+    (40, 10, 10),        # set, nodes number not more than 50
+    (None, 1000, 420),   # not set: 50 - 1000/125 = 42%
+    (40, 1000, 400),     # profile 40
+    (70, 1000, 700),     # global 100, profile 70: the profile's wins
+    (None, 6000, 300),   # not set, more than 50*125 nodes: the 5% floor
+    (40, 6000, 2400),
+    (None, 150, 100),    # at least 100
+])
+def test_num_feasible_nodes_to_find(percentage, nodes, want):
+    assert num_feasible_nodes_to_find(percentage, nodes) == want
 
 
 @pytest.mark.parametrize("labels,key", [
