@@ -8,6 +8,8 @@ import typer
 
 from kwhatif.cli.changes import ChangesCommand, apply_current_changes
 from kwhatif.cli.common import load_inputs, user_errors
+from kwhatif.cli.optimal import (OptimalOptions, capacity_comparison, movable_option, optimal_option,
+                                 time_limit_option)
 from kwhatif.cli.place import Output
 from kwhatif.errors import ExitStatus
 
@@ -34,6 +36,9 @@ def capacity(
     output: Output = typer.Option(Output.table, "--output", "-o", help="Output format (table, json, yaml)."),
     kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
     context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
+    optimal: bool = optimal_option(),
+    movable: Optional[str] = movable_option(),
+    time_limit: float = time_limit_option(),
 ) -> None:
     """Copies of a pod placed one after another until the first that does not fit (or --max): how many
     fit, why the next one does not, and where they went."""
@@ -41,6 +46,8 @@ def capacity(
     from kwhatif.render.output import to_json, to_yaml
     from kwhatif.whatif.sequence import capacity as run_capacity
 
+    options = OptimalOptions(optimal, movable, time_limit)
+    options.check()
     raw, source = load_pod(pod)
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
@@ -48,12 +55,16 @@ def capacity(
     result = run_capacity(raw, source, cluster_state, setup, max_instances=max_instances,
                           exclude_nodes=excluded, seed=seed)
     data = {**result.to_dict(), **({"scenario": scenario} if scenario else {})}
+    table = output not in (Output.json, Output.yaml)
+    if table:
+        from kwhatif.render.sequence import render_capacity
+
+        render_capacity(result)
+    if options.enabled:
+        capacity_comparison(raw, source, cluster_state, setup, result, options, data, table, max_instances,
+                            excluded)
     if output == Output.json:
         typer.echo(to_json(data))
     elif output == Output.yaml:
         typer.echo(to_yaml(data), nl=False)
-    else:
-        from kwhatif.render.sequence import render_capacity
-
-        render_capacity(result)
     raise typer.Exit(int(ExitStatus.FITS if result.instances else ExitStatus.DOES_NOT_FIT))

@@ -9,6 +9,7 @@ import typer
 
 from kwhatif.cli.changes import ChangesCommand, apply_current_changes
 from kwhatif.cli.common import load_inputs, user_errors
+from kwhatif.cli.optimal import OptimalOptions, movable_option, optimal_option, sequence_comparison, time_limit_option
 from kwhatif.errors import ExitStatus
 
 
@@ -49,6 +50,9 @@ def place(
     seed: Optional[int] = typer.Option(None, "--seed",
                                        help="Several pods: pick uniformly at random among tied top-scoring "
                                             "nodes (reproducibly for a seed) instead of the lowest node name."),
+    optimal: bool = optimal_option(),
+    movable: Optional[str] = movable_option(),
+    time_limit: float = time_limit_option(),
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would.
 
@@ -61,13 +65,15 @@ def place(
     from kwhatif.render import output as render_output
     from kwhatif.whatif.workloads import expand_objects, join_objects
 
+    options = OptimalOptions(optimal, movable, time_limit)
+    options.check()
     objects, collection = load_manifests(pod)
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     expansion = expand_objects(objects, cluster_state, replicas, in_order)
     cluster_state = join_objects(cluster_state, expansion.objects)
-    if collection or replicas is not None or len(expansion.pods) != 1:
-        _place_sequence(expansion, cluster_state, setup, output, seed, scenario)
+    if collection or replicas is not None or len(expansion.pods) != 1 or options.enabled:
+        _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options)
     trace = [] if trace_extenders else None
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
     result = whatif.place_pod(raw, source, cluster_state, setup, trace=trace)
@@ -82,7 +88,7 @@ def place(
 
 
 def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int | None,
-                    scenario: dict | None) -> None:
+                    scenario: dict | None, options: OptimalOptions) -> None:
     """The expansion's pods, already in the order to place them, one after another."""
     from kwhatif.render.output import to_json, to_yaml
     from kwhatif.whatif.sequence import place_sequence
@@ -92,14 +98,17 @@ def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int |
     data["input"] = expansion.to_dict()
     if scenario is not None:
         data["scenario"] = scenario
-    if output == Output.json:
-        typer.echo(to_json(data))
-    elif output == Output.yaml:
-        typer.echo(to_yaml(data), nl=False)
-    else:
+    table = output not in (Output.json, Output.yaml)
+    if table:
         from kwhatif.render.sequence import render_sequence
         from kwhatif.render.workloads import render_expansion
 
         render_expansion(expansion)
         render_sequence(result)
+    if options.enabled:
+        sequence_comparison(expansion.pods, cluster_state, setup, result, options, data, table)
+    if output == Output.json:
+        typer.echo(to_json(data))
+    elif output == Output.yaml:
+        typer.echo(to_yaml(data), nl=False)
     raise typer.Exit(int(ExitStatus.FITS if result.all_placed else ExitStatus.DOES_NOT_FIT))
