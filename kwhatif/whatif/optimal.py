@@ -19,8 +19,12 @@ whose answer depends on the other pods being placed, which become counted constr
   stays within maxSkew wherever the pod is placed, on the final state;
 - InterPodAffinity: required anti-affinity between placed pods excludes them from each other's domains
   (one per domain for a pod that repels its own kind); required affinity needs, in each domain the pod
-  uses, a pod that stays there or a placed pod of another kind that matches every term, except for one
-  domain when no pod in the cluster matches yet and the pod matches its own terms (the first pod).
+  is placed in, a pod that stays there or a placed pod of another kind that matches every term, except
+  for one domain when no pod in the cluster matches yet and the pod matches its own terms (the first).
+
+"Placed in a domain" means more pods of the kind there than it had: movable pods that stay where they
+run are not scheduled again, so spreading and affinity do not judge them (a cluster that is already
+skewed stays a valid answer).
 
 Host ports between placed pods are counted per node. Pods nominated to a node (pending preemptors)
 hold their place there, as the scheduler's pass with nominated pods does, if their priority is at least
@@ -311,6 +315,55 @@ class Unit:
     labels: dict[str, str]
 
 
+def _related(models: list[TypeModel], namespace_labels: dict) -> set[int]:
+    """The types a counted constraint between pods names: those with spreading, pod (anti-)affinity
+    or host ports, and those another type's selectors match."""
+    out = set()
+    for i, a in enumerate(models):
+        info = a.ptype.info
+        if a.spreads or a.affinity is not None or a.anti_terms or a.raw_anti_terms or \
+                (a.check_ports and info.host_ports):
+            out.add(i)
+        for j, b in enumerate(models):
+            other = b.ptype.info
+            if any(s.constraint.selector.matches(other.labels) for s in a.spreads
+                   if other.namespace == info.namespace) or \
+                    (a.affinity is not None and
+                     inter_pod_affinity.pod_matches_all_affinity_terms(a.affinity.affinity_terms, other)) or \
+                    any(t.matches(other, None) for t in a.anti_terms) or \
+                    any(t.matches(other, namespace_labels.get(other.namespace)) for t in a.raw_anti_terms):
+                out.add(j)
+    return out
+
+
+def merge_interchangeable(types: list[PodType], models: list[TypeModel], namespace_labels: dict
+                          ) -> tuple[list[PodType], list[TypeModel]]:
+    """Types that no counted constraint between pods names and that request the same on the same nodes
+    are one type for the solver: which of them goes where changes nothing."""
+    related = _related(models, namespace_labels)
+    groups: dict[tuple, list[int]] = {}
+    for i, (t, m) in enumerate(zip(types, models)):
+        key = (i,) if i in related else \
+            (t.movable, m.check_resources, tuple((n, m.request.get(n)) for n in m.resources), tuple(m.nodes))
+        groups.setdefault(key, []).append(i)
+    out_types, out_models = [], []
+    for members in groups.values():
+        first = members[0]
+        if len(members) == 1:
+            out_types.append(types[first])
+            out_models.append(models[first])
+            continue
+        names = [types[i].name_of(k) for i in members for k in range(types[i].count)]
+        group = PodType(types[first].info, len(names), names.__getitem__, movable=types[first].movable,
+                        greedy=sum(types[i].greedy for i in members),
+                        origins=[o for i in members for o in types[i].origins],
+                        originals=[o for i in members for o in types[i].originals])
+        m = models[first]
+        out_types.append(group)
+        out_models.append(TypeModel(group, m.nodes, m.request, m.resources, m.check_resources))
+    return out_types, out_models
+
+
 def _anti_conflicts(models: list[TypeModel], namespace_labels: dict) -> dict[str, set[tuple[int, int]]]:
     """topology key -> pairs of types (i <= j) whose required anti-affinity keeps them apart there: a
     term of either matches the other (as incoming pod, or as existing pod against the incoming one)."""
@@ -342,6 +395,8 @@ class Solver:
         self.greedy_nodes = greedy_nodes
         self.warnings: list[str] = []
         self.models = self._static_models(setup)
+        self.kinds = len(self.types)
+        self.types, self.models = merge_interchangeable(self.types, self.models, snapshot.namespace_labels)
         self.model = self.cp.CpModel()
         self.x: dict[tuple[int, int], object] = {}  # (type, unit) -> count
         self.stays: list[tuple[int, object]] = []  # (type, stayed) per node with movable pods
@@ -498,6 +553,20 @@ class Solver:
             self.model.Add(sum(terms) <= self.types[i].count * p)
         return p
 
+    def _gain(self, cache: dict, i: int, key: str, value: str, terms: list):
+        """A boolean that is true when the type has more pods in the domain than it had there (movable
+        pods that stay where they ran are not placed again, so spreading and affinity do not judge them)."""
+        g = cache.get(("gain", i, key, value))
+        if g is None:
+            t = self.types[i]
+            had = sum(1 for node in t.origins if self.snapshot.get(node) is not None
+                      and self.snapshot.get(node).labels.get(key) == value)
+            if not had:
+                return cache.setdefault(("gain", i, key, value), self._presence(cache, i, key, value, terms))
+            g = cache[("gain", i, key, value)] = self.model.NewBoolVar(f"g{i}_{key}_{value}")
+            self.model.Add(sum(terms) - had <= t.count * g)
+        return g
+
     def _domains(self) -> None:
         model, models = self.model, self.models
         presence: dict = {}
@@ -541,7 +610,7 @@ class Solver:
             model.AddMinEquality(low, list(counts.values()))
         for value, by_type in self._domain_sums(c.topology_key, [i]).items():
             if value in counts:
-                p = self._presence(presence, i, c.topology_key, value, by_type[i])
+                p = self._gain(presence, i, c.topology_key, value, by_type[i])
                 model.Add(counts[value] - low <= c.max_skew).OnlyEnforceIf(p)
 
     def _affinity(self, presence: dict, i: int, s) -> None:
@@ -559,7 +628,7 @@ class Solver:
             for value, by_type in self._domain_sums(key, [i]).items():
                 if s.affinity_counts.get((key, value), 0) > 0:
                     continue
-                p = self._presence(presence, i, key, value, by_type[i])
+                p = self._gain(presence, i, key, value, by_type[i])
                 support = [v for vs in theirs.get(value, {}).values() for v in vs]
                 if first_allowed:
                     seed = model.NewBoolVar(f"seed{i}_{key}_{value}")
@@ -657,7 +726,7 @@ def solve(types: list[PodType], snapshot: Snapshot, setup: SchedulerSetup | None
     status, placed, bound = solver.solve(time_limit, workers, seed)
     new_types = [t for t in types if not t.movable]
     result = OptimalResult(sum(t.greedy for t in new_types), sum(t.count for t in new_types), placed, status,
-                           bound, time_limit, 0.0, solver.movable_total, types=len(solver.types),
+                           bound, time_limit, 0.0, solver.movable_total, types=solver.kinds,
                            variables=len(solver.model.Proto().variables), warnings=solver.warnings)
     if status == "INFEASIBLE":
         result.warnings.append("no placement keeps every movable pod and every pod the scheduler placed "
