@@ -377,6 +377,29 @@ def test_join_objects_adds_to_a_new_cluster_and_leaves_the_old_one():
     assert joined.nodes is cluster.nodes
 
 
+def test_existing_stateful_set_ordinals_and_daemon_set_pods_are_not_made_again():
+    running = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "shop"},
+                "spec": {"nodeName": "a", "containers": []}},
+               {"apiVersion": "v1", "kind": "Pod", "metadata": {
+                   "name": "agent-x1", "namespace": "kube-system",
+                   "ownerReferences": [{"kind": "DaemonSet", "name": "agent", "controller": True}]},
+                "spec": {"nodeName": "a", "containers": []}}]
+    cluster = Cluster.from_objects([(n, "dump") for n in daemon_nodes()] + [(p, "dump") for p in running])
+    sts = workload("StatefulSet", replicas=3, selector={"matchLabels": {"app": "web"}},
+                   volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {}}])
+    out = expand_objects([(sts, "in.yaml"), (daemon_set(), "in.yaml")], cluster)
+    assert [n for n in names(out) if n.startswith("web-")] == ["web-1", "web-2"]
+    assert [o["metadata"]["name"] for o in out.objects if o["kind"] == "PersistentVolumeClaim"] == [
+        "data-web-1", "data-web-2"]
+    assert "StatefulSet shop/web: web-0 already in the cluster: the controller creates only the missing ordinals" \
+        in out.notes
+    pinned = [p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+              ["nodeSelectorTerms"][0]["matchFields"][0]["values"][0] for p, _ in out.pods if p["metadata"]["name"]
+              .startswith("agent-")]
+    assert pinned == ["c", "e"]
+    assert any("would not run on 1 node(s), it already runs there" in n and n.endswith(": a") for n in out.notes)
+
+
 @pytest.mark.parametrize("mutate,message", [
     (lambda o: o["spec"].update(replicas="three"), "Deployment shop/web: spec.replicas: expected an integer"),
     (lambda o: o["spec"].update(replicas=-1), "spec.replicas: must be greater than or equal to 0"),
@@ -490,8 +513,8 @@ def _paths(value, prefix=()):
 def _fuzz_bases() -> list[dict]:
     spec_extras = {"tolerations": [{"key": "a", "operator": "Exists"}], "nodeSelector": {"a": "b"},
                    "volumes": [{"name": "data", "emptyDir": {}}],
-                   "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                       "nodeSelectorTerms": [{"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}]}}}}
+                   "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                       {"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}]}}}}
     bases = []
     for kind in ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob", "DaemonSet"):
         obj = workload(kind)

@@ -73,7 +73,7 @@ DAEMON_TOLERATIONS = (
     ("node.kubernetes.io/unschedulable", "NoSchedule"),
 )
 DAEMON_HOST_NETWORK_TOLERATION = ("node.kubernetes.io/network-unavailable", "NoSchedule")
-NODES_SHOWN = 5  # node names listed per DaemonSet note
+NAMES_SHOWN = 5  # node or pod names listed per note
 
 
 @dataclass(frozen=True)
@@ -291,11 +291,14 @@ def controller_ref(owner: Mapping) -> dict:
 
 class _Expander:
     def __init__(self, nodes: Sequence[Mapping], node_checks: NodeChecks | None, replicas: int | None,
-                 names: NameGenerator) -> None:
+                 existing_pods: Iterable[tuple[str, str]],
+                 daemon_pods_on: Mapping[tuple[str, str], Iterable[str]]) -> None:
         self.nodes = nodes
         self.node_checks = node_checks
         self.replicas = replicas
-        self.names = names
+        self.existing_pods = set(existing_pods)
+        self.names = NameGenerator(self.existing_pods)
+        self.daemon_pods_on = daemon_pods_on
         self.objects: list[dict] = []
         self.notes: list[str] = []
 
@@ -408,9 +411,12 @@ class _Expander:
                 raise InputError(f"{source}: {describe(obj)}: spec.volumeClaimTemplates[{i}]: metadata.name "
                                  "is required")
             claim_names.append(claim["metadata"]["name"])
-        pods = []
+        pods, existing = [], []
         for ordinal in range(start, start + count):
             pod_name = f"{name}-{ordinal}"
+            if (namespace, pod_name) in self.existing_pods:
+                existing.append(pod_name)  # the controller creates only the missing ordinals
+                continue
             self.names.take(namespace, pod_name)
             pod = self._pod(template, sts, pod_name, {STATEFULSET_POD_NAME: pod_name, POD_INDEX: str(ordinal),
                                                       CONTROLLER_REVISION_HASH: revision})
@@ -425,6 +431,9 @@ class _Expander:
                 for claim in claim_templates:
                     self.objects.append(self._claim(claim, name, namespace, ordinal, selector_labels))
             pods.append(pod)
+        if existing:
+            self.notes.append(f"{describe(sts)}: {_listed(existing)} already in the cluster: the controller "
+                              "creates only the missing ordinals")
         return pods
 
     @staticmethod
@@ -509,9 +518,11 @@ class _Expander:
         tmpl = {**template, "spec": spec}
         pods, skipped = [], {}
         matches_affinity = self.node_checks.affinity_matcher(spec)
+        running_on = self.daemon_pods_on.get((ds["metadata"]["namespace"], ds["metadata"].get("name", "")), ())
         for node in self.nodes:
             node_name = (node.get("metadata") or {}).get("name", "")
-            reason = self._daemon_skip_reason(spec, node, matches_affinity)
+            reason = ("it already runs there (a pod of this DaemonSet is in the cluster)" if node_name in running_on
+                      else self._daemon_skip_reason(spec, node, matches_affinity))
             if reason:
                 skipped.setdefault(reason, []).append(node_name)
                 continue
@@ -519,10 +530,7 @@ class _Expander:
             pod["spec"]["affinity"] = pin_to_node(spec.get("affinity"), node_name)
             pods.append(pod)
         for reason, names in skipped.items():
-            shown = ", ".join(names[:NODES_SHOWN])
-            if len(names) > NODES_SHOWN:
-                shown += f", … (+{len(names) - NODES_SHOWN})"
-            self.notes.append(f"{describe(ds)} would not run on {len(names)} node(s), {reason}: {shown}")
+            self.notes.append(f"{describe(ds)} would not run on {len(names)} node(s), {reason}: {_listed(names)}")
         if not self.nodes:
             self.notes.append(f"{describe(ds)}: the cluster has no nodes, so the DaemonSet makes no pods")
         return pods
@@ -539,6 +547,12 @@ class _Expander:
             value = f"={taint['value']}" if taint.get("value") else ""
             return f"untolerated taint {taint.get('key', '')}{value}:{taint.get('effect', '')}"
         return None
+
+
+def _listed(names: list[str]) -> str:
+    """The first NAMES_SHOWN names and how many more."""
+    shown = ", ".join(names[:NAMES_SHOWN])
+    return shown + (f", … (+{len(names) - NAMES_SHOWN})" if len(names) > NAMES_SHOWN else "")
 
 
 def daemon_tolerations(spec: Mapping) -> list[dict]:
@@ -602,19 +616,22 @@ def _is_helm_test(obj: Mapping) -> bool:
 
 def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = (),
            priority_classes: Iterable[Mapping] = (), replicas: int | None = None, in_order: bool = False,
-           node_checks: NodeChecks | None = None, taken_pod_names: Iterable[tuple[str, str]] = (),
+           node_checks: NodeChecks | None = None, existing_pods: Iterable[tuple[str, str]] = (),
+           daemon_pods_on: Mapping[tuple[str, str], Iterable[str]] | None = None,
            storage_classes: Iterable[Mapping] = ()) -> Expansion:
     """The pods ``objects`` (each with its file) make, the objects that join the cluster first, and notes.
 
     Pods come in scheduling-queue order: priority descending (PriorityClasses of the cluster and of the
     input), then input order; ``in_order`` keeps the input order. ``replicas`` overrides every
-    workload's count. ``nodes`` and ``node_checks`` are needed for DaemonSets; ``taken_pod_names``
-    (namespace, name) are names generated pod names must avoid (the cluster's pods); claims without a
-    class get the default of ``storage_classes`` and the input's StorageClasses.
+    workload's count. ``nodes`` and ``node_checks`` are needed for DaemonSets. ``existing_pods``
+    (namespace, name: the cluster's pods) are not made again (a StatefulSet's existing ordinals) and
+    generated names avoid them; ``daemon_pods_on`` maps a DaemonSet (namespace, name) to the nodes
+    where the cluster already runs its pod. Claims without a class get the default of
+    ``storage_classes`` and the input's StorageClasses.
     """
     if replicas is not None and replicas < 0:
         raise InputError(f"--replicas must be 0 or more, got {replicas}")
-    expander = _Expander(nodes, node_checks, replicas, NameGenerator(taken_pod_names))
+    expander = _Expander(nodes, node_checks, replicas, existing_pods, daemon_pods_on or {})
     by_kind = {"Pod": expander.pod, "Deployment": expander.deployment, "ReplicaSet": expander.replica_set,
                "ReplicationController": expander.replica_set, "StatefulSet": expander.stateful_set,
                "Job": expander.job, "CronJob": expander.cron_job, "DaemonSet": expander.daemon_set}

@@ -39,7 +39,8 @@ def expand_objects(objects: list[tuple[dict, str]], cluster: Cluster, replicas: 
     (those it already holds, by kind, namespace and name, are left out)."""
     expansion = expand(objects, nodes=cluster.nodes, priority_classes=cluster.priority_classes,
                        replicas=replicas, in_order=in_order, node_checks=DAEMON_NODE_CHECKS,
-                       taken_pod_names={_key(p) for p in cluster.pods}, storage_classes=cluster.storage_classes)
+                       existing_pods={_key(p) for p in cluster.pods}, daemon_pods_on=_daemon_pods_on(cluster),
+                       storage_classes=cluster.storage_classes)
     held: dict[str, set] = {}
     for obj in expansion.objects:
         attr = KINDS.get(obj["kind"])
@@ -59,6 +60,17 @@ def join_objects(cluster: Cluster, objects: list[dict]) -> Cluster:
         meta.setdefault("uid", default_uid(obj["kind"], meta.get("namespace", ""), meta.get("name", "")))
         changes.setdefault(attr, list(getattr(cluster, attr))).append(obj)
     return dataclasses.replace(cluster, **changes) if changes else cluster
+
+
+def _daemon_pods_on(cluster: Cluster) -> dict[tuple[str, str], set[str]]:
+    """(namespace, DaemonSet name) -> the nodes its pods are bound to, from the pods' controller references."""
+    out: dict[tuple[str, str], set[str]] = {}
+    for pod in cluster.pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+            if node and isinstance(ref, dict) and ref.get("controller") and ref.get("kind") == "DaemonSet":
+                out.setdefault((_key(pod)[0], ref.get("name") or ""), set()).add(node)
+    return out
 
 
 def _key(obj: Mapping) -> tuple[str, str]:
