@@ -511,10 +511,11 @@ def _paths(value, prefix=()):
 
 
 def _fuzz_bases() -> list[dict]:
+    terms = [{"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}]
     spec_extras = {"tolerations": [{"key": "a", "operator": "Exists"}], "nodeSelector": {"a": "b"},
                    "volumes": [{"name": "data", "emptyDir": {}}],
-                   "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                       {"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}]}}}}
+                   "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                       "nodeSelectorTerms": terms}}}}
     bases = []
     for kind in ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob", "DaemonSet"):
         obj = workload(kind)
