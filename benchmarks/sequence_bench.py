@@ -13,7 +13,8 @@ Scenarios, on the cluster of benchmarks/generate.py (30 pods per node, seed 1; c
 - capacity: the plain benchmark pod (500m, 1Gi) copied until one does not fit.
 
 Each run loads the snapshot file and builds the scheduler snapshot (not timed), then times
-``place_pods`` (or ``capacity``) in the same process; placements/s = pods placed / seconds. With
+``place_pods`` (or ``capacity``) in the same process; placements/s = pods placed / seconds, by wall
+time and by the process's CPU time (on a shared, loaded machine the CPU figure is the stable one). With
 ``--check`` the first ``--check-steps`` steps are compared with a non-incremental run (no memo).
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import os
 import statistics
 import sys
 import tempfile
@@ -66,14 +68,14 @@ def measure(name: str, path: Path, dump: Path, memo: bool, steps: int | None = N
         replicas = steps
     if not memo:
         snapshot.memo = False  # anything but None: SequencePlacer leaves it, plugins see no memo
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), time.process_time()
     if replicas is None:
         result = sequence.capacity(raw, "bench", cluster, snapshot=snapshot)
         placements = result.sequence.placements
     else:
         pods = sequence.prepare_pods([(p, "bench") for p in sequence.replicas_of(raw, replicas)], cluster)
         placements = sequence.place_pods(pods, snapshot).placements
-    return time.perf_counter() - started, placements
+    return time.perf_counter() - started, time.process_time() - cpu_started, placements
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -90,20 +92,23 @@ def main(argv: list[str] | None = None) -> None:
     path = snap or dump
     for name in args.scenario or SCENARIOS:
         if args.check:
-            _, fast = measure(name, path, dump, True, args.check_steps)
-            _, slow = measure(name, path, dump, False, args.check_steps)
+            *_, fast = measure(name, path, dump, True, args.check_steps)
+            *_, slow = measure(name, path, dump, False, args.check_steps)
             same = [a.to_dict() for a in fast] == [b.to_dict() for b in slow]
             print(f"{name}: first {len(fast)} steps incremental == fresh: {same}")
             if not same:
                 raise SystemExit(1)
-        times = []
+        times, cpu_times = [], []
         for _ in range(args.repeats):
-            seconds, placements = measure(name, path, dump, True)
+            seconds, cpu, placements = measure(name, path, dump, True)
             times.append(seconds)
+            cpu_times.append(cpu)
         placed = sum(1 for p in placements if p.node)
-        median = statistics.median(times)
-        print(f"{name} @ {args.nodes} nodes: {len(placements)} pods, {placed} placed, "
-              f"median {median:.2f} s of {len(times)} run(s), {placed / median:.1f} placements/s", flush=True)
+        median, cpu = statistics.median(times), statistics.median(cpu_times)
+        print(f"{name} @ {args.nodes} nodes: {len(placements)} pods, {placed} placed, median of "
+              f"{len(times)} run(s): {median:.2f} s wall ({placed / median:.1f} placements/s), "
+              f"{cpu:.2f} s CPU ({placed / cpu:.1f} placements/s), load average {os.getloadavg()[0]:.1f}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ def _placement_rows(placements) -> list[list[str]]:
         if p.gated:
             rows.append([p.pod, "Gated", "", "", "scheduling gates: never attempted"])
         elif p.node is None:
-            rows.append([p.pod, "Pending", "", "", p.message or ""])
+            reason = p.message or ""
+            if p.nominated_nodes:
+                reason += f" Preemption would nominate {', '.join(p.nominated_nodes)} (not applied)."
+            rows.append([p.pod, "Pending", "", "", reason])
         else:
             rows.append([p.pod, p.node, str(p.total), str(len(p.tie_set)) if len(p.tie_set) > 1 else "", ""])
     return rows
