@@ -56,6 +56,11 @@ def scenario_pod(name: str, dump: Path) -> tuple[dict, int | None]:
     return orjson.loads(generate.pod_paths(dump)["plain"].read_bytes()), None
 
 
+def copies(raw: dict, i: int) -> dict:
+    """Replica ``i`` of the benchmark pod: ``<name>-<i>``."""
+    return {**raw, "metadata": {**raw["metadata"], "name": f"{raw['metadata']['name']}-{i}"}}
+
+
 def measure(name: str, path: Path, dump: Path, memo: bool, steps: int | None = None) -> tuple[float, list]:
     from kwhatif import whatif
     from kwhatif.state.snapshot import Snapshot
@@ -73,7 +78,7 @@ def measure(name: str, path: Path, dump: Path, memo: bool, steps: int | None = N
         result = sequence.capacity(raw, "bench", cluster, snapshot=snapshot)
         placements = result.sequence.placements
     else:
-        pods = sequence.prepare_pods([(p, "bench") for p in sequence.replicas_of(raw, replicas)], cluster)
+        pods = sequence.prepare_pods([(copies(raw, i), "bench") for i in range(replicas)], cluster)
         placements = sequence.place_pods(pods, snapshot).placements
     return time.perf_counter() - started, time.process_time() - cpu_started, placements
 
