@@ -69,6 +69,10 @@ _SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
                      r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$")
 
 
+def valid_semver(text: str) -> bool:
+    return _SEMVER.match(text) is not None
+
+
 class Semver:
     """apiserver/pkg/cel.Semver (blang/semver): strict 2.0.0 syntax; build metadata is not compared."""
 
@@ -342,14 +346,55 @@ def _substitute(tree, var: str, value, node_class) -> None:
         _substitute(child, var, value, node_class)
 
 
+_WHOLE_MAP_FUNCTIONS = _MACROS_WITH_VARIABLE | {"size"}
+
+
+def _names_read(tree) -> frozenset[str] | None:
+    """The attribute and capacity names the expression can read: every ``.name`` it selects and every
+    string literal (an index, or the left side of ``in``). None when it may read names it does not spell
+    out (a computed index, string concatenation, ``size()`` or a macro over a map): then only the device
+    itself identifies its result."""
+    names: set[str] = set()
+    for node in tree.iter_subtrees():
+        if node.data == "addition_add":
+            return None
+        if node.data in ("member_dot_arg", "ident_arg", "dot_ident_arg"):
+            ident = node.children[1] if node.data == "member_dot_arg" else node.children[0]
+            if str(ident) in _WHOLE_MAP_FUNCTIONS:
+                return None
+        elif node.data == "member_dot":
+            names.add(str(node.children[1]))
+        elif node.data == "member_index" and _string_literal(node.children[1]) is None:
+            return None
+        elif node.data == "literal" and node.children[0].type in ("STRING_LIT", "MLSTRING_LIT"):
+            text = _string_literal(node)
+            if text is None:
+                return None
+            names.add(text)
+    return frozenset(names)
+
+
+def _string_literal(tree) -> str | None:
+    """The value of a plain quoted string literal (the tree is nothing else), else None."""
+    while isinstance(tree, lark.Tree) and len(tree.children) == 1:
+        tree = tree.children[0]
+    if not isinstance(tree, lark.Token) or tree.type != "STRING_LIT":
+        return None
+    text = str(tree)
+    if len(text) < 2 or text[0] not in "'\"" or text[-1] != text[0] or "\\" in text or text[:3] in ('"""', "'''"):
+        return None
+    return text[1:-1]
+
+
 class Program:
-    """One compiled selector expression."""
+    """One compiled selector expression, and the attribute names it reads (None: it may read any)."""
 
-    __slots__ = ("expression", "_runner")
+    __slots__ = ("expression", "_runner", "names_read")
 
-    def __init__(self, expression: str, runner) -> None:
+    def __init__(self, expression: str, runner, names_read: frozenset[str] | None = None) -> None:
         self.expression = expression
         self._runner = runner
+        self.names_read = names_read
 
     def matches(self, device: "DeviceEnv") -> bool:
         """The expression's value for the device; CelError for a run-time error or a non-bool result."""
@@ -429,13 +474,14 @@ def _compile(expression: str) -> Program | CelError:
         _ENV = celpy.Environment(runner_class=celpy.CompiledRunner)
     try:
         ast = _expand_bind(_ENV.compile(expression))
+        names_read = _names_read(ast)
         runner = _ENV.program(ast, functions=FUNCTIONS)
     except CelError as exc:
         return exc
     except Exception as exc:  # celpy's parse errors (lark) and transpiler rejections
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return CelError(f"compilation failed: {first_line}")
-    return Program(expression, runner)
+    return Program(expression, runner, names_read)
 
 
 # --- the device variable ---------------------------------------------------------------------------------

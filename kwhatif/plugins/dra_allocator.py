@@ -52,12 +52,13 @@ def claim_key(claim: Mapping) -> str:
 class Device:
     """One device of a slice; its CEL ``device`` variable is built on first use."""
 
-    __slots__ = ("key", "driver", "pool", "name", "raw", "_env")
+    __slots__ = ("key", "driver", "pool", "name", "raw", "_env", "_content_keys")
 
     def __init__(self, driver: str, pool: str, raw: Mapping) -> None:
         self.driver, self.pool, self.name, self.raw = driver, pool, raw.get("name") or "", raw
         self.key = (driver, pool, self.name)
         self._env = None
+        self._content_keys: dict = {}
 
     @property
     def env(self):
@@ -66,6 +67,40 @@ class Device:
 
             self._env = DeviceEnv(self.driver, self.raw.get("attributes"), self.raw.get("capacity"))
         return self._env
+
+    def content_key(self, names: frozenset[str] | None) -> tuple:
+        """What a selector reading ``names`` can see of this device (its identity when names is None, or
+        when a version attribute is invalid: that fails every selector on the device)."""
+        key = self._content_keys.get(names)
+        if key is None:
+            key = self._content_keys[names] = self._content_key(names)
+        return key
+
+    def _content_key(self, names: frozenset[str] | None) -> tuple:
+        from kwhatif.api.dra_cel import valid_semver
+
+        identity = ("device",) + self.key
+        if names is None:
+            return identity
+        seen: list = [self.driver]
+        for part in ("attributes", "capacity"):
+            entries = self.raw.get(part) or {}
+            # `"domain" in device.attributes` sees which domains the device has
+            seen.append(frozenset(q.partition("/")[0] for q in entries if "/" in q))
+            for qualified, value in entries.items():
+                if type(value) is not dict:
+                    return identity
+                version = value.get("version")
+                if version is not None and not valid_semver(str(version)):
+                    return identity
+                if qualified.rpartition("/")[2] in names:
+                    seen.append((part, qualified, tuple(value.items())))
+        key = tuple(seen)
+        try:
+            hash(key)
+        except TypeError:  # a structured value (not one the selectors can read as an attribute)
+            return identity
+        return key
 
     def attribute(self, qualified: str):
         """lookupAttribute: the fully qualified name, or the bare name when the domain is the driver's."""
@@ -222,14 +257,21 @@ class DraCluster:
         return pools
 
     def selector_matches(self, expression: str, device: Device) -> bool:
-        """One CEL selector on one device; raises CelError (compile or run time), cached either way."""
-        key = (expression, device.key)
+        """One CEL selector on one device; raises CelError (compile or run time), cached either way.
+
+        The result depends only on the driver and the attributes and capacities the expression can
+        read: devices that agree on those (the GPUs of one model, across nodes) share one evaluation."""
+        from kwhatif.api.dra_cel import CelError, compile_selector
+
+        try:
+            program = compile_selector(expression)
+        except CelError as exc:
+            raise exc from None
+        key = (expression, device.content_key(program.names_read))
         cached = self._matches.get(key)
         if cached is None:
-            from kwhatif.api.dra_cel import CelError, compile_selector
-
             try:
-                cached = compile_selector(expression).matches(device.env)
+                cached = program.matches(device.env)
             except CelError as exc:
                 cached = exc
             self._matches[key] = cached
