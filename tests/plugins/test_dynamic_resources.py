@@ -285,3 +285,46 @@ def test_claim_reserved_for_the_maximum_of_pods_is_in_use():
     assert status.reasons == ["resourceclaim in use"]
     _, status = pl.pre_filter(CycleState(), pod_with("c", uid="u7"), snap.node_info_list)
     assert status is None
+
+
+# --- through the CLI -----------------------------------------------------------------------------------
+
+def test_a_config_enabling_dynamic_resources_at_every_point_works_in_place(tmp_path):
+    """Issue 12: the explicit entries validate, and the plugin then runs first among the Filters."""
+    import json
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from kwhatif.cli.app import app
+
+    root = Path(__file__).resolve().parents[2]
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": {
+            point: {"enabled": [{"name": "DynamicResources"}]} for point in ("preEnqueue", "preFilter", "filter",
+                                                                              "postFilter")},
+            "pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "5s"}}]}]}))
+    result = CliRunner().invoke(app, ["place", str(root / "fixtures/pods/dra-trainer.yaml"),
+                                      "--cluster", str(root / "fixtures/clusters/gpu.yaml"),
+                                      "--scheduler-config", str(config), "-o", "json"])
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["selected"] == ["h100-b"]
+    assert out["filtered"]["cpu-a"] == {"plugin": "DynamicResources", "code": "UnschedulableAndUnresolvable",
+                                        "reasons": ["cannot allocate all claims"]}
+
+
+def test_features_off_in_v134_are_named_once_where_they_apply():
+    from kwhatif.framework.interface import NOTES_KEY
+
+    tainted = resource_slice("n", [device("gpu-0", taints=[{"key": "broken", "effect": "NoSchedule"}]),
+                                   device("gpu-1", bindingConditions=["attached"])])
+    _, state, statuses = run_filters([tainted, claim("c", exactly("gpu"))], pod_with("c"))
+    assert statuses["n"] is None  # the taint is ignored (DRADeviceTaints off): gpu-0 is picked
+    assert state.read(DRA_DETAILS_KEY)["n"] == {"allocation": {"default/c": ["gpu: gpu.nvidia.com/n/gpu-0"]}}
+    assert state.read(NOTES_KEY) == [
+        "not modelled for DRA: binding conditions (DRADeviceBindingConditions is off: such devices are never "
+        "allocated)",
+        "not modelled for DRA: device taints (DRADeviceTaints is off: taints are ignored)"]
