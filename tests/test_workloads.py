@@ -331,6 +331,16 @@ def test_release_pods_in_queue_order_and_objects_first(tmp_path):
     assert names(in_order)[2] == "db-0"
 
 
+def test_an_object_given_twice_counts_once_as_its_last_version():
+    first, second = workload("Deployment", replicas=1), workload("Deployment", replicas=3)
+    service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "shop"}}
+    out = run(first, service, second, copy.deepcopy(service))
+    assert len(out.pods) == 3 and out.workloads == [("Deployment shop/web", 3)]
+    assert [o["kind"] for o in out.objects] == ["Service", "ReplicaSet"]
+    assert "Deployment shop/web appears 2 times: the last one is used, as applying them in turn would leave it" \
+        in out.notes
+
+
 def test_priority_from_cluster_classes_and_unknown_class_keeps_its_place():
     low = workload("Deployment", name="low", replicas=1)
     high = workload("Deployment", name="high", replicas=1)

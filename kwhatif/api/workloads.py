@@ -22,6 +22,7 @@ import copy
 import hashlib
 import json
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -614,6 +615,28 @@ def _is_helm_test(obj: Mapping) -> bool:
     return any(h.strip().startswith("test") for h in str(hooks).split(","))
 
 
+def _last_of_each(objects: Sequence[tuple[dict, str]], notes: list[str]) -> list[tuple[dict, str]]:
+    """The objects, shape-checked, each (kind, namespace, name) once: applying a later one with the same
+    identity updates the earlier, so the last one counts (where it stands). Unnamed Pods all count."""
+    identities = []
+    for obj, source in objects:
+        kind = obj.get("kind") or ""
+        if not isinstance(kind, str):
+            raise InputError(f"{source}: an object's kind must be a string, got {kind!r}")
+        _check_shape(obj, source)
+        meta = obj.get("metadata") or {}
+        namespace = None if kind in CLUSTER_SCOPED_KINDS else meta.get("namespace") or "default"
+        identities.append((kind, namespace, meta.get("name")) if meta.get("name") else None)
+    last = {identity: i for i, identity in enumerate(identities) if identity is not None}
+    if len(last) < sum(1 for identity in identities if identity is not None):
+        counts = Counter(identity for identity in identities if identity is not None)
+        for identity, count in counts.items():
+            if count > 1:
+                notes.append(f"{describe(objects[last[identity]][0])} appears {count} times: the last one is used, "
+                             "as applying them in turn would leave it")
+    return [item for i, item in enumerate(objects) if identities[i] is None or last[identities[i]] == i]
+
+
 def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = (),
            priority_classes: Iterable[Mapping] = (), replicas: int | None = None, in_order: bool = False,
            node_checks: NodeChecks | None = None, existing_pods: Iterable[tuple[str, str]] = (),
@@ -639,11 +662,8 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
     cluster_objects: list[dict] = []
     ignored: dict[str, int] = {}
     workloads: list[tuple[str, int]] = []
-    for obj, source in objects:
+    for obj, source in _last_of_each(objects, expander.notes):
         kind = obj.get("kind") or ""
-        if not isinstance(kind, str):
-            raise InputError(f"{source}: an object's kind must be a string, got {kind!r}")
-        _check_shape(obj, source)
         if _is_helm_test(obj):
             expander.notes.append(f"{describe(obj)} is a Helm test hook (helm install does not create it): skipped")
             continue
