@@ -325,12 +325,22 @@ class Framework:
         """Score, NormalizeScore and weights, per node and plugin (RunScorePlugins)."""
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
         memo = self.snapshot.memo
+        # With a memo, the raw scores of all node-local plugins are kept together per unchanged node.
+        local = [pl for pl in plugins if pl.node_local] if memo else []
+        local_columns: dict[str, list[int]] = {}
+        if local:
+            def local_scores(ni: NodeInfo) -> tuple[int, ...]:
+                return tuple(pl.score(state, pod, ni) for pl in local)
+
+            rows = memo.values(memo.table(self, ("score", tuple(pl.name for pl in local))), nodes, local_scores)
+            local_columns = {pl.name: list(column) for pl, column in zip(local, zip(*rows))} if rows else {
+                pl.name: [] for pl in local}
         raw: list[list[int]] = []
         for pl in plugins:
             score = pl.score
             normalize = getattr(pl, "normalize_score", None)
-            if memo and pl.node_local:
-                values = memo.values(memo.table(pl, "score"), nodes, lambda ni: score(state, pod, ni))
+            if pl.name in local_columns:
+                values = local_columns[pl.name]
                 if normalize is None:
                     raw.append(values)
                     continue
