@@ -15,7 +15,7 @@ def _verdict(result) -> str:
     if result.placed is None:
         return f"no placement found ({result.status}; bound {result.bound}, {result.time_limit:g} s limit)"
     if result.status == "OPTIMAL":
-        return f"{result.placed} (proven optimal, {result.wall_time:.1f} s)"
+        return f"{result.placed} (proven optimal)"
     return f"{result.placed} ({result.status}: bound {result.bound}, {result.time_limit:g} s limit)"
 
 
@@ -38,8 +38,8 @@ def _moves(console: Console, result, movable: str | None) -> None:
 def _footer(console: Console, result) -> None:
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {escape(warning)}")
-    console.print(f"[dim]Solver: OR-Tools CP-SAT, {result.types} pod type(s), {result.variables} variables, "
-                  f"{result.wall_time:.1f} s.[/]")
+    console.print(f"[dim]Solver: OR-Tools CP-SAT, {result.types} kind(s) of pods, {result.variables} variables "
+                  f"(-o json: the whole placement and the solver's time).[/]")
 
 
 def render_optimal_capacity(result, movable: str | None = None, console: Console | None = None) -> None:
