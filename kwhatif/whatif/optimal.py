@@ -218,10 +218,12 @@ def _without_required_pod_affinity(info: PodInfo) -> PodInfo:
     return PodInfo({**info.pod, "spec": spec})
 
 
-def static_model(ptype: PodType, snapshot: Snapshot, setup: SchedulerSetup,
-                 frameworks: dict[str, Framework]) -> TypeModel:
+def static_model(ptype: PodType, snapshot: Snapshot, setup: SchedulerSetup, frameworks: dict[str, Framework],
+                 filtered: dict[bytes, list[NodeInfo]]) -> TypeModel:
     """Run the profile's PreFilter and Filter plugins for the type on the cluster without the placed
-    pods, leaving to the solver what depends on them (see the module docstring)."""
+    pods, leaving to the solver what depends on them (see the module docstring). The nodes that pass
+    the Filter plugins are shared (``filtered``) between kinds that only differ in what those plugins
+    do not read (see ``_filter_key``)."""
     info = ptype.info
     profile = setup.profile_for(info.spec.get("schedulerName"))
     fw = frameworks.get(profile.scheduler_name)
@@ -237,19 +239,21 @@ def static_model(ptype: PodType, snapshot: Snapshot, setup: SchedulerSetup,
     if fw.run_pre_enqueue(info) is not None:
         return model  # gated: never scheduled
     nodes = snapshot.node_info_list
-    if model.check_affinity:
-        s_state = CycleState()
-        _, status = fw.plugins_map[inter_pod_affinity.NAME].pre_filter(s_state, info, nodes)
-        s = s_state.read(inter_pod_affinity.PRE_FILTER_STATE_KEY)
-        if s is not None:
-            model.affinity = s if s.affinity_terms else None
-            model.anti_terms = list(s.anti_affinity_terms)
-            model.raw_anti_terms = list(info.required_anti_affinity_terms)
     static_pod = _without_required_pod_affinity(info)
     state = CycleState()
     pre_result, pre_status, _ = fw.run_pre_filter(state, static_pod)
     if pre_status is not None and not pre_status.is_success():
         return model
+    if model.check_affinity:
+        s = state.read(inter_pod_affinity.PRE_FILTER_STATE_KEY)
+        if static_pod is not info:  # the required affinity terms, from the pod as it is
+            s_state = CycleState()
+            fw.plugins_map[inter_pod_affinity.NAME].pre_filter(s_state, info, nodes)
+            s = s_state.read(inter_pod_affinity.PRE_FILTER_STATE_KEY)
+        if s is not None:
+            model.affinity = s if s.affinity_terms else None
+            model.anti_terms = list(s.anti_affinity_terms)
+            model.raw_anti_terms = list(info.required_anti_affinity_terms)
     spread_state = state.read(pod_topology_spread.PRE_FILTER_KEY)
     if pod_topology_spread.NAME in filters and spread_state is not None:
         for i, c in enumerate(spread_state.constraints):
@@ -260,17 +264,30 @@ def static_model(ptype: PodType, snapshot: Snapshot, setup: SchedulerSetup,
             model.spreads.append(Spread(c, dict(spread_state.tp_value_to_match_num[i]), included))
     state.skip_filter_plugins.update(MODELLED_FILTERS)
     affinity_keys = [t.topology_key for t in model.affinity.affinity_terms] if model.affinity else []
-    candidates = nodes if pre_result is None or pre_result.all_nodes() else \
-        [ni for ni in nodes if ni.name in pre_result.node_names]
-    for ni in candidates:
-        if fw.run_filter(state, static_pod, ni) is not None:
-            continue
+    restricted = pre_result is not None and not pre_result.all_nodes()
+    key = _filter_key(profile.scheduler_name, static_pod, state,
+                      sorted(pre_result.node_names) if restricted else None)
+    passing = filtered.get(key)
+    if passing is None:
+        candidates = [ni for ni in nodes if ni.name in pre_result.node_names] if restricted else nodes
+        passing = filtered[key] = [ni for ni in candidates if fw.run_filter(state, static_pod, ni) is None]
+    for ni in passing:
         if any(s.constraint.topology_key not in ni.labels for s in model.spreads):
             continue
         if any(key not in ni.labels for key in affinity_keys):
             continue
         model.nodes.append(ni.name)
     return model
+
+
+def _filter_key(profile: str, pod: PodInfo, state: CycleState, prefiltered: list[str] | None) -> bytes:
+    """What the Filter plugins kwhatif runs statically read of a pod: its spec but the containers (of
+    which only host ports count: resources are the solver's), its namespace, and its labels only when
+    InterPodAffinity has something to check (an existing pod's anti-affinity may match them)."""
+    spec = {k: v for k, v in pod.spec.items() if k not in ("containers", "initContainers", "nodeName")}
+    labels = pod.labels if state.read(inter_pod_affinity.PRE_FILTER_STATE_KEY) is not None else None
+    return orjson.dumps([profile, pod.namespace, labels, spec, pod.host_ports, prefiltered],
+                        option=orjson.OPT_SORT_KEYS, default=str)
 
 
 def per_node_cap(model: TypeModel, ni: NodeInfo, self_exclusive: bool) -> int:
@@ -406,7 +423,9 @@ class Solver:
     def _static_models(self, setup: SchedulerSetup) -> list[TypeModel]:
         """Each type's static answer. Movable pods that no node accepts (kwhatif's filters reject them
         everywhere, e.g. their volumes are missing from the dump) stay where they are."""
-        models = [static_model(t, self.snapshot, setup, {}) for t in self.types]
+        frameworks: dict[str, Framework] = {}
+        filtered: dict[bytes, list[NodeInfo]] = {}
+        models = [static_model(t, self.snapshot, setup, frameworks, filtered) for t in self.types]
         stuck = [t for t, m in zip(self.types, models) if t.movable and not m.nodes]
         if not stuck:
             return models
@@ -416,7 +435,8 @@ class Solver:
         names = ", ".join(t.name_of(k) for t in stuck for k in range(t.count))
         self.warnings.append(f"movable pods that no node accepts stay where they are: {names}")
         self.types = [t for t in self.types if all(t is not s for s in stuck)]
-        return [static_model(t, self.snapshot, setup, {}) for t in self.types]
+        frameworks, filtered = {}, {}
+        return [static_model(t, self.snapshot, setup, frameworks, filtered) for t in self.types]
 
     # units -----------------------------------------------------------------------------------------
 
