@@ -54,7 +54,7 @@ def run(size: int, args: argparse.Namespace) -> list[str]:
             solver_times.append(result.solver_time)
             answers.add((result.placed, result.status, result.bound, len(result.moved)))
         placed, status, bound, moved = max(answers, key=lambda a: (a[0] or 0))
-        gap = "0" if status == "OPTIMAL" else f"{bound - (placed or 0)}"
+        gap = "–" if placed is None else "0" if status == "OPTIMAL" else f"{bound - placed}"
         rows.append(f"| {size:,} | {label} | {greedy.instances} ({greedy_time:.0f} s) | {placed} | {status} | "
                     f"{bound} | {gap} | {result.movable} / {moved} | {result.types} / {result.variables:,} | "
                     f"{statistics.median(solver_times):.1f} s | {statistics.median(times):.1f} s |")
