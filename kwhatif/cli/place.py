@@ -53,6 +53,10 @@ def place(
     optimal: bool = optimal_option(),
     movable: Optional[str] = movable_option(),
     time_limit: float = time_limit_option(),
+    suggest: bool = typer.Option(False, "--suggest",
+                                 help="When the pod does not fit: what would make it fit (smaller requests, "
+                                      "tolerations, uncordon, taint removal, preemption, added nodes), each "
+                                      "change checked by scheduling again; -o json/yaml adds 'suggestions'."),
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would.
 
@@ -79,12 +83,35 @@ def place(
     result = whatif.place_pod(raw, source, cluster_state, setup, trace=trace)
     result.warnings.extend(expansion.notes)
     result.scenario = scenario
-    render_output.emit(result, output.value, nodes=node or None)
+    if suggest:
+        _emit_with_suggestions(raw, source, cluster_state, setup, result, output, node)
+    else:
+        render_output.emit(result, output.value, nodes=node or None)
     if trace and output in (Output.table, Output.wide):
         from kwhatif.render.extenders import render_trace
 
         render_trace(trace)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))
+
+
+def _emit_with_suggestions(raw, source, cluster_state, setup, result, output: Output, node) -> None:
+    """The answer followed by what would make the pod fit (nothing when it fits)."""
+    from kwhatif.render import output as render_output
+    from kwhatif.whatif.suggest import suggest
+
+    found = suggest(raw, source, cluster_state, setup, result)
+    if output in (Output.json, Output.yaml):
+        data = result.to_dict()
+        data["suggestions"] = found.to_dict()
+        data["suggestionNotes"] = list(found.notes)
+        typer.echo(render_output.to_json(data) if output == Output.json else render_output.to_yaml(data),
+                   nl=output == Output.json)
+        return
+    from kwhatif.render.suggest import render_suggestions
+
+    render_output.emit(result, output.value, nodes=node or None)
+    if not result.fits:
+        render_suggestions(found)
 
 
 def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int | None,

@@ -1,0 +1,110 @@
+"""``place --suggest``: every suggestion for a conformance case that does not fit is applied the way a
+script would (JSON Patch on the pod manifest, the cluster-change flags through the changes module) and
+the pod placed again must fit with the promised feasible count and pick."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonpatch
+import pytest
+
+from tests.conformance_support import CASES_DIR, PORT_PLACEHOLDER, needs_extender
+
+CASE_FILES = sorted(CASES_DIR.glob("*.json")) if CASES_DIR.is_dir() else []
+
+
+def _not_fitting() -> list[Path]:
+    out = []
+    for path in CASE_FILES:
+        expect = json.loads(path.read_text())["expect"]
+        if not expect.get("feasible") and not expect.get("gated"):
+            out.append(path)
+    return out
+
+
+NOT_FITTING = _not_fitting()
+# Cases for which no suggestion is found yet (what blocks is not a kind --suggest changes yet).
+NO_SUGGESTION_YET = {
+    **{case: "unbound immediate PVCs / volume binding" for case in
+       ("gen-0034-volumes", "gen-0094-volumes", "gen-0201-volumes", "gen-0236-volumes")},
+    **{case: "DRA claims that cannot be allocated" for case in
+       ("gen-4009-dra", "gen-4010-dra", "gen-4011-dra", "gen-4016-dra", "gen-4017-dra", "gen-4018-dra",
+        "gen-4029-dra", "gen-4030-dra", "gen-4031-dra", "gen-4036-dra", "gen-4037-dra", "gen-4038-dra",
+        "gen-4040-dra")},
+    "gen-0183-pod-affinity": "existing pods' anti-affinity (the pod's own labels)",
+}
+
+
+def _param(path: Path):
+    why = NO_SUGGESTION_YET.get(path.stem)
+    marks = [pytest.mark.xfail(strict=True, reason=f"no suggestion yet: {why}")] if why else []
+    return pytest.param(path, id=path.stem, marks=marks)
+
+
+def _inputs(case: dict, extender_port):
+    from kwhatif.state.cluster import Cluster
+    from kwhatif.whatif import SchedulerSetup
+
+    cluster = Cluster.from_objects([(o, "cluster.json") for o in case["cluster"]["items"]])
+    setup = SchedulerSetup()
+    cfg = case.get("schedulerConfig")
+    if cfg:
+        from kwhatif.framework.scheduler_config import scheduler_config_from_dict
+
+        if needs_extender(case):
+            cfg = json.loads(json.dumps(cfg).replace(PORT_PLACEHOLDER, str(extender_port())))
+        setup = scheduler_config_from_dict(cfg, "config.json")
+    return cluster, setup
+
+
+def _place_with(case_pod: dict, cluster, setup, suggestion: dict):
+    """Apply a suggestion as a script would and place the pod again."""
+    from kwhatif.cli.changes import extract_changes
+    from kwhatif.whatif import place_pod
+    from kwhatif.whatif.changes import scenario_for
+
+    pod = jsonpatch.apply_patch(case_pod, suggestion["apply"]["podPatch"])
+    changes, rest = extract_changes(list(suggestion["apply"]["clusterFlags"]))
+    assert not rest
+    if changes:
+        cluster = scenario_for(cluster, changes, setup).cluster
+    return place_pod(pod, "pod.json", cluster, setup)
+
+
+@pytest.mark.parametrize("case_file", [_param(path) for path in NOT_FITTING])
+def test_every_suggestion_makes_the_pod_fit(case_file: Path, extender_port) -> None:
+    from kwhatif.whatif import place_pod
+    from kwhatif.whatif.suggest import suggest, would_select
+
+    case = json.loads(case_file.read_text())
+    cluster, setup = _inputs(case, extender_port)
+    result = place_pod(case["pod"], "pod.json", cluster, setup)
+    assert not result.fits
+    found = suggest(case["pod"], "pod.json", cluster, setup, result).to_dict()
+    for suggestion in found:
+        again = _place_with(case["pod"], cluster, setup, suggestion)
+        assert len(again.feasible) == suggestion["feasibleCount"], suggestion
+        assert would_select(again) == suggestion["wouldSelect"], suggestion
+        if suggestion["kind"] == "request":
+            assert not _place_with(case["pod"], cluster, setup, _one_unit_more(suggestion)).fits, suggestion
+    assert found, "no suggestion"
+
+
+def _one_unit_more(suggestion: dict) -> dict:
+    """The request suggestion with one unit (1m cpu, 1 byte, 1 device) more."""
+    (op,) = suggestion["apply"]["podPatch"]
+    value = op["value"]
+    if isinstance(value, dict):  # a whole requests/resources block was added
+        inner = value.get("requests", value)
+        (resource, quantity), = inner.items()
+        bumped = {resource: _bump(quantity)}
+        value = {"requests": bumped} if "requests" in value else bumped
+    else:
+        value = _bump(value)
+    return {**suggestion, "apply": {"podPatch": [{**op, "value": value}], "clusterFlags": []}}
+
+
+def _bump(quantity: str) -> str:
+    return f"{int(quantity[:-1]) + 1}m" if quantity.endswith("m") else str(int(quantity) + 1)
