@@ -149,6 +149,14 @@ def describe(obj: dict) -> str:
     return f"{obj.get('kind', '<no kind>')} {ns + '/' if ns else ''}{name}"
 
 
+class TemplatePod(dict):
+    """The pod a controller would create from its template, remembering the workload it came from
+    and where the template sits in it, so that validation names the workload's own fields."""
+
+    workload: dict
+    template_path: str
+
+
 def pod_from_object(obj: dict, source: str) -> dict:
     """The pod a manifest describes: a Pod, or the pod a controller would create from its template."""
     kind = obj.get("kind")
@@ -175,7 +183,9 @@ def pod_from_object(obj: dict, source: str) -> dict:
         pod_meta["annotations"] = dict(tmeta["annotations"])
     pod_meta["ownerReferences"] = [{"apiVersion": obj.get("apiVersion", ""), "kind": kind, "name": name,
                                     "controller": True}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": dict(template.get("spec") or {})}
+    pod = TemplatePod(apiVersion="v1", kind="Pod", metadata=pod_meta, spec=dict(template.get("spec") or {}))
+    pod.workload, pod.template_path = obj, ".".join(TEMPLATE_PATHS[kind])
+    return pod
 
 
 def load_manifests(path: str) -> tuple[list[tuple[dict, str]], bool]:

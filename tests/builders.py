@@ -19,6 +19,14 @@ from kwhatif.state.snapshot import Snapshot
 _start = itertools.count(1)
 
 
+def _requirements(requests: dict) -> dict:
+    """Requests, with the limits the API server demands for resources that cannot be overcommitted
+    (extended resources and hugepages: limit == request)."""
+    limits = {k: v for k, v in requests.items()
+              if k.startswith("hugepages-") or ("/" in k and "kubernetes.io/" not in k)}
+    return {"requests": requests, "limits": limits} if limits else {"requests": requests}
+
+
 class PodBuilder:
     def __init__(self, name: str) -> None:
         self._pod = {"apiVersion": "v1", "kind": "Pod",
@@ -52,12 +60,12 @@ class PodBuilder:
         reqs = {k.replace("_", "-"): v for k, v in resources.items()}
         if "resources" in containers[-1]:
             containers.append({"name": f"c{len(containers)}", "image": "registry.example.com/app:1"})
-        containers[-1]["resources"] = {"requests": reqs}
+        containers[-1]["resources"] = _requirements(reqs)
         return self
 
     def init_req(self, sidecar: bool = False, **resources: str) -> "PodBuilder":
         c = {"name": f"init{len(self.spec.get('initContainers', []))}", "image": "busybox",
-             "resources": {"requests": {k.replace("_", "-"): v for k, v in resources.items()}}}
+             "resources": _requirements({k.replace("_", "-"): v for k, v in resources.items()})}
         if sidecar:
             c["restartPolicy"] = "Always"
         self.spec.setdefault("initContainers", []).append(c)

@@ -83,9 +83,9 @@ def test_stdin_pod():
     ("apiVersion: v1\nkind: Pod\nmetadata: {name: big}\nspec:\n  containers:\n  - name: c\n    image: nginx\n"
      "    resources: {requests: {cpu: 2 cores}}\n",
      "Pod big: spec.containers[0].resources.requests.cpu: invalid quantity '2 cores'"),
-    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: nope\n  containers: []\n",
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  priorityClassName: nope\n  containers: [{name: c, image: nginx}]\n",
      "spec.priorityClassName: no PriorityClass with name 'nope'"),
-    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  schedulerName: other\n  containers: []\n",
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  schedulerName: other\n  containers: [{name: c, image: nginx}]\n",
      "spec.schedulerName 'other' has no scheduler profile"),
 ])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, content, fragment):

@@ -76,7 +76,7 @@ def _defaulted_containers(containers: list, host_network: bool) -> list:
     return containers if out is None else out
 
 
-def _default_pod_level_requests(pod: dict) -> None:
+def default_pod_level_requests(pod: dict) -> None:
     """defaultPodRequests: pod-level requests from container requests, then from pod-level limits.
     ``pod["spec"]`` is the caller's own copy; its ``resources`` is replaced, not modified."""
     spec = pod["spec"]
@@ -117,7 +117,7 @@ def default_pod(pod: dict, share: bool = False) -> dict:
     for key in ("containers", "initContainers"):
         if spec.get(key):
             spec[key] = _defaulted_containers(spec[key], host_network)
-    _default_pod_level_requests(pod)
+    default_pod_level_requests(pod)
     _merge_match_label_keys(pod)
     return pod
 

@@ -66,3 +66,44 @@ def ceil_int(value: Decimal) -> int:
 def milli_value(value: Decimal) -> int:
     """Go's Quantity.MilliValue(): the value in thousandths, rounded up."""
     return ceil_int(value * 1000)
+
+
+_BINARY_SUFFIXES = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_NANO = Decimal("1e-9")
+
+
+def canonical_quantity(value: str | int | float) -> str:
+    """Go's ``Quantity.String()``: the canonical form the API server prints in its messages
+    ("1000m" -> "1", "0.5" -> "500m", "1536Mi" stays, "2048Ki" -> "2Mi", "1e3" stays)."""
+    amount = parse_quantity(value)
+    if amount.is_zero():
+        return "0"
+    text = str(value).strip()
+    suffix = text.lstrip("+-0123456789.")
+    if suffix[:1] in ("e", "E"):
+        fmt = "exponent"
+    elif suffix in _BINARY_SUFFIXES:
+        fmt = "binary"
+    else:
+        fmt = "decimal"
+    # ParseQuantity keeps at most nano precision, rounding up.
+    if amount.as_tuple().exponent < -9:
+        amount = amount.quantize(_NANO, rounding="ROUND_CEILING")
+    if fmt == "binary" and (abs(amount) < 1024 or amount != amount.to_integral_value()):
+        fmt = "decimal"  # small or fractional binary values print as decimal, without rounding
+    if fmt == "binary":
+        number, exponent = int(amount), 0
+        while number % 1024 == 0 and exponent < 6:
+            number //= 1024
+            exponent += 1
+        return f"{number}{([''] + list(_BINARY_SUFFIXES))[exponent]}"
+    sign, digits, exponent = amount.normalize().as_tuple()
+    mantissa = int("".join(map(str, digits)))
+    remainder = exponent % 3
+    mantissa *= 10 ** remainder
+    exponent -= remainder
+    number = f"{'-' if sign else ''}{mantissa}"
+    if fmt == "decimal" and exponent in _DECIMAL_SUFFIXES:
+        return number + _DECIMAL_SUFFIXES[exponent]
+    return number + (f"e{exponent}" if exponent else "")

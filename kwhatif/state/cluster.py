@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kwhatif.api.defaults import PriorityResolver, default_node, default_pod, default_uid
-from kwhatif.api.quantity import QuantityError, parse_quantity
+from kwhatif.api.validation import check_resource_list, validate_pod_quantities
 from kwhatif.errors import InputError
 from kwhatif.loader import describe
 from kwhatif.state.bulk import bulk_allocation
@@ -115,68 +115,9 @@ class Cluster:
         return {kind: len(getattr(self, attr)) for kind, attr in KINDS.items() if getattr(self, attr)}
 
 
-def _check_resource_list(raw, where: str, obj: dict, source: str) -> None:
-    if raw is None:
-        return
-    if not isinstance(raw, dict):
-        raise InputError(f"{source}: {describe(obj)}: {where}: expected a map of resource quantities")
-    for name, value in raw.items():
-        try:
-            parse_quantity(value)
-        except QuantityError:
-            raise InputError(f"{source}: {describe(obj)}: {where}.{name}: invalid quantity {value!r}") from None
-
-
-def _quantities_parse(raw) -> bool:
-    """Whether ``raw`` is absent or a map of quantities that all parse."""
-    if raw is None:
-        return True
-    if not isinstance(raw, dict):
-        return False
-    try:
-        for value in raw.values():
-            parse_quantity(value)
-    except QuantityError:
-        return False
-    return True
-
-
-def validate_pod_quantities(pod: dict, source: str) -> None:
-    """Every quantity a pod carries parses, or one InputError naming file, object and field."""
-    spec = pod.get("spec")
-    if not isinstance(spec, dict):
-        if spec is None:
-            return
-        raise InputError(f"{source}: {describe(pod)}: spec: expected a mapping")
-    # One quick pass; only a pod with a bad quantity is walked again to say where.
-    for group in ("initContainers", "containers"):
-        for c in spec.get(group) or ():
-            resources = c.get("resources")
-            if resources and not (_quantities_parse(resources.get("requests"))
-                                  and _quantities_parse(resources.get("limits"))):
-                return _raise_pod_quantity_error(pod, spec, source)
-    pod_resources = spec.get("resources")
-    if (pod_resources and not (_quantities_parse(pod_resources.get("requests"))
-                               and _quantities_parse(pod_resources.get("limits")))) \
-            or not _quantities_parse(spec.get("overhead")):
-        _raise_pod_quantity_error(pod, spec, source)
-
-
-def _raise_pod_quantity_error(pod: dict, spec: dict, source: str) -> None:
-    """The InputError for the first bad quantity, in the order the fields appear."""
-    for group in ("initContainers", "containers"):
-        for i, c in enumerate(spec.get(group) or []):
-            resources = c.get("resources") or {}
-            for part in ("requests", "limits"):
-                _check_resource_list(resources.get(part), f"spec.{group}[{i}].resources.{part}", pod, source)
-    for part in ("requests", "limits"):
-        _check_resource_list((spec.get("resources") or {}).get(part), f"spec.resources.{part}", pod, source)
-    _check_resource_list(spec.get("overhead"), "spec.overhead", pod, source)
-
-
 def validate_node_quantities(node: dict, source: str) -> None:
     status = node.get("status") or {}
     for part in ("capacity", "allocatable"):
-        _check_resource_list(status.get(part), f"status.{part}", node, source)
+        check_resource_list(status.get(part), f"status.{part}", describe(node), source)
 
 

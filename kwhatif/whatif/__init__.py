@@ -12,7 +12,8 @@ from kwhatif.framework.runtime import Framework
 from kwhatif.loader import describe, load_objects
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
-from kwhatif.state.cluster import Cluster, validate_pod_quantities
+from kwhatif.api.validation import PodValidationError, proposed_pod_errors, validate_pod_quantities
+from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 
@@ -69,8 +70,12 @@ def load_live_cluster(kubeconfig: str | None = None, context: str | None = None)
 
 
 def prepare_pod(raw: dict, source: str, cluster: Cluster) -> tuple[PodInfo, object]:
-    """The proposed pod as the API server would create it: defaulted and priority-admitted."""
-    validate_pod_quantities(raw, source)
+    """The proposed pod as the API server would create it: decoded strictly, validated, defaulted and
+    priority-admitted. A pod the API server would refuse is a PodValidationError with all its errors."""
+    manifest = getattr(raw, "workload", raw)
+    errors = proposed_pod_errors(manifest, getattr(raw, "template_path", None), source)
+    if errors:
+        raise PodValidationError(f"{source}: {describe(manifest)}", errors)
     pod = default_pod(raw)
     resolver = PriorityResolver(cluster.priority_classes)
     admission = resolver.resolve(pod)
