@@ -78,8 +78,6 @@ CASES = [
     ("no-name", {"metadata.name": None}, ["metadata.name: Required value: name or generateName is required"]),
     ("name-uppercase", {"metadata.name": "Web"}, [f'metadata.name: Invalid value: "Web": {SUBDOMAIN}']),
     ("name-underscore", {"metadata.name": "my_web"}, [f'metadata.name: Invalid value: "my_web": {SUBDOMAIN}']),
-    ("generate-name-bad", {"metadata.name": None, "metadata.generateName": "Web-"},
-     [f'metadata.generateName: Invalid value: "Web-": {SUBDOMAIN}']),
     ("namespace-dots", {"metadata.namespace": "shop.prod"},
      ['metadata.namespace: Invalid value: "shop.prod": must not contain dots']),
     ("namespace-upper", {"metadata.namespace": "Shop"}, [f'metadata.namespace: Invalid value: "Shop": {DNS_LABEL}']),
@@ -380,6 +378,15 @@ def test_invalid_pod_is_refused_with_upstreams_errors(tmp_path, changes, expecte
     assert result.exit_code == 2, result.output
     assert result.stdout == ""
     assert result.stderr.splitlines() == [f"error: {path}: {who}: {line}" for line in expected]
+
+
+def test_generate_name_is_validated_and_so_is_the_name_made_from_it(tmp_path):
+    pod = make_pod({"metadata.name": None, "metadata.generateName": "Web-"})
+    result, path = place(pod, tmp_path)
+    assert result.exit_code == 2
+    first, second = result.stderr.splitlines()
+    assert first.endswith(f': metadata.generateName: Invalid value: "Web-": {SUBDOMAIN}')
+    assert ': metadata.name: Invalid value: "Web-' in second and second.endswith(SUBDOMAIN)
 
 
 def test_every_error_of_the_pod_is_reported_once_per_line(tmp_path):

@@ -1110,6 +1110,20 @@ def proposed_pod_errors(obj: dict, template_path: str | None = None, source: str
     return validate_pod_template(template, template_path, claim_templates)
 
 
+# Where a workload kind keeps its pod template.
+TEMPLATE_PATHS = {"Deployment": "spec.template", "ReplicaSet": "spec.template", "StatefulSet": "spec.template",
+                  "DaemonSet": "spec.template", "Job": "spec.template", "ReplicationController": "spec.template",
+                  "CronJob": "spec.jobTemplate.spec.template"}
+
+
+def check_workload(obj: dict, source: str) -> None:
+    """A workload manifest the API server would refuse (strict decoding, its pod template's validation)
+    is a PodValidationError naming the workload and the template's fields."""
+    errors = proposed_pod_errors(obj, TEMPLATE_PATHS[obj["kind"]], source)
+    if errors:
+        raise PodValidationError(f"{source}: {describe(obj)}", errors)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Quantities every pod must carry in a parseable form (proposed and cluster pods alike)
 

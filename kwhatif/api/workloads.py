@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
 from kwhatif.api.defaults import PriorityResolver
+from kwhatif.api.validation import check_workload
 from kwhatif.errors import InputError
 
 # Objects that scheduling reads and that applying a release adds to the cluster first, in the order
@@ -670,6 +671,8 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
         if kind in by_kind:
             if kind != "Pod" and not _field(obj, ("metadata", "name")):
                 raise InputError(f"{source}: {describe(obj)}: metadata.name is required")
+            if kind != "Pod":
+                check_workload(obj, source)  # each pod it makes is validated when it is prepared
             made = by_kind[kind](obj, source)
             pods.extend((pod, source) for pod in made)
             if kind != "Pod":
