@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kwhatif.api.validation import proposed_pod_errors
 from kwhatif.cli.app import app
+from kwhatif.errors import InputError
 from kwhatif.loader import load_objects, pod_from_object
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -503,3 +506,49 @@ KNOWN_INVALID_REAL_MANIFESTS = {
     "popeye__lint_testdata_core_pod_2.yaml__3__Pod.yaml": 'spec.containers[0].volumeMounts[0].name: Not found: '
                                                           '"config-volume"',
 }
+
+
+FUZZ_POD = make_pod({
+    "spec.tolerations": [{"key": "k", "operator": "Equal", "value": "v", "effect": "NoExecute", "tolerationSeconds": 1}],
+    "spec.affinity": {**node_affinity({"key": "zone", "operator": "In", "values": ["a"]}),
+                      **pod_affinity({"matchLabelKeys": ["version"], "namespaceSelector": {"matchLabels": {"a": "b"}}})},
+    "spec.topologySpreadConstraints": spread(minDomains=1, matchLabelKeys=["version"], nodeTaintsPolicy="Honor"),
+    "spec.volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "c"}}, {"name": "e", "ephemeral": {
+        "volumeClaimTemplate": {"spec": {}}}}],
+    "spec.initContainers": [container(name="init", restartPolicy="Always", ports=[{"containerPort": 1, "hostPort": 1}],
+                                      **res(limits={"hugepages-2Mi": "2Mi", "memory": "1Gi"}))],
+    "spec.resources": {"requests": {"cpu": "1"}, "limits": {"cpu": "2"}},
+    "spec.overhead": {"cpu": "10m"}, "spec.schedulingGates": [{"name": "g"}], "spec.os": {"name": "linux"},
+    "spec.resourceClaims": [{"name": "gpu", "resourceClaimName": "gpu"}],
+})
+FUZZ_JUNK = [None, 0, -1, 2**70, "x", "", [], {}, [1], {"a": 1}, True, 1.5, [None], [{}], "\u00e9\u0000", [[]]]
+
+
+def _fuzz_paths(value, prefix=()):
+    yield prefix
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _fuzz_paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _fuzz_paths(item, (*prefix, i))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_validation_of_any_mangled_pod_ends_in_errors_never_a_crash(data):
+    """Any field of a rich valid pod set to any junk: a list of errors (or an InputError for a
+    quantity), never another exception."""
+    assert proposed_pod_errors(FUZZ_POD) == []
+    pod = copy.deepcopy(FUZZ_POD)
+    path = data.draw(st.sampled_from([p for p in _fuzz_paths(pod) if p]))
+    target = pod
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = data.draw(st.sampled_from(FUZZ_JUNK))
+    try:
+        errors = proposed_pod_errors(pod)
+    except InputError as exc:
+        assert "quantity" in str(exc) or "expected a map" in str(exc)
+        return
+    assert all(str(e) for e in errors)

@@ -97,85 +97,101 @@ def _json_type(value) -> str:
     return "null" if value is None else type(value).__name__
 
 
+_ZERO = {"str": "", "datetime": "", "int": 0, "float": 0, "bool": False}
+
+
+def _zero(kind: str):
+    """The value a null decodes to (Go's zero value): "" / 0 / false, an empty list, map or object."""
+    if kind.startswith("List["):
+        return []
+    if kind.startswith("Dict[") or kind not in _ZERO:
+        return {} if kind != "object" else None
+    return _ZERO[kind]
+
+
 class _Decoder:
+    """Walks a manifest along the client's schema: collects unknown fields and type errors, and returns
+    the decoded value (nulls as Go's zero values, unknown fields dropped) for validation to read."""
+
     def __init__(self) -> None:
         self.unknown: list[str] = []
         self.type_errors: list[str] = []
 
-    def mismatch(self, value, kind: str, path: str) -> None:
+    def mismatch(self, value, kind: str, path: str):
         self.type_errors.append(f"{path}: cannot unmarshal {_json_type(value)} into a field of type {_go_type(kind)}")
+        return _zero(kind)
 
-    def value(self, value, kind: str, path: str, quantity: bool = False) -> None:
-        if value is None:
-            return  # null is the zero value for every field
+    def value(self, value, kind: str, path: str, quantity: bool = False):
         if quantity:  # whether it parses is validate_pod_quantities' to say, naming the quantity
+            if value is None:
+                return "0"
             if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-                self.mismatch(value, "quantity", path)
-            return
+                return self.mismatch(value, "quantity", path)
+            return value
+        if value is None:
+            return _zero(kind)
         if kind.startswith("List["):
             if not isinstance(value, list):
-                self.mismatch(value, kind, path)
-                return
-            for i, item in enumerate(value):
-                self.value(item, kind[5:-1], f"{path}[{i}]")
-        elif kind.startswith("Dict["):
+                return self.mismatch(value, kind, path)
+            return [self.value(item, kind[5:-1], f"{path}[{i}]") for i, item in enumerate(value)]
+        if kind.startswith("Dict["):
             if not isinstance(value, dict):
-                self.mismatch(value, kind, path)
-                return
+                return self.mismatch(value, kind, path)
             inner = kind[5:-1].split(",", 1)[1].strip()
-            for key, item in value.items():
-                self.value(item, inner, f"{path}.{key}")
-        elif kind == "str" or kind == "datetime":
-            if not isinstance(value, str):
-                self.mismatch(value, kind, path)
-        elif kind == "int":
+            return {key: self.value(item, inner, f"{path}.{key}") for key, item in value.items()}
+        if kind in ("str", "datetime"):
+            return value if isinstance(value, str) else self.mismatch(value, kind, path)
+        if kind == "int":
             if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, float) and value.is_integer())):
-                self.mismatch(value, kind, path)
-        elif kind == "float":
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                self.mismatch(value, kind, path)
-        elif kind == "bool":
-            if not isinstance(value, bool):
-                self.mismatch(value, kind, path)
-        elif kind == "object":
-            return  # IntOrString, RawExtension: anything
-        else:
-            self.object(value, kind, path)
+                return self.mismatch(value, kind, path)
+            return int(value)
+        if kind == "float":
+            return value if isinstance(value, (int, float)) and not isinstance(value, bool) else self.mismatch(value, kind, path)
+        if kind == "bool":
+            return value if isinstance(value, bool) else self.mismatch(value, kind, path)
+        if kind == "object":
+            return value  # IntOrString, RawExtension: anything
+        return self.object(value, kind, path)
 
-    def object(self, value, model: str, path: str) -> None:
+    def object(self, value, model: str, path: str) -> dict:
         if not isinstance(value, dict):
-            self.mismatch(value, model, path)
-            return
+            return self.mismatch(value, model, path)
         fields = model_fields(model)
         if not fields:
-            return
+            return value
+        out = {}
         for key, item in value.items():
             where = f"{path}.{key}" if path else str(key)
             kind = fields.get(key)
             if kind is None:
                 self.unknown.append(where)
                 continue
-            quantity_map = (model, key) in _QUANTITY_MAPS
-            if quantity_map and isinstance(item, dict):
-                for name, quantity in item.items():
-                    self.value(quantity, "str", f"{where}.{name}", quantity=True)
+            if item is None:
+                continue  # a null field is an unset one
+            if (model, key) in _QUANTITY_MAPS and isinstance(item, dict):
+                out[key] = {name: self.value(q, "str", f"{where}.{name}", quantity=True) for name, q in item.items()}
             else:
-                self.value(item, kind, where, quantity=(model, key) in _QUANTITY_FIELDS)
+                out[key] = self.value(item, kind, where, quantity=(model, key) in _QUANTITY_FIELDS)
+        return out
 
 
-def strict_decode_errors(obj: dict) -> list[str]:
-    """Why the API server would refuse to decode ``obj`` (empty when it decodes): a wrong
-    apiVersion/kind, values of the wrong type, then unknown fields in one ``strict decoding error``."""
+def strict_decode(obj: dict) -> tuple[list[str], dict]:
+    """Why the API server would refuse to decode ``obj`` (empty when it decodes: a wrong apiVersion/kind,
+    values of the wrong type, then unknown fields in one ``strict decoding error``), and the decoded
+    object (nulls as zero values)."""
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
+    for name, value in (("apiVersion", api_version), ("kind", kind)):
+        if value is not None and not isinstance(value, str):
+            return [f"{name}: cannot unmarshal {_json_type(value)} into a field of type string"], obj
     if not api_version:
-        return ["apiVersion not set"]
+        return ["apiVersion not set"], obj
     removed = api_version in REMOVED_VERSIONS.get(kind, ())
     if SERVED_VERSIONS.get(kind) != api_version and not removed:
-        return [f'no matches for kind "{kind}" in version "{api_version}"']
+        return [f'no matches for kind "{kind}" in version "{api_version}"'], obj
     decoder = _Decoder()
-    decoder.object(obj, f"V1{kind}", "")
+    decoded = decoder.object(obj, f"V1{kind}", "")
     errors = list(decoder.type_errors)
     if decoder.unknown and not removed:
         errors.append("strict decoding error: " + ", ".join(f'unknown field "{path}"' for path in decoder.unknown))
-    return errors
+    return errors, decoded

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from kwhatif.api.decoding import strict_decode_errors
+from kwhatif.api.decoding import strict_decode
 from kwhatif.api.defaults import default_pod_level_requests
 from kwhatif.api.quantity import QuantityError, canonical_quantity, milli_value, parse_quantity
 from kwhatif.errors import InputError
@@ -1096,7 +1096,7 @@ def proposed_pod_errors(obj: dict, template_path: str | None = None, source: str
     """Why the API server would refuse ``obj``: strict decoding errors, else the validation errors of a
     Pod (ValidatePodCreate) or of a workload's pod template at ``template_path`` (ValidatePodTemplateSpec).
     A quantity that does not parse is an InputError naming it."""
-    errors = strict_decode_errors(obj)
+    errors, obj = strict_decode(obj)
     if errors:
         return errors
     template = obj
@@ -1118,7 +1118,13 @@ TEMPLATE_PATHS = {"Deployment": "spec.template", "ReplicaSet": "spec.template", 
 
 def check_workload(obj: dict, source: str) -> None:
     """A workload manifest the API server would refuse (strict decoding, its pod template's validation)
-    is a PodValidationError naming the workload and the template's fields."""
+    is a PodValidationError naming the workload and the template's fields. A missing template is the
+    expansion's to report."""
+    template = obj
+    for key in TEMPLATE_PATHS[obj["kind"]].split("."):
+        template = template.get(key) if isinstance(template, dict) else None
+    if not isinstance(template, dict):
+        return
     errors = proposed_pod_errors(obj, TEMPLATE_PATHS[obj["kind"]], source)
     if errors:
         raise PodValidationError(f"{source}: {describe(obj)}", errors)
