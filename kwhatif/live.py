@@ -86,6 +86,8 @@ RESOURCES = (
              "list_csi_storage_capacity_for_all_namespaces"),
     Resource("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments.storage.k8s.io", "StorageV1Api",
              "list_volume_attachment"),
+    Resource("LimitRange", "v1", "limitranges", "CoreV1Api", "list_limit_range_for_all_namespaces"),
+    Resource("RuntimeClass", "node.k8s.io/v1", "runtimeclasses.node.k8s.io", "NodeV1Api", "list_runtime_class"),
     Resource("DeviceClass", "resource.k8s.io/v1", "deviceclasses.resource.k8s.io", "ResourceV1Api",
              "list_device_class"),
     Resource("ResourceSlice", "resource.k8s.io/v1", "resourceslices.resource.k8s.io", "ResourceV1Api",

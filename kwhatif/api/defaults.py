@@ -164,10 +164,15 @@ class Admission:
     priority: int
     priority_class_name: str
     preemption_policy: str
+    # What admission plugins changed in the pod (kwhatif.api.admission.AdmissionChange).
+    changes: tuple = ()
 
     def to_dict(self) -> dict:
-        return {"priority": self.priority, "priorityClassName": self.priority_class_name,
-                "preemptionPolicy": self.preemption_policy}
+        out = {"priority": self.priority, "priorityClassName": self.priority_class_name,
+               "preemptionPolicy": self.preemption_policy}
+        if self.changes:
+            out["changes"] = [change.to_dict() for change in self.changes]
+        return out
 
 
 class PriorityResolver:

@@ -1092,6 +1092,17 @@ def validate_pod_template(template: dict, path: str, claim_templates: tuple[str,
     return errs
 
 
+def validate_admitted_resources(pod: dict) -> list[FieldError]:
+    """The containers' resources again, after admission (LimitRanger, RuntimeClass) changed them."""
+    spec = pod.get("spec") or {}
+    errs: list[FieldError] = []
+    for group in ("containers", "initContainers"):
+        for i, c in enumerate(spec.get(group) or []):
+            errs += _validate_resource_requirements(c.get("resources") or {}, _validate_container_resource_name,
+                                                    f"spec.{group}[{i}].resources")
+    return errs
+
+
 def proposed_pod_errors(obj: dict, template_path: str | None = None, source: str = "") -> list:
     """Why the API server would refuse ``obj``: strict decoding errors, else the validation errors of a
     Pod (ValidatePodCreate) or of a workload's pod template at ``template_path`` (ValidatePodTemplateSpec).

@@ -165,6 +165,8 @@ def _footer(result: ScheduleResult, console: Console) -> None:
     if result.skipped_kinds:
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(result.skipped_kinds.items()))
         console.print(f"[dim]Skipped objects of kinds scheduling does not read: {kinds}.[/]")
+    for change in result.admission.changes:
+        console.print(f"[dim]Admission changed the pod: {escape(str(change))}.[/]")
     for warning in result.warnings:
         console.print(f"[yellow]warning:[/] {warning}")
 

@@ -32,6 +32,8 @@ KINDS = {
     "CSIDriver": "csi_drivers",
     "CSIStorageCapacity": "csi_storage_capacities",
     "VolumeAttachment": "volume_attachments",
+    "LimitRange": "limit_ranges",
+    "RuntimeClass": "runtime_classes",
     "Lease": "leases",
     "DeviceClass": "device_classes",
     "ResourceSlice": "resource_slices",
@@ -60,6 +62,8 @@ class Cluster:
     csi_drivers: list[dict] = field(default_factory=list)
     csi_storage_capacities: list[dict] = field(default_factory=list)
     volume_attachments: list[dict] = field(default_factory=list)
+    limit_ranges: list[dict] = field(default_factory=list)
+    runtime_classes: list[dict] = field(default_factory=list)
     leases: list[dict] = field(default_factory=list)
     device_classes: list[dict] = field(default_factory=list)
     resource_slices: list[dict] = field(default_factory=list)

@@ -3,7 +3,7 @@ run the attempt. No rendering here, no CLI concerns."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kwhatif.api.defaults import PriorityResolver, default_pod
 from kwhatif.errors import InputError
@@ -12,7 +12,9 @@ from kwhatif.framework.runtime import Framework
 from kwhatif.loader import describe, load_objects
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
-from kwhatif.api.validation import PodValidationError, proposed_pod_errors, validate_pod_quantities
+from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_runtime_class, check_limit_ranges,
+                                   check_namespace, check_user_priority)
+from kwhatif.api.validation import PodValidationError, proposed_pod_errors, validate_admitted_resources, validate_pod_quantities
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
@@ -77,13 +79,27 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster) -> tuple[PodInfo, obje
     if errors:
         raise PodValidationError(f"{source}: {describe(manifest)}", errors)
     pod = default_pod(raw)
-    resolver = PriorityResolver(cluster.priority_classes)
-    admission = resolver.resolve(pod)
-    if admission is None:
-        name = pod["spec"].get("priorityClassName")
-        raise InputError(f"{source}: {describe(raw)}: spec.priorityClassName: no PriorityClass with name "
-                         f"{name!r} was found in the cluster")
-    resolver.apply(pod, admission)
+    try:
+        check_namespace(pod, cluster.namespaces)
+        changes = apply_limit_ranges(pod, cluster.limit_ranges)
+        resolver = PriorityResolver(cluster.priority_classes)
+        admission = resolver.resolve(pod)
+        if admission is None:
+            name = pod["spec"].get("priorityClassName")
+            raise InputError(f"{source}: {describe(raw)}: spec.priorityClassName: no PriorityClass with name "
+                             f"{name!r} was found in the cluster")
+        check_user_priority(pod, admission.priority,
+                            admission.preemption_policy if admission.priority_class_name else None)
+        resolver.apply(pod, admission)
+        changes += apply_runtime_class(pod, cluster.runtime_classes)
+        check_limit_ranges(pod, cluster.limit_ranges)
+    except AdmissionError as exc:
+        raise AdmissionError(f"{source}: {describe(raw)}: {exc}") from None
+    if changes:
+        errors = validate_admitted_resources(pod)
+        if errors:  # e.g. a LimitRange's default limit below the container's request
+            raise PodValidationError(f"{source}: {describe(raw)}", errors)
+        admission = replace(admission, changes=tuple(changes))
     return PodInfo(pod), admission
 
 
