@@ -32,7 +32,7 @@ INSUFFICIENT = "Insufficient "
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 MAX_TAINT_GROUPS = 5  # distinct sets of blocking taints tried (tolerate / remove)
 MAX_POOLS = 8  # node pools tried as add-node templates
-MAX_ADDED_NODES = 16  # the most nodes an add-node suggestion adds for --replicas
+MAX_SCREENED_NODES = 16  # nodes uncordoned or untainted together to find one that opens
 
 
 @dataclass
@@ -546,10 +546,11 @@ def _edited(node: dict) -> dict:
 
 
 def _screen_node_edits(prober: _Prober, raw: dict, edits: dict[str, dict]) -> ScheduleResult:
-    """The attempt with some node objects replaced, on a fork of the snapshot."""
+    """The attempt with some node objects replaced, on a fork of the snapshot. Each replacement costs
+    a pass over all nodes (image states), so only the first MAX_SCREENED_NODES are tried."""
     snapshot = prober.snapshot
     with snapshot.forked():
-        for node in edits.values():
+        for node in list(edits.values())[:MAX_SCREENED_NODES]:
             snapshot.update_node(node)
         return prober.attempt(raw)
 
