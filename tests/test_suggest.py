@@ -34,6 +34,8 @@ NO_SUGGESTION_YET = {
         "gen-4029-dra", "gen-4030-dra", "gen-4031-dra", "gen-4036-dra", "gen-4037-dra", "gen-4038-dra",
         "gen-4040-dra")},
     "gen-0183-pod-affinity": "existing pods' anti-affinity (the pod's own labels)",
+    **{case: "smaller requests refused since LimitRanger admission landed (to investigate)" for case in
+       ("gen-0097-resources", "gen-0164-resources")},
 }
 
 
