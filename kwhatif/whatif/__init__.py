@@ -3,9 +3,10 @@ run the attempt. No rendering here, no CLI concerns."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import dataclasses
+from dataclasses import dataclass, field
 
-from kwhatif.api.defaults import PriorityResolver, default_pod
+from kwhatif.api.defaults import Admission, PriorityResolver, default_pod
 from kwhatif.errors import InputError
 from kwhatif.framework.config import Profile, default_profile
 from kwhatif.framework.runtime import Framework
@@ -71,9 +72,10 @@ def load_live_cluster(kubeconfig: str | None = None, context: str | None = None)
     return read_cluster(kubeconfig, context)
 
 
-def prepare_pod(raw: dict, source: str, cluster: Cluster) -> tuple[PodInfo, object]:
+def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False) -> tuple[PodInfo, object]:
     """The proposed pod as the API server would create it: decoded strictly, validated, defaulted and
-    priority-admitted. A pod the API server would refuse is a PodValidationError with all its errors."""
+    priority-admitted. A pod the API server would refuse is a PodValidationError with all its errors.
+    ``admitted``: the pod re-creates a running one, whose priority the API server already set."""
     manifest = getattr(raw, "workload", raw)
     errors = proposed_pod_errors(manifest, getattr(raw, "template_path", None), source)
     if errors:
@@ -82,15 +84,21 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster) -> tuple[PodInfo, obje
     try:
         check_namespace(pod, cluster.namespaces)
         changes = apply_limit_ranges(pod, cluster.limit_ranges)
-        resolver = PriorityResolver(cluster.priority_classes)
-        admission = resolver.resolve(pod)
-        if admission is None:
-            name = pod["spec"].get("priorityClassName")
-            raise InputError(f"{source}: {describe(raw)}: spec.priorityClassName: no PriorityClass with name "
-                             f"{name!r} was found in the cluster")
-        check_user_priority(pod, admission.priority,
-                            admission.preemption_policy if admission.priority_class_name else None)
-        resolver.apply(pod, admission)
+        spec = pod["spec"]
+        if admitted and spec.get("priority") is not None:
+            # Re-created from a running pod: the API server already admitted it with this priority.
+            admission = Admission(int(spec["priority"]), spec.get("priorityClassName") or "",
+                                  spec.get("preemptionPolicy") or "PreemptLowerPriority")
+        else:
+            resolver = PriorityResolver(cluster.priority_classes)
+            admission = resolver.resolve(pod)
+            if admission is None:
+                name = spec.get("priorityClassName")
+                raise InputError(f"{source}: {describe(raw)}: spec.priorityClassName: no PriorityClass with name "
+                                 f"{name!r} was found in the cluster")
+            check_user_priority(pod, admission.priority,
+                                admission.preemption_policy if admission.priority_class_name else None)
+            resolver.apply(pod, admission)
         changes += apply_runtime_class(pod, cluster.runtime_classes)
         check_limit_ranges(pod, cluster.limit_ranges)
     except AdmissionError as exc:
@@ -99,7 +107,7 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster) -> tuple[PodInfo, obje
         errors = validate_admitted_resources(pod)
         if errors:  # e.g. a LimitRange's default limit below the container's request
             raise PodValidationError(f"{source}: {describe(raw)}", errors)
-        admission = replace(admission, changes=tuple(changes))
+        admission = dataclasses.replace(admission, changes=tuple(changes))
     return PodInfo(pod), admission
 
 

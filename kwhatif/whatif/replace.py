@@ -49,7 +49,7 @@ class Placer:
 
         engine = self._engine_for_cluster()
         self._keep_priority_class(pod)
-        prepared = PreparedPod(*prepare_pod(pod, f"replacement of {pod_key(pod)}", self.cluster))
+        prepared = PreparedPod(*prepare_pod(pod, f"replacement of {pod_key(pod)}", self.cluster, admitted=True))
         placement, _ = engine.place(prepared)
         if placement.node:
             self.cluster.pods.append(engine.snapshot.get(placement.node).pods[-1].pod)
