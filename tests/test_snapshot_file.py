@@ -10,6 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
@@ -240,9 +241,19 @@ def test_cli_convert_summary_and_place_fidelity_on_demo(tmp_path):
     for kind, n in dump_cluster.counts().items():
         assert [kind, f"{n:,}"] in [row[:2] for row in rows], (kind, summary.stdout)
     assert "Converted from" in summary.stdout
+    # Each fixture pod is placed on the fixture cluster that has its namespace (NamespaceLifecycle).
+    pairs = {}
+    for dump in (DEMO, DEMO.parent / "gpu.yaml", DEMO.parent / "fragmented.yaml"):
+        snap = tmp_path / f"{dump.stem}.kwi.json.gz"
+        if dump != DEMO:
+            assert runner.invoke(app, ["snapshot", "--from", str(dump), "-o", str(snap)]).exit_code == 0
+        for namespace in load_cluster(str(dump)).namespaces:
+            pairs.setdefault(namespace["metadata"]["name"], (dump, out if dump == DEMO else snap))
     for manifest in sorted(PODS.glob("*.yaml")):
         outputs = []
-        for cluster in (str(DEMO), str(out)):
+        first = next(yaml.safe_load_all(manifest.read_text()))
+        namespace = (first.get("metadata") or {}).get("namespace", "default")
+        for cluster in map(str, pairs[namespace]):
             result = runner.invoke(app, ["place", str(manifest), "--cluster", cluster, "-o", "json"])
             if result.exit_code == 2 and 'namespaces "ml" not found' in result.output:
                 break  # made for fixtures/clusters/gpu.yaml: NamespaceLifecycle refuses it on the demo cluster
