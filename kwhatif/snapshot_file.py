@@ -333,6 +333,7 @@ def snapshot_document(cluster: Cluster, metadata: dict | None = None, stripped: 
     meta.update(metadata or {})
     meta["counts"] = cluster.counts()
     meta["skippedKinds"] = dict(cluster.skipped_kinds)  # so place on the snapshot reports them as on the dump
+    meta["warnings"] = list(cluster.warnings)
     meta["kwhatifVersion"] = __version__
     objects = {}
     templates: list[dict] = []
@@ -420,6 +421,9 @@ def read_snapshot(path: str) -> Cluster:
     skipped = cluster.metadata.get("skippedKinds")
     if isinstance(skipped, dict):
         cluster.skipped_kinds.update({str(k): v for k, v in skipped.items() if isinstance(v, int)})
+    warnings = cluster.metadata.get("warnings")
+    if isinstance(warnings, list):
+        cluster.warnings = [str(w) for w in warnings]
     with bulk_allocation():
         for kind, items in doc["objects"].items():
             if not isinstance(items, list):

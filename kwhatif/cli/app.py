@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
 
 from kwhatif import __version__
-from kwhatif.errors import KwhatifError
+from kwhatif.cli.common import TRACEBACK_ENV, internal_error_message
+from kwhatif.errors import ExitStatus, KwhatifError
 
 app = typer.Typer(
     name="kwhatif",
@@ -48,10 +50,16 @@ _register()
 def main() -> None:
     """Entry point: user errors become one stderr line and a distinct exit code, never a traceback.
 
-    Usage errors are click's own (exit 2); a KwhatifError carries its exit status.
+    Usage errors are click's own (exit 2); a KwhatifError carries its exit status; anything else is an
+    internal error (exit 2, never 0 or 1: a crash must not read as "fits" or "does not fit").
     """
     try:
         app(prog_name="kwhatif")
     except KwhatifError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(int(exc.exit_status))
+    except Exception as exc:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(f"error: {internal_error_message(exc)}", file=sys.stderr)
+        sys.exit(int(ExitStatus.BAD_INPUT))

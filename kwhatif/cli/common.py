@@ -1,18 +1,38 @@
-"""What every command shares: user errors as one stderr line and a distinct exit code."""
+"""What every command shares: user errors as one stderr line and a distinct exit code, and a guard
+so that a bug can never exit 0 or 1 (which would read as "fits" or "does not fit")."""
 
 from __future__ import annotations
 
 import functools
+import os
 import sys
 
+import click
 import typer
 
-from kwhatif.errors import KwhatifError
+from kwhatif.errors import ExitStatus, KwhatifError
+
+# Set to 1 to see the traceback of an internal error (for a bug report) instead of the one-line error.
+TRACEBACK_ENV = "KWHATIF_TRACEBACK"
+
+
+def internal_error_message(exc: BaseException) -> str:
+    """The one line shown for an unexpected exception: what it was, that it is kwhatif's fault, what to do."""
+    if isinstance(exc, RecursionError):
+        what = "input nested too deeply for kwhatif to process"
+    elif isinstance(exc, MemoryError):
+        what = "out of memory"
+    else:
+        detail = str(exc).splitlines()[0] if str(exc) else ""
+        what = f"{type(exc).__name__}{': ' + detail[:200] if detail else ''}"
+    return (f"internal error: {what}. This is a kwhatif bug, not an answer: the input probably has a shape "
+            f"kwhatif does not handle. Set {TRACEBACK_ENV}=1 for the traceback and report it with the input.")
 
 
 def user_errors(command):
-    """Turn a KwhatifError into ``error: ...`` on stderr and the error's exit status (also under
-    typer's test runner, where the top-level ``main`` wrapper does not run)."""
+    """Turn a KwhatifError into ``error: ...`` on stderr and the error's exit status, and any other
+    exception into an ``error: internal error ...`` line and exit 2 (also under typer's test runner,
+    where the top-level ``main`` wrapper does not run)."""
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
@@ -21,8 +41,27 @@ def user_errors(command):
         except KwhatifError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise typer.Exit(int(exc.exit_status)) from None
+        except (typer.Exit, typer.Abort, click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except BrokenPipeError:
+            _silence_stdout()
+            raise typer.Exit(int(ExitStatus.BAD_INPUT)) from None
+        except Exception as exc:  # the guard: a bug must not look like an answer
+            if os.environ.get(TRACEBACK_ENV):
+                raise
+            print(f"error: {internal_error_message(exc)}", file=sys.stderr)
+            raise typer.Exit(int(ExitStatus.BAD_INPUT)) from None
 
     return wrapper
+
+
+def _silence_stdout() -> None:
+    """After the reader of our output went away (``| head``): no second error while Python flushes."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def load_inputs(cluster: str | None, scheduler_config: str | None, kubeconfig: str | None,

@@ -46,6 +46,8 @@ def leader(
         state = whatif.load_cluster(cluster)
     else:
         state = whatif.load_dump(cluster)  # keeps the dump's capture time
+    for warning in state.warnings:
+        typer.echo(f"warning: {warning}", err=True)
     config = None
     if scheduler_config:
         docs = parse_documents(read_text(scheduler_config), scheduler_config)

@@ -83,6 +83,8 @@ def _report_written(path: str, size: int, cluster, seconds: float) -> None:
     missing = cluster.metadata.get("missingPermissions") or []
     if missing:
         console.print(f"Missing permissions (those objects are absent): {', '.join(missing)}.", soft_wrap=True)
+    for warning in cluster.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", soft_wrap=True)
 
 
 def show_summary(path: str) -> None:

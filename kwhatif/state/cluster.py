@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from kwhatif.api.defaults import PriorityResolver, default_node, default_pod, default_uid
 from kwhatif.api.validation import check_resource_list, validate_pod_quantities
+from kwhatif.api.shape import SHAPES, check_shape
 from kwhatif.errors import InputError
 from kwhatif.loader import describe
 from kwhatif.state.bulk import bulk_allocation
@@ -70,26 +71,46 @@ class Cluster:
     resource_claims: list[dict] = field(default_factory=list)
     resource_claim_templates: list[dict] = field(default_factory=list)
     skipped_kinds: Counter = field(default_factory=Counter)
+    # What the user should know about the input: duplicates counted once, entries skipped ...
+    warnings: list[str] = field(default_factory=list)
     source: str = ""
     # Capture metadata for snapshots and live reads (server, context, time, missing permissions ...).
     metadata: dict = field(default_factory=dict)
 
     @classmethod
-    def from_objects(cls, objects: list[tuple[dict, str]], source: str = "") -> "Cluster":
-        """Group, validate and default raw objects; unknown kinds are counted and skipped."""
+    def from_objects(cls, objects: list[tuple[dict, str]], source: str = "",
+                     warnings: list[str] | None = None) -> "Cluster":
+        """Group, check and default raw objects; unknown kinds are counted and skipped, an object
+        seen twice (same UID, else kind/namespace/name) is counted once."""
         with bulk_allocation():
-            return cls._from_objects(objects, source)
+            return cls._from_objects(objects, source, warnings)
 
     @classmethod
-    def _from_objects(cls, objects: list[tuple[dict, str]], source: str) -> "Cluster":
-        cluster = cls(source=source)
+    def _from_objects(cls, objects: list[tuple[dict, str]], source: str,
+                      warnings: list[str] | None) -> "Cluster":
+        cluster = cls(source=source, warnings=list(warnings or ()))
         raw_pods: list[tuple[dict, str]] = []
+        seen: dict = {}
+        duplicates: list[str] = []
         for obj, origin in objects:
             kind = obj.get("kind") or ""
             attr = KINDS.get(kind)
             if attr is None:
                 cluster.skipped_kinds[kind or "<no kind>"] += 1
                 continue
+            check_shape(obj, SHAPES[kind], origin, describe(obj))
+            meta = obj.get("metadata") or {}
+            if not meta.get("name"):
+                raise InputError(f"{origin}: {describe(obj)}: metadata.name: required (kube-scheduler knows "
+                                 f"objects by name)")
+            uid = meta.get("uid")
+            key = (kind, uid) if uid else (kind, meta.get("namespace") or "", meta["name"])
+            first = seen.get(key)
+            if first is not None:
+                duplicates.append(f"{describe(obj)} ({first} and {origin})" if first != origin
+                                  else f"{describe(obj)} (twice in {origin})")
+                continue
+            seen[key] = origin
             if kind == "Pod":
                 raw_pods.append((obj, origin))
             elif kind == "Node":
@@ -109,6 +130,10 @@ class Cluster:
                 if admission is not None:
                     resolver.apply(pod, admission)
             cluster.pods.append(pod)
+        if duplicates:
+            shown = "; ".join(duplicates[:3]) + (f"; ... (+{len(duplicates) - 3})" if len(duplicates) > 3 else "")
+            cluster.warnings.append(f"{len(duplicates)} object(s) appear more than once in the input (same UID, "
+                                    f"else kind/namespace/name) and are counted once: {shown}")
         return cluster
 
     def namespace_labels(self) -> dict[str, dict[str, str]]:

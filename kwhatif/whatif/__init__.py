@@ -11,6 +11,7 @@ from kwhatif.errors import InputError
 from kwhatif.framework.config import Profile, default_profile
 from kwhatif.framework.runtime import Framework
 from kwhatif.loader import describe, load_objects
+from kwhatif.loader import load_dump as load_dump_objects
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_runtime_class, check_limit_ranges,
@@ -48,7 +49,8 @@ def load_cluster(path: str) -> Cluster:
 
     if is_snapshot(path):
         return read_snapshot(path)
-    return Cluster.from_objects(load_objects(path), source=path)
+    dump = load_dump_objects(path)
+    return Cluster.from_objects(dump.objects, source=path, warnings=dump.warnings)
 
 
 def load_dump(path: str) -> Cluster:
@@ -56,12 +58,10 @@ def load_dump(path: str) -> Cluster:
     ``kwhatif.io/captured-at`` annotation), for snapshot conversion and lease verdicts."""
     import os
 
-    from kwhatif.loader import load_dump as load_dump_objects
-
-    objects, captured_at = load_dump_objects(path)
-    cluster = Cluster.from_objects(objects, source=path)
+    dump = load_dump_objects(path)
+    cluster = Cluster.from_objects(dump.objects, source=path, warnings=dump.warnings)
     cluster.metadata = {"source": "dump", "dump": os.path.abspath(path) if path != "-" else "<stdin>",
-                        "capturedAt": captured_at, "missingPermissions": []}
+                        "capturedAt": dump.captured_at, "missingPermissions": []}
     return cluster
 
 
@@ -152,6 +152,7 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
     if trace:
         result.extender_trace = trace
     result.skipped_kinds = dict(cluster.skipped_kinds)
+    result.warnings.extend(cluster.warnings)
     warning = lease_warning(cluster, setup, profile.scheduler_name)
     if warning:
         result.warnings.append(warning)
