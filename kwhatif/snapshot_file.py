@@ -31,7 +31,9 @@ from pathlib import Path
 
 import orjson
 
+from kwhatif.api.shape import SHAPES, check_shape, defer_check
 from kwhatif.errors import InputError
+from kwhatif.loader import describe
 from kwhatif.state.bulk import bulk_allocation
 from kwhatif.state.cluster import KINDS, Cluster
 
@@ -434,7 +436,11 @@ def read_snapshot(path: str) -> Cluster:
                 continue
             if kind == "Pod":
                 items = expand_pods(doc.get("podTemplates") or [], items, path)
-            elif kind == "Node":
-                expand_node_images(doc.get("nodeImages") or [], items, path)
+                defer_check([(pod, path) for pod in items], SHAPES["Pod"])
+            else:
+                if kind == "Node":
+                    expand_node_images(doc.get("nodeImages") or [], items, path)
+                for obj in items:
+                    check_shape(obj, SHAPES[kind], path, f"objects.{kind}: {describe(obj)}")
             setattr(cluster, attr, items)
     return cluster

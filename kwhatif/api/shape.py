@@ -9,6 +9,7 @@ else is ignored. ``None`` (JSON null) is accepted everywhere, as the API omits e
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from datetime import date
 
 from kwhatif.api.quantity import QuantityError, parse_quantity
@@ -96,6 +97,9 @@ POD = {
                                                 "allocatedResources": QUANTITIES}),
                "resourceClaimStatuses": ListOf(dict)},
 }
+# What selectors and owners read of every cluster pod, checked when it is loaded (labels of the wrong
+# type would silently change answers rather than fail); the rest of POD is checked on failure.
+POD_METADATA = {"metadata": {key: METADATA[key] for key in ("name", "namespace", "uid", "labels", "ownerReferences")}}
 NODE = {
     "metadata": METADATA,
     "spec": {"unschedulable": bool, "taints": ListOf({"key": str, "value": str, "effect": str})},
@@ -141,54 +145,109 @@ SHAPES = {
 }
 
 
+# Pods are many (150,000 in a large cluster) and checking each costs more than loading it, so their
+# check is deferred: loading registers them here, and only when something fails unexpectedly does the
+# CLI run the check (``diagnose``) to name the field instead of reporting an internal error.
+_deferred: ContextVar[list | None] = ContextVar("kwhatif_deferred_shape_checks", default=None)
+
+
+def start_deferred_checks() -> None:
+    """Begin a command: forget objects registered by an earlier one (tests run many in one process)."""
+    _deferred.set([])
+
+
+def defer_check(objects: list, shape: dict) -> None:
+    """Register ``objects`` (``(obj, source)`` pairs, kept by reference) for ``diagnose``."""
+    pending = _deferred.get()
+    if pending is not None:
+        pending.append((objects, shape))
+
+
+def diagnose() -> InputError | None:
+    """The shape error of the first registered object whose shape is broken, if any."""
+    from kwhatif.loader import describe
+
+    for objects, shape in _deferred.get() or ():
+        for obj, source in objects:
+            try:
+                check_shape(obj, shape, source, describe(obj))
+            except InputError as exc:
+                return exc
+    return None
+
+
 def check_shape(obj: dict, shape: dict, source: str, what: str) -> None:
     """Raise one InputError ``source: what: field.path: expected ..., got ...`` for the first field
-    whose JSON type is not the one kwhatif reads. Iterative: nesting depth does not matter."""
-    stack = [(obj, shape, "")]
-    while stack:
-        value, schema, path = stack.pop()
-        if value is None:
-            continue
-        if isinstance(schema, dict):
-            if type(value) is not dict:
-                _fail(source, what, path, "a mapping", value)
-            for key, sub in schema.items():
-                child = value.get(key)
-                if child is not None:
-                    stack.append((child, sub, f"{path}.{key}" if path else key))
-        elif isinstance(schema, ListOf):
-            if type(value) is not list:
-                _fail(source, what, path, "a list", value)
-            item = schema.item
-            for i, child in enumerate(value):
-                stack.append((child, item, f"{path}[{i}]"))
-        elif isinstance(schema, MapOf):
-            if type(value) is not dict:
-                _fail(source, what, path, "a mapping", value)
-            for key, child in value.items():
-                stack.append((child, schema.value, f"{path}.{key}"))
-        elif schema is Quantity:
-            if type(value) is bool or not isinstance(value, (str, int, float)):
-                _fail(source, what, path, "a quantity", value)
-            try:
-                parse_quantity(value)
-            except QuantityError:
-                raise InputError(f"{source}: {what}: {path}: invalid quantity {value!r}") from None
-        elif schema is Timestamp:
-            if not isinstance(value, (str, date)):
-                _fail(source, what, path, "a timestamp", value)
-        elif schema is IntOrString:
-            if type(value) is bool or not isinstance(value, (str, int)):
-                _fail(source, what, path, "an integer or a string", value)
-        elif schema is int:
-            if type(value) is not int:
-                _fail(source, what, path, "an integer", value)
-        elif type(value) is not schema:
-            _fail(source, what, path, _TYPE_NAMES[schema], value)
+    whose JSON type is not the one kwhatif reads."""
+    checker = _CHECKERS.get(id(shape))
+    if checker is None:
+        checker = _CHECKERS[id(shape)] = _compile(shape)
+    checker(obj, source, what)
+
+
+_CHECKERS: dict = {}
+
+
+def _compile(shape: dict):
+    """A function checking ``shape`` with straight-line code: loading 150,000 pods checks each one,
+    and an interpreted walk over the shape costs several times more. Field paths are only formatted
+    when a check fails."""
+    lines = ["def check(obj, source, what):"]
+    _emit(shape, "obj", "", 1, lines, [0])
+    namespace = {"_fail": _fail, "_quantity": _check_quantity, "date": date}
+    exec(compile("\n".join(lines), f"<shape checker>", "exec"), namespace)  # noqa: S102 - generated from SHAPES
+    return namespace["check"]
+
+
+def _emit(schema, var: str, path: str, depth: int, lines: list, counter: list) -> None:
+    pad = "    " * depth
+    shown = path.lstrip(".") or "<object>"
+    fail = f'_fail(source, what, f"{shown}", "@EXPECTED@", {var})'
+    if isinstance(schema, dict):
+        lines.append(f"{pad}if type({var}) is not dict: " + fail.replace("@EXPECTED@", "a mapping"))
+        for key, sub in schema.items():
+            counter[0] += 1
+            child = f"v{counter[0]}"
+            lines.append(f"{pad}{child} = {var}.get({key!r})")
+            lines.append(f"{pad}if {child} is not None:")
+            _emit(sub, child, f"{path}.{key}", depth + 1, lines, counter)
+    elif isinstance(schema, (ListOf, MapOf)):
+        counter[0] += 1
+        n = counter[0]
+        if isinstance(schema, ListOf):
+            lines.append(f"{pad}if type({var}) is not list: " + fail.replace("@EXPECTED@", "a list"))
+            lines.append(f"{pad}for i{n}, e{n} in enumerate({var}):")
+            child_path = f"{path}[{{i{n}}}]"
+            sub = schema.item
+        else:
+            lines.append(f"{pad}if type({var}) is not dict: " + fail.replace("@EXPECTED@", "a mapping"))
+            lines.append(f"{pad}for i{n}, e{n} in {var}.items():")
+            child_path = f"{path}.{{i{n}}}"
+            sub = schema.value
+        lines.append(f"{pad}    if e{n} is not None:")
+        _emit(sub, f"e{n}", child_path, depth + 2, lines, counter)
+    elif schema is Quantity:
+        lines.append(f'{pad}_quantity({var}, source, what, f"{shown}")')
+    elif schema is IntOrString:
+        lines.append(f"{pad}if type({var}) is not int and type({var}) is not str: "
+                     + fail.replace("@EXPECTED@", "an integer or a string"))
+    elif schema is Timestamp:
+        lines.append(f"{pad}if not isinstance({var}, (str, date)): " + fail.replace("@EXPECTED@", "a timestamp"))
+    else:
+        lines.append(f"{pad}if type({var}) is not {schema.__name__}: " + fail.replace("@EXPECTED@", _TYPE_NAMES[schema]))
+
+
+def _check_quantity(value, source: str, what: str, path: str) -> None:
+    if type(value) is bool or not isinstance(value, (str, int, float)):
+        _fail(source, what, path, "a quantity", value)
+    try:
+        parse_quantity(value)
+    except QuantityError:
+        raise InputError(f"{source}: {what}: {path}: invalid quantity {value!r}") from None
 
 
 def _fail(source: str, what: str, path: str, expected: str, value) -> None:
     got = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
            float: "a number"}.get(type(value), type(value).__name__)
     shown = repr(value) if isinstance(value, (str, int, float, bool)) and len(repr(value)) <= 40 else got
-    raise InputError(f"{source}: {what}: {path or '<object>'}: expected {expected}, got {shown}")
+    raise InputError(f"{source}: {what}: {path}: expected {expected}, got {shown}")

@@ -10,6 +10,7 @@ import sys
 import click
 import typer
 
+from kwhatif.api.shape import diagnose, start_deferred_checks
 from kwhatif.errors import ExitStatus, KwhatifError
 
 # Set to 1 to see the traceback of an internal error (for a bug report) instead of the one-line error.
@@ -36,6 +37,7 @@ def user_errors(command):
 
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
+        start_deferred_checks()
         try:
             return command(*args, **kwargs)
         except KwhatifError as exc:
@@ -47,6 +49,10 @@ def user_errors(command):
             _silence_stdout()
             raise typer.Exit(int(ExitStatus.BAD_INPUT)) from None
         except Exception as exc:  # the guard: a bug must not look like an answer
+            shape_error = diagnose()
+            if shape_error is not None:  # a cluster pod of a shape kwhatif cannot read: say which field
+                print(f"error: {shape_error}", file=sys.stderr)
+                raise typer.Exit(int(shape_error.exit_status)) from None
             if os.environ.get(TRACEBACK_ENV):
                 raise
             print(f"error: {internal_error_message(exc)}", file=sys.stderr)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from kwhatif.api.defaults import PriorityResolver, default_node, default_pod, default_uid
 from kwhatif.api.validation import check_resource_list, validate_pod_quantities
-from kwhatif.api.shape import SHAPES, check_shape
+from kwhatif.api.shape import POD_METADATA, SHAPES, check_shape, defer_check
 from kwhatif.errors import InputError
 from kwhatif.loader import describe
 from kwhatif.state.bulk import bulk_allocation
@@ -98,7 +98,7 @@ class Cluster:
             if attr is None:
                 cluster.skipped_kinds[kind or "<no kind>"] += 1
                 continue
-            check_shape(obj, SHAPES[kind], origin, describe(obj))
+            check_shape(obj, POD_METADATA if kind == "Pod" else SHAPES[kind], origin, describe(obj))
             meta = obj.get("metadata") or {}
             if not meta.get("name"):
                 raise InputError(f"{origin}: {describe(obj)}: metadata.name: required (kube-scheduler knows "
@@ -120,6 +120,7 @@ class Cluster:
                 meta = obj.setdefault("metadata", {})
                 meta.setdefault("uid", default_uid(kind, meta.get("namespace", ""), meta.get("name", "")))
                 getattr(cluster, attr).append(obj)
+        defer_check(raw_pods, SHAPES["Pod"])
         resolver = PriorityResolver(cluster.priority_classes)
         for obj, origin in raw_pods:
             validate_pod_quantities(obj, origin)
