@@ -31,7 +31,7 @@ from pathlib import Path
 
 import orjson
 
-from kwhatif.api.shape import SHAPES, check_shape, defer_check
+from kwhatif.api.shape import OBJECT, SHAPES, check_shape, defer_check
 from kwhatif.errors import InputError
 from kwhatif.loader import describe
 from kwhatif.state.bulk import bulk_allocation
@@ -441,6 +441,6 @@ def read_snapshot(path: str) -> Cluster:
                 if kind == "Node":
                     expand_node_images(doc.get("nodeImages") or [], items, path)
                 for obj in items:
-                    check_shape(obj, SHAPES[kind], path, f"objects.{kind}: {describe(obj)}")
+                    check_shape(obj, SHAPES.get(kind, OBJECT), path, f"objects.{kind}: {describe(obj)}")
             setattr(cluster, attr, items)
     return cluster

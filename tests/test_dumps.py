@@ -165,11 +165,14 @@ def test_the_same_object_in_several_files_is_counted_once(tmp_path):
     no_uid = pod("p3")
     del no_uid["metadata"]["uid"]
     write(tmp_path, "d/c/Pods.json", [no_uid, no_uid])
+    recreated = pod("p2")  # same name, another UID: another object
+    recreated["metadata"]["uid"] = "uid-p2-new"
+    write(tmp_path, "d/d/Pods.json", [recreated])
     cluster = cluster_of(str(tmp_path / "d"))
-    assert sorted(p["metadata"]["name"] for p in cluster.pods) == ["p1", "p2", "p3"]
+    assert sorted(p["metadata"]["name"] for p in cluster.pods) == ["p1", "p2", "p2", "p3"]
     a, b, c = (str(tmp_path / "d" / x / "Pods.json") for x in "abc")
-    assert cluster.warnings == [f"2 object(s) appear more than once in the input (same UID, else "
-                                f"kind/namespace/name) and are counted once: Pod default/p1 ({a} and {b}); "
+    assert cluster.warnings == [f"2 object(s) appear more than once in the input (same kind/namespace/name "
+                                f"and UID) and are counted once: Pod default/p1 ({a} and {b}); "
                                 f"Pod default/p3 (twice in {c})"]
 
 

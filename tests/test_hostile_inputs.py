@@ -103,7 +103,7 @@ def test_an_unexpected_exception_is_an_internal_error_never_an_answer(monkeypatc
     def broken(*args, **kwargs):
         raise KeyError("spec")
 
-    monkeypatch.setattr(whatif, "place", broken)
+    monkeypatch.setattr(whatif, "load_cluster", broken)
     monkeypatch.delenv(common.TRACEBACK_ENV, raising=False)
     result = runner.invoke(app, ["place", WEB, "--cluster", DEMO])
     assert result.exit_code == 2

@@ -107,6 +107,8 @@ NODE = {
                "images": ListOf({"names": ListOf(str), "sizeBytes": int}),
                "conditions": ListOf({"type": str, "status": str, "reason": str})},
 }
+# Kinds without a shape of their own here: the metadata every object has.
+OBJECT = {"metadata": METADATA}
 _SELECTED = {"metadata": METADATA, "spec": {"selector": LABEL_SELECTOR, "replicas": int}}
 SHAPES = {
     "Pod": POD,

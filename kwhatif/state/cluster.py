@@ -9,8 +9,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from kwhatif.api.defaults import PriorityResolver, default_node, default_pod, default_uid
+from kwhatif.api.shape import OBJECT, POD_METADATA, SHAPES, check_shape, defer_check
 from kwhatif.api.validation import check_resource_list, validate_pod_quantities
-from kwhatif.api.shape import POD_METADATA, SHAPES, check_shape, defer_check
 from kwhatif.errors import InputError
 from kwhatif.loader import describe
 from kwhatif.state.bulk import bulk_allocation
@@ -98,13 +98,14 @@ class Cluster:
             if attr is None:
                 cluster.skipped_kinds[kind or "<no kind>"] += 1
                 continue
-            check_shape(obj, POD_METADATA if kind == "Pod" else SHAPES[kind], origin, describe(obj))
+            check_shape(obj, POD_METADATA if kind == "Pod" else SHAPES.get(kind, OBJECT), origin, describe(obj))
             meta = obj.get("metadata") or {}
             if not meta.get("name"):
                 raise InputError(f"{origin}: {describe(obj)}: metadata.name: required (kube-scheduler knows "
                                  f"objects by name)")
-            uid = meta.get("uid")
-            key = (kind, uid) if uid else (kind, meta.get("namespace") or "", meta["name"])
+            # The same object: same kind, namespace and name, and the same UID when it has one (objects
+            # that share only a UID are two objects of a hand-made dump, not one seen twice).
+            key = (kind, meta.get("namespace") or "", meta["name"], meta.get("uid"))
             first = seen.get(key)
             if first is not None:
                 duplicates.append(f"{describe(obj)} ({first} and {origin})" if first != origin
@@ -133,8 +134,8 @@ class Cluster:
             cluster.pods.append(pod)
         if duplicates:
             shown = "; ".join(duplicates[:3]) + (f"; ... (+{len(duplicates) - 3})" if len(duplicates) > 3 else "")
-            cluster.warnings.append(f"{len(duplicates)} object(s) appear more than once in the input (same UID, "
-                                    f"else kind/namespace/name) and are counted once: {shown}")
+            cluster.warnings.append(f"{len(duplicates)} object(s) appear more than once in the input (same "
+                                    f"kind/namespace/name and UID) and are counted once: {shown}")
         return cluster
 
     def namespace_labels(self) -> dict[str, dict[str, str]]:
