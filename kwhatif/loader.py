@@ -473,7 +473,7 @@ def load_manifests(path: str) -> tuple[list[tuple[dict, str]], bool]:
         source = "<stdin>" if file == "-" else file
         docs = parse_documents(read_data(file), source)
         collection = collection or len(files) > 1 or len(docs) > 1 or any(
-            isinstance(d, list) or (isinstance(d, dict) and (d.get("kind") or "").endswith("List")) for d in docs)
+            isinstance(d, list) or (isinstance(d, dict) and str(d.get("kind") or "").endswith("List")) for d in docs)
         for doc in docs:
             objects.extend((obj, source) for obj in flatten(doc, source))
     if not objects:

@@ -57,7 +57,8 @@ class ScheduleResult:
 
     @property
     def fits(self) -> bool:
-        return bool(self.feasible)
+        """A node would be bound: some node is feasible and no plugin ended the attempt with an Error."""
+        return bool(self.feasible) and not self.error
 
     def to_dict(self) -> dict:
         """The machine contract of ``-o json`` (the keys of the conformance cases' ``expect``)."""

@@ -21,6 +21,7 @@ from kwhatif.framework.interface import (
     MAX_NODE_SCORE,
     NOTES_KEY,
     Code,
+    PluginError,
     Status,
 )
 from kwhatif.framework.runtime import Framework, NodePluginScores, NodeToStatus, PluginScore
@@ -166,14 +167,19 @@ class Scheduler:
         # A sample smaller than the feasible set (one worker only) is scored from the state as filtering
         # left it: PreScore writes into the state.
         sample_state = state.clone() if sampled and self.parallelism == 1 else None
-        scores = self._prioritize(state, pod, feasible, result)
-        result.scores = {nps.name: nps for nps in scores}
-        best = max(nps.total_score for nps in scores)
-        result.selected = sorted(nps.name for nps in scores if nps.total_score == best)
-        if result.nominated_node_fast_path:
-            result.selected = [pod.nominated_node_name]
-        if sampled:
-            result.sampling = self._sample(sample_state, pod, candidates, result, rejected_nominated)
+        try:
+            scores = self._prioritize(state, pod, feasible, result)
+            result.scores = {nps.name: nps for nps in scores}
+            best = max(nps.total_score for nps in scores)
+            result.selected = sorted(nps.name for nps in scores if nps.total_score == best)
+            if result.nominated_node_fast_path:
+                result.selected = [pod.nominated_node_name]
+            if sampled:
+                result.sampling = self._sample(sample_state, pod, candidates, result, rejected_nominated)
+        except PluginError as exc:  # prioritizeNodes failed: the cycle ends with the error, nothing is bound
+            result.scores, result.selected = {}, []
+            result.error = result.message = exc.status.message
+            return result
         if result.nominated_node_fast_path or len(result.selected) == 1:
             result.schedule_pod_host = result.selected[0]
         return result
@@ -238,7 +244,7 @@ class Scheduler:
         fw = self.framework
         status = fw.run_pre_score(state, pod, nodes)
         if status is not None:
-            raise RuntimeError(status.message)
+            raise PluginError(status)
         totals = {nps.name: nps.total_score + sum(result.extender_scores.get(nps.name, {}).values())
                   for nps in fw.run_score(state, pod, nodes)}
         best = max(totals.values())
@@ -274,7 +280,7 @@ class Scheduler:
         fw = self.framework
         status = fw.run_pre_score(state, pod, nodes)
         if status is not None:
-            raise RuntimeError(status.message)
+            raise PluginError(status)
         scores = fw.run_score(state, pod, nodes)
         interested = [e for e in self.extenders if e.is_interested(pod)]
         if interested:

@@ -6,7 +6,9 @@ A nil ``metav1.LabelSelector`` selects nothing, an empty one selects everything;
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Mapping
 
 
@@ -24,9 +26,44 @@ def _parse_int64(text: str) -> int | None:
 Requirement = Callable[[Mapping[str, str]], bool]
 
 
-def requirement(key: str, operator: str, values: list | tuple | None) -> Requirement:
-    """One requirement as a predicate over a label map; raises SelectorError where Go's NewRequirement would."""
+_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_LABEL_VALUE_ERROR = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+                      "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  "
+                      "or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+
+
+@lru_cache(maxsize=4096)
+def is_qualified_name(key: str) -> bool:
+    """validation.IsQualifiedName: ``[prefix/]name``, a DNS subdomain prefix and a name of at most 63."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or "/" in prefix or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
+        return False
+    return 0 < len(name) <= 63 and _QUALIFIED_NAME.fullmatch(name) is not None
+
+
+@lru_cache(maxsize=4096)
+def is_valid_label_value(value: str) -> bool:
+    """validation.IsValidLabelValue: empty, or at most 63 characters of a qualified name's alphabet."""
+    return value == "" or (len(value) <= 63 and _QUALIFIED_NAME.fullmatch(value) is not None)
+
+
+def _validate(key: str, values: list) -> None:
+    """What labels.NewRequirement checks of every requirement: the key, and each value as a label value."""
+    if not isinstance(key, str) or not is_qualified_name(key):
+        raise SelectorError(f"key: Invalid value: {key!r}: name part must consist of alphanumeric characters, "
+                            f"'-', '_' or '.', and must start and end with an alphanumeric character")
+    for i, value in enumerate(values):
+        if not isinstance(value, str) or not is_valid_label_value(value):
+            raise SelectorError(f"values[{i}][{key}]: Invalid value: {value!r}: {_LABEL_VALUE_ERROR}")
+
+
+def requirement(key: str, operator: str, values: list | tuple | None, validate: bool = True) -> Requirement:
+    """One requirement as a predicate over a label map; raises SelectorError where Go's NewRequirement would
+    (``validate=False``: SelectorFromSet, which builds requirements without validating them)."""
     values = list(values or [])
+    if validate:
+        _validate(key, values)
     if operator == "In":
         if not values:
             raise SelectorError(f"{key}: for 'In' operator, values set can't be empty")
@@ -118,7 +155,7 @@ NOTHING = Selector(nothing=True)
 
 def from_set(labels: Mapping[str, str]) -> Selector:
     """``labels.SelectorFromSet``: every key equals its value (a nodeSelector)."""
-    reqs = tuple(requirement(k, "In", [v]) for k, v in sorted(labels.items()))
+    reqs = tuple(requirement(k, "In", [v], validate=False) for k, v in sorted(labels.items()))
     return Selector(reqs, source=dict(labels))
 
 

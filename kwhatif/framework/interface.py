@@ -52,6 +52,16 @@ _CODE_LABELS = {
 }
 
 
+class PluginError(Exception):
+    """A plugin's Error status where the framework returns an error rather than a status (PreScore,
+    Score, adding nominated pods): the attempt ends with that error, as kube-scheduler's scheduling
+    cycle does. ``status`` is the Error status, its message kube-scheduler's error text."""
+
+    def __init__(self, status: "Status") -> None:
+        super().__init__(status.message)
+        self.status = status
+
+
 @dataclass
 class Status:
     """Result of running a plugin: a code, its reasons verbatim, and the plugin that said it."""

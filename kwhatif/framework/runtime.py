@@ -14,6 +14,7 @@ from kwhatif.framework.interface import (
     Handle,
     NodeScore,
     Plugin,
+    PluginError,
     PostFilterResult,
     PreFilterResult,
     Status,
@@ -274,7 +275,7 @@ class Framework:
                 node_out.add_pod(pi)
                 status = self.run_pre_filter_extension_add_pod(state_out, pod, pi, node_out)
                 if status is not None and not status.is_success():
-                    raise RuntimeError(status.message)
+                    raise PluginError(Status(Code.ERROR, [status.message], status.plugin))
         if node_out is None:
             return False, state, node_info
         return True, state_out, node_out
@@ -284,7 +285,10 @@ class Framework:
         """Filters with higher-or-equal-priority nominated pods assumed, then again without them."""
         if not self.handle.nominated_pods_for_node(node_info.name):
             return self.run_filter(state, pod, node_info)
-        pods_added, state_with, node_with = self._add_nominated_pods(state, pod, node_info)
+        try:
+            pods_added, state_with, node_with = self._add_nominated_pods(state, pod, node_info)
+        except PluginError as exc:  # upstream: the node's status is the error
+            return exc.status
         status = self.run_filter(state_with, pod, node_with)
         if status is not None and not status.is_rejected():
             return status
@@ -355,8 +359,9 @@ class Framework:
             for index in range(len(nodes)):
                 for name, column in zip(names, raw):
                     if not MIN_NODE_SCORE <= column[index] <= MAX_NODE_SCORE:
-                        raise RuntimeError(f'plugin "{name}" returns an invalid score {column[index]}, it should in '
-                                           f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing")
+                        raise PluginError(Status(Code.ERROR, [
+                            f'plugin "{name}" returns an invalid score {column[index]}, it should in '
+                            f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"], name))
         columns = [[value * self.score_weights[name] for value in column] for name, column in zip(names, raw)]
         names = tuple(names)
         if not columns:

@@ -249,16 +249,20 @@ class PodInfo:
                                      int(t.get("weight", 0))) for t in raw]
 
     def parse_terms(self) -> None:
-        """Parse all four term lists now (the Snapshot does, so that they are built, and frozen, with
-        the rest of the cluster); a list that does not parse is left to raise where it is read."""
-        for prop in (PodInfo.required_affinity_terms, PodInfo.required_anti_affinity_terms,
-                     PodInfo.preferred_affinity_terms, PodInfo.preferred_anti_affinity_terms):
+        """Parse all four term lists now, as a pod is added to a NodeInfo (the Snapshot does it, so that
+        they are built, and frozen, with the rest of the cluster). As there (``podInfo, _ :=
+        NewPodInfo(pod)``), a list with a term that does not parse is dropped: it holds no terms."""
+        for prop, slot in ((PodInfo.required_affinity_terms, "_required_affinity"),
+                           (PodInfo.required_anti_affinity_terms, "_required_anti_affinity"),
+                           (PodInfo.preferred_affinity_terms, "_preferred_affinity"),
+                           (PodInfo.preferred_anti_affinity_terms, "_preferred_anti_affinity")):
             try:
                 prop.fget(self)
             except (ValueError, TypeError, AttributeError):  # SelectorError or a malformed term
-                pass
+                setattr(self, slot, [])
 
-    # Parsed on first read and kept; a term that does not parse raises SelectorError on every read.
+    # Parsed on first read and kept; a term that does not parse raises SelectorError on every read
+    # (the proposed pod: InterPodAffinity's PreFilter reports it), until parse_terms drops the list.
     @property
     def required_affinity_terms(self) -> list[AffinityTerm]:
         if self._required_affinity is None:

@@ -42,6 +42,21 @@ NODE = make_node("n1").label("zone", "a").label("tier", "3").obj()
     ("matchFields name", make_pod().affinity(required({"matchFields": [expr("metadata.name", "In", "n1")]})), True),
     ("empty terms list matches nothing", make_pod().affinity(required()), False),
     ("invalid term never matches", make_pod().affinity(required({"matchExpressions": [expr("zone", "In")]})), False),
+    # upstream "Pod with an invalid value in Affinity term won't be scheduled onto the node": NewRequirement
+    # refuses a value that is no label value, so the term does not parse and matches no node
+    ("invalid NotIn value", make_pod().affinity(required({"matchExpressions": [
+        expr("zone", "NotIn", "invalid value: ___@#$%^")]})), False),
+    ("invalid In value beside a valid one", make_pod().affinity(required({"matchExpressions": [
+        expr("zone", "In", "a", "b c")]})), False),
+    ("value longer than 63", make_pod().affinity(required({"matchExpressions": [expr("zone", "NotIn", "x" * 64)]})),
+     False),
+    ("invalid key", make_pod().affinity(required({"matchExpressions": [expr("bad key", "DoesNotExist")]})), False),
+    ("Gt value is a label value too", make_pod().affinity(required({"matchExpressions": [expr("tier", "Gt", "-5")]})),
+     False),
+    ("only the invalid term fails", make_pod().affinity(required(
+        {"matchExpressions": [expr("zone", "NotIn", "@")]}, {"matchExpressions": [expr("zone", "In", "a")]})), True),
+    ("prefixed key", make_pod().affinity(required({"matchExpressions": [
+        expr("topology.kubernetes.io/zone", "DoesNotExist")]})), True),
 ])
 def test_filter(name, pod, fits):
     snap = snapshot([NODE])
