@@ -94,7 +94,8 @@ def test_structural_garbage_in_the_proposed_pod_is_one_error(tmp_path):
     pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\nspec:\n  containers: \"nginx\"\n")
     result = runner.invoke(app, ["place", str(pod), "--cluster", DEMO])
     assert result.exit_code == 2
-    assert result.stderr == f"error: {pod}: Pod x: spec.containers: expected a list, got 'nginx'\n"
+    assert result.stderr == f"error: {pod}: Pod x: spec.containers: cannot unmarshal string into a field of type " \
+                            f"[]Container\n"
 
 
 def test_an_unexpected_exception_is_an_internal_error_never_an_answer(monkeypatch):
