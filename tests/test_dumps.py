@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
@@ -58,7 +59,11 @@ def test_every_real_dump_is_listed():
 def test_real_dump_place_snapshot_and_leader(name, tmp_path):
     dump = str(REAL / name)
     expected = REAL_DUMPS[name]
-    placed = runner.invoke(app, ["place", WEB, "--cluster", dump, "-o", "json"])
+    # In namespace default, which every dump that lists Namespaces has (NamespaceLifecycle admission).
+    web = yaml.safe_load(open(WEB).read())
+    web["metadata"]["namespace"] = "default"
+    (tmp_path / "web.yaml").write_text(yaml.safe_dump(web))
+    placed = runner.invoke(app, ["place", str(tmp_path / "web.yaml"), "--cluster", dump, "-o", "json"])
     converted = runner.invoke(app, ["snapshot", "--from", dump, "-o", str(tmp_path / "x.kwi.json.gz")])
     leader = runner.invoke(app, ["leader", "--cluster", dump, "-o", "json"])
     if isinstance(expected, str):
@@ -75,7 +80,8 @@ def test_real_dump_place_snapshot_and_leader(name, tmp_path):
     with gzip.open(tmp_path / "x.kwi.json.gz") as f:
         counts = json.load(f)["metadata"]["counts"]
     assert (counts.get("Node", 0), counts.get("Pod", 0)) == (nodes, pods)
-    again = runner.invoke(app, ["place", WEB, "--cluster", str(tmp_path / "x.kwi.json.gz"), "-o", "json"])
+    snapshot = str(tmp_path / "x.kwi.json.gz")
+    again = runner.invoke(app, ["place", str(tmp_path / "web.yaml"), "--cluster", snapshot, "-o", "json"])
     assert json.loads(again.stdout)["scores"] == data["scores"]
     assert leader.exit_code in (0, 1), leader.output
     assert "error" not in leader.stderr
