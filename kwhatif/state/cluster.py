@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from kwhatif.api.dra_shape import SCHEMAS as DRA_SCHEMAS
+from kwhatif.api.dra_shape import check as check_dra_shape
 from kwhatif.api.defaults import PriorityResolver, default_node, default_pod, default_uid
 from kwhatif.api.shape import OBJECT, POD_METADATA, SHAPES, check_shape, defer_check
 from kwhatif.api.validation import check_resource_list, validate_pod_quantities
@@ -118,6 +120,10 @@ class Cluster:
                 validate_node_quantities(obj, origin)
                 cluster.nodes.append(default_node(obj))
             else:
+                if kind in DRA_SCHEMAS:
+                    problem = check_dra_shape(obj)
+                    if problem:
+                        raise InputError(f"{origin}: {describe(obj)}: {problem}")
                 meta = obj.setdefault("metadata", {})
                 meta.setdefault("uid", default_uid(kind, meta.get("namespace", ""), meta.get("name", "")))
                 getattr(cluster, attr).append(obj)
