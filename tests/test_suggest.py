@@ -10,6 +10,8 @@ from pathlib import Path
 import jsonpatch
 import pytest
 
+from tests.known_failures import NO_SUGGESTION_YET, SUGGEST
+
 from tests.conformance_support import CASES_DIR, PORT_PLACEHOLDER, needs_extender
 
 CASE_FILES = sorted(CASES_DIR.glob("*.json")) if CASES_DIR.is_dir() else []
@@ -25,23 +27,12 @@ def _not_fitting() -> list[Path]:
 
 
 NOT_FITTING = _not_fitting()
-# Cases for which no suggestion is found yet (what blocks is not a kind --suggest changes yet).
-NO_SUGGESTION_YET = {
-    **{case: "unbound immediate PVCs / volume binding" for case in
-       ("gen-0034-volumes", "gen-0094-volumes", "gen-0201-volumes", "gen-0236-volumes")},
-    **{case: "DRA claims that cannot be allocated" for case in
-       ("gen-4009-dra", "gen-4010-dra", "gen-4011-dra", "gen-4016-dra", "gen-4017-dra", "gen-4018-dra",
-        "gen-4029-dra", "gen-4030-dra", "gen-4031-dra", "gen-4036-dra", "gen-4037-dra", "gen-4038-dra",
-        "gen-4040-dra")},
-    "gen-0183-pod-affinity": "existing pods' anti-affinity (the pod's own labels)",
-    **{case: "smaller requests refused since LimitRanger admission landed (to investigate)" for case in
-       ("gen-0097-resources", "gen-0164-resources")},
-}
+
 
 
 def _param(path: Path):
     why = NO_SUGGESTION_YET.get(path.stem)
-    marks = [pytest.mark.xfail(strict=True, reason=f"no suggestion yet: {why}")] if why else []
+    marks = [pytest.mark.xfail(strict=True, reason=f"open issue: {SUGGEST}: {why}")] if why else []
     return pytest.param(path, id=path.stem, marks=marks)
 
 
