@@ -268,7 +268,9 @@ def validate_label_selector(selector: dict | None, path: str, allow_invalid_valu
     return errs
 
 
-def _validate_selector_requirement(expr: dict, path: str, allow_invalid_values: bool) -> list[FieldError]:
+def _validate_selector_requirement(expr: dict, path: str, allow_invalid_values: bool,
+                                   numeric_operators: bool = False) -> list[FieldError]:
+    """A label-selector requirement; ``numeric_operators`` adds the Gt/Lt of node-selector requirements."""
     errs: list[FieldError] = []
     operator = expr.get("operator") or ""
     values = expr.get("values") or []
@@ -279,6 +281,9 @@ def _validate_selector_requirement(expr: dict, path: str, allow_invalid_values: 
         if values:
             errs.append(forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or "
                                                     "'DoesNotExist'"))
+    elif numeric_operators and operator in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
     else:
         errs.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
     errs += validate_label_name(expr.get("key") or "", f"{path}.key")
@@ -684,29 +689,6 @@ def _validate_tolerations(tolerations: list, path: str) -> list[FieldError]:
     return errs
 
 
-def _validate_node_selector_requirement(req: dict, allow_invalid_values: bool, path: str) -> list[FieldError]:
-    errs: list[FieldError] = []
-    operator = req.get("operator") or ""
-    values = req.get("values") or []
-    if operator in ("In", "NotIn"):
-        if not values:
-            errs.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-    elif operator in ("Exists", "DoesNotExist"):
-        if values:
-            errs.append(forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or "
-                                                    "'DoesNotExist'"))
-    elif operator in ("Gt", "Lt"):
-        if len(values) != 1:
-            errs.append(required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
-    else:
-        errs.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
-    errs += validate_label_name(req.get("key") or "", f"{path}.key")
-    if not allow_invalid_values:
-        for i, value in enumerate(values):
-            errs += [invalid(f"{path}.values[{i}]", value, m) for m in is_valid_label_value(value)]
-    return errs
-
-
 def _validate_node_field_requirement(req: dict, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     operator = req.get("operator") or ""
@@ -728,7 +710,8 @@ def _validate_node_field_requirement(req: dict, path: str) -> list[FieldError]:
 def _validate_node_selector_term(term: dict, allow_invalid_values: bool, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     for j, req in enumerate(term.get("matchExpressions") or []):
-        errs += _validate_node_selector_requirement(req, allow_invalid_values, f"{path}.matchExpressions[{j}]")
+        errs += _validate_selector_requirement(req, f"{path}.matchExpressions[{j}]", allow_invalid_values,
+                                               numeric_operators=True)
     for j, req in enumerate(term.get("matchFields") or []):
         errs += _validate_node_field_requirement(req, f"{path}.matchFields[{j}]")
     return errs
