@@ -125,8 +125,13 @@ def kubeconfig_path(kubeconfig: str | None) -> str | None:
     return None
 
 
-def connect(kubeconfig: str | None = None, context: str | None = None) -> Connection:
-    """A client configured like kubectl; UnreachableError (exit 3) when no usable config exists."""
+CLUSTER_ALTERNATIVE = "pass --cluster FILE to work from a snapshot or dump"
+
+
+def connect(kubeconfig: str | None = None, context: str | None = None,
+            alternative: str = CLUSTER_ALTERNATIVE) -> Connection:
+    """A client configured like kubectl; UnreachableError (exit 3) when no usable config exists, saying
+    which file is missing (not the client's "Invalid kube-config file") and what to do instead."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
 
@@ -140,9 +145,7 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Connec
             config.load_incluster_config(client_configuration=configuration)
             context_name = "in-cluster"
         else:
-            for file in path.split(os.pathsep):
-                if kubeconfig and not os.path.exists(os.path.expanduser(file)):
-                    raise ConfigException("no such file")
+            _check_kubeconfig_exists(path, kubeconfig, alternative)
             contexts, active = config.list_kube_config_contexts(config_file=path)
             names = [c.get("name") for c in contexts or []]
             if context and context not in names:
@@ -153,14 +156,30 @@ def connect(kubeconfig: str | None = None, context: str | None = None) -> Connec
     except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
         where = "in-cluster config" if path is None else f"kubeconfig {path}"
         raise UnreachableError(f"cannot connect to a cluster: {where}: {_one_line(exc)} "
-                               f"(or pass --cluster FILE to work from a snapshot or dump)") from None
+                               f"(or {alternative})") from None
     return Connection(client.ApiClient(configuration), configuration.host, context_name)
 
 
+def _check_kubeconfig_exists(path: str, flag: str | None, alternative: str) -> None:
+    """A named kubeconfig must exist; of $KUBECONFIG's list (or the default ~/.kube/config) at least one
+    file must, as kubectl merges the ones that exist."""
+    files = [file for file in path.split(os.pathsep) if file]
+    existing = [file for file in files if os.path.exists(os.path.expanduser(file))]
+    if flag:
+        missing = [file for file in files if file not in existing]
+        if missing:
+            raise UnreachableError(f"--kubeconfig {missing[0]}: the file does not exist (or {alternative})")
+    elif not existing:
+        where = (f"KUBECONFIG={path}: none of its files exists" if os.environ.get("KUBECONFIG")
+                 else f"no kubeconfig: {path} does not exist and KUBECONFIG is not set")
+        raise UnreachableError(f"cannot connect to a cluster: {where} (or {alternative})")
+
+
 def read_cluster(kubeconfig: str | None = None, context: str | None = None, *,
-                 progress: bool | None = None) -> Cluster:
-    """Every object scheduling reads, listed from the cluster; metadata records how and when."""
-    connection = connect(kubeconfig, context)
+                 progress: bool | None = None, alternative: str = CLUSTER_ALTERNATIVE) -> Cluster:
+    """Every object scheduling reads, listed from the cluster; metadata records how and when.
+    ``alternative``: what the user can do instead when there is no cluster to connect to."""
+    connection = connect(kubeconfig, context, alternative)
     try:
         return read_with(connection, progress=progress)
     finally:

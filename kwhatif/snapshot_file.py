@@ -353,11 +353,16 @@ def snapshot_document(cluster: Cluster, metadata: dict | None = None, stripped: 
             "nodeImages": images, "objects": objects}
 
 
-def write_snapshot(cluster: Cluster, path: str, metadata: dict | None = None, stripped: bool = False) -> int:
-    """Write ``cluster`` to ``path`` (atomically: a reader never sees half a file); returns its size."""
+def snapshot_bytes(cluster: Cluster, metadata: dict | None = None, stripped: bool = False) -> bytes:
+    """The snapshot file's content: the gzip-compressed JSON document."""
     with bulk_allocation():
         data = orjson.dumps(snapshot_document(cluster, metadata, stripped))
-    data = gzip.compress(data, compresslevel=COMPRESS_LEVEL, mtime=0)
+    return gzip.compress(data, compresslevel=COMPRESS_LEVEL, mtime=0)
+
+
+def write_snapshot(cluster: Cluster, path: str, metadata: dict | None = None, stripped: bool = False) -> int:
+    """Write ``cluster`` to ``path`` (atomically: a reader never sees half a file); returns its size."""
+    data = snapshot_bytes(cluster, metadata, stripped)
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:

@@ -238,7 +238,7 @@ def test_malformed_concatenated_json_names_the_line(tmp_path):
      "PersistentVolumeClaim db/data: spec.resources.requests.storage: expected a quantity, got True"),
 ])
 def test_cluster_object_of_a_broken_shape_is_one_error_naming_file_object_and_field(tmp_path, obj, message):
-    path = write(tmp_path, "dump.json", {"kind": "List", "items": [obj]})
+    path = write(tmp_path, "dump.json", {"kind": "List", "items": [{"kind": "Node", **node("n0")}, obj]})
     result = runner.invoke(app, ["place", WEB, "--cluster", path])
     assert result.exit_code == 2
     assert result.stderr == f"error: {path}: {message}\n"

@@ -286,7 +286,7 @@ def test_unreachable_server_exit_3(tmp_path):
 def test_missing_kubeconfig_and_unknown_context_exit_3(server, kc, tmp_path):
     result = runner.invoke(app, ["snapshot", "-o", str(tmp_path / "s"), "--kubeconfig", str(tmp_path / "nope")])
     assert result.exit_code == 3
-    assert "no such file" in result.stderr
+    assert f"--kubeconfig {tmp_path / 'nope'}: the file does not exist" in result.stderr
     result = runner.invoke(app, ["snapshot", "-o", str(tmp_path / "s"), "--kubeconfig", kc, "--context", "prod"])
     assert result.exit_code == 3
     assert "context 'prod' not found (contexts: loopback)" in result.stderr

@@ -278,7 +278,7 @@ def test_cli_convert_keeps_the_dump_capture_time(tmp_path):
     (["snapshot"], "missing --output"),
     (["snapshot", "--summary", "x", "-o", "y"], "cannot be combined"),
     (["snapshot", "--from", "x", "-o", "y", "--context", "prod"], "only apply to a live read"),
-    (["snapshot", "--summary", "/nonexistent.kwi.json.gz"], "/nonexistent.kwi.json.gz: cannot read"),
+    (["snapshot", "--summary", "/nonexistent.kwi.json.gz"], "/nonexistent.kwi.json.gz: no such file or directory"),
 ])
 def test_cli_usage_errors(args, message):
     result = runner.invoke(app, args)

@@ -6,13 +6,41 @@ import os
 import sys
 
 import typer
+import typer.core
 
 from kwhatif import __version__
-from kwhatif.cli.common import TRACEBACK_ENV, internal_error_message
+from kwhatif.cli.common import TRACEBACK_ENV, ClickException, UsageError, internal_error_message
 from kwhatif.errors import ExitStatus, KwhatifError
+
+PLUGIN_EXECUTABLE = "kubectl-whatif"
+
+
+class Group(typer.core.TyperGroup):
+    """Usage errors as every other error: one ``error:`` line on stderr (and a hint where to look),
+    exit 2, instead of typer's usage block and boxed panel."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            status = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # the help is already printed
+                sys.exit(int(ExitStatus.BAD_INPUT))
+            message = " ".join(exc.format_message().split())
+            print(f"error: {message}", file=sys.stderr)
+            if exc.ctx is not None:
+                print(f"hint: '{exc.ctx.command_path} --help' lists the arguments and options", file=sys.stderr)
+            sys.exit(int(ExitStatus.BAD_INPUT))
+        except ClickException as exc:
+            print(f"error: {' '.join(exc.format_message().split())}", file=sys.stderr)
+            sys.exit(exc.exit_code)
+        sys.exit(status if isinstance(status, int) else 0)
+
 
 app = typer.Typer(
     name="kwhatif",
+    cls=Group,
     help="What-if for the Kubernetes scheduler: where would this pod land, why is it Pending, whom would "
          "it evict - answered exactly as kube-scheduler v1.34 would, without touching the cluster.",
     no_args_is_help=True,
@@ -47,14 +75,19 @@ def _register() -> None:
 _register()
 
 
+def program_name(argv0: str) -> str:
+    """``kubectl whatif`` when kubectl runs us as its plugin (it executes ``kubectl-whatif``), else ``kwhatif``."""
+    return "kubectl whatif" if os.path.basename(argv0) == PLUGIN_EXECUTABLE else "kwhatif"
+
+
 def main() -> None:
     """Entry point: user errors become one stderr line and a distinct exit code, never a traceback.
 
-    Usage errors are click's own (exit 2); a KwhatifError carries its exit status; anything else is an
+    Usage errors are one line too (``Group``, exit 2); a KwhatifError carries its exit status; anything else is an
     internal error (exit 2, never 0 or 1: a crash must not read as "fits" or "does not fit").
     """
     try:
-        app(prog_name="kwhatif")
+        app(prog_name=program_name(sys.argv[0]))
     except KwhatifError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(int(exc.exit_status))

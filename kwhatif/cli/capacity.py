@@ -7,10 +7,11 @@ from typing import Optional
 import typer
 
 from kwhatif.cli.changes import ChangesCommand, apply_current_changes
-from kwhatif.cli.common import load_inputs, user_errors
+from kwhatif.cli.common import load_inputs, refuse_stdin_twice, user_errors
 from kwhatif.cli.optimal import (OptimalOptions, capacity_comparison, movable_option, optimal_option,
                                  time_limit_option)
-from kwhatif.cli.place import Output
+from kwhatif.cli.options import (ClusterOption, ContextOption, KubeconfigOption, MachineOutput, MachineOutputOption,
+                                 PodArgument, SchedulerConfigOption)
 from kwhatif.errors import ExitStatus
 
 
@@ -20,22 +21,20 @@ def register(app: typer.Typer) -> None:
 
 @user_errors
 def capacity(
-    pod: str = typer.Argument(..., help="Pod or workload manifest (YAML/JSON file, or - for stdin)."),
-    cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
-                                          help="Snapshot (kwhatif snapshot) or dump. Default: the live cluster."),
-    scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config",
-                                                   help="KubeSchedulerConfiguration file (YAML or JSON)."),
-    max_instances: Optional[int] = typer.Option(None, "--max", min=0,
+    pod: PodArgument,
+    cluster: ClusterOption = None,
+    scheduler_config: SchedulerConfigOption = None,
+    max_instances: Optional[int] = typer.Option(None, "--max", min=0, metavar="N",
                                                 help="Stop after this many instances (default: until one "
                                                      "does not fit)."),
-    exclude_nodes: Optional[str] = typer.Option(None, "--exclude-nodes",
+    exclude_nodes: Optional[str] = typer.Option(None, "--exclude-nodes", metavar="NODE,...",
                                                 help="Comma-separated nodes to leave out of the cluster."),
-    seed: Optional[int] = typer.Option(None, "--seed",
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="SEED",
                                        help="Pick uniformly at random among tied top-scoring nodes "
                                             "(reproducibly) instead of the lowest node name."),
-    output: Output = typer.Option(Output.table, "--output", "-o", help="Output format (table, json, yaml)."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
-    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
+    output: MachineOutputOption = MachineOutput.table,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
     optimal: bool = optimal_option(),
     movable: Optional[str] = movable_option(),
     time_limit: float = time_limit_option(),
@@ -48,6 +47,7 @@ def capacity(
 
     options = OptimalOptions(optimal, movable, time_limit)
     options.check()
+    refuse_stdin_twice(pod, cluster)
     raw, source = load_pod(pod)
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
@@ -55,7 +55,7 @@ def capacity(
     result = run_capacity(raw, source, cluster_state, setup, max_instances=max_instances,
                           exclude_nodes=excluded, seed=seed)
     data = {**result.to_dict(), **({"scenario": scenario} if scenario else {})}
-    table = output not in (Output.json, Output.yaml)
+    table = output not in (MachineOutput.json, MachineOutput.yaml)
     if table:
         from kwhatif.render.sequence import render_capacity
 
@@ -63,8 +63,8 @@ def capacity(
     if options.enabled:
         capacity_comparison(raw, source, cluster_state, setup, result, options, data, table, max_instances,
                             excluded)
-    if output == Output.json:
+    if output == MachineOutput.json:
         typer.echo(to_json(data))
-    elif output == Output.yaml:
+    elif output == MachineOutput.yaml:
         typer.echo(to_yaml(data), nl=False)
     raise typer.Exit(int(ExitStatus.FITS if result.instances else ExitStatus.DOES_NOT_FIT))

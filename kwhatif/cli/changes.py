@@ -11,8 +11,8 @@ from __future__ import annotations
 from contextvars import ContextVar
 
 import typer
-import typer.core
 
+from kwhatif.cli.options import Command
 from kwhatif.whatif.changes import NODE_CHANGES, Change
 
 HELP_PANEL = "Cluster changes (applied in order, before evaluation)"
@@ -33,7 +33,7 @@ _SELECTOR_FLAGS = ("-l", "--selector")
 _changes: ContextVar[tuple[Change, ...]] = ContextVar("kwhatif_changes", default=())
 
 
-class ChangesCommand(typer.core.TyperCommand):
+class ChangesCommand(Command):
     """A command that also takes the cluster-change options, in the order given."""
 
     def __init__(self, *args, **kwargs) -> None:

@@ -7,14 +7,15 @@ import functools
 import os
 import sys
 
-import click
 import typer
 
 from kwhatif.api.shape import diagnose, start_deferred_checks
-from kwhatif.errors import ExitStatus, KwhatifError
+from kwhatif.errors import ExitStatus, InputError, KwhatifError
 
 # Set to 1 to see the traceback of an internal error (for a bug report) instead of the one-line error.
 TRACEBACK_ENV = "KWHATIF_TRACEBACK"
+# click's exception classes as typer raises them (recent typer vendors its own click).
+UsageError, ClickException = typer.BadParameter.__mro__[1:3]
 
 
 def internal_error_message(exc: BaseException) -> str:
@@ -43,7 +44,7 @@ def user_errors(command):
         except KwhatifError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise typer.Exit(int(exc.exit_status)) from None
-        except (typer.Exit, typer.Abort, click.exceptions.Exit, click.ClickException, click.Abort):
+        except (typer.Exit, typer.Abort, ClickException):
             raise
         except BrokenPipeError:
             _silence_stdout()
@@ -70,9 +71,19 @@ def _silence_stdout() -> None:
         pass
 
 
+def refuse_stdin_twice(pod: str, cluster: str | None) -> None:
+    if pod == "-" and cluster == "-":
+        raise InputError("the pod and --cluster are both - (stdin), but stdin can be read only once: "
+                         "give one of them as a file")
+
+
 def load_inputs(cluster: str | None, scheduler_config: str | None, kubeconfig: str | None,
                 context: str | None):
-    """The cluster (a snapshot or dump, else the live cluster) and the scheduler setup (None: defaults)."""
+    """The cluster (a snapshot or dump, else the live cluster) and the scheduler setup (None: defaults).
+
+    A file without a single Node is refused: it is not a cluster (most likely a pod manifest given as
+    ``--cluster``), and "0 nodes are available" would read as an answer. A live cluster without nodes
+    is a real cluster, answered as kube-scheduler answers it."""
     from kwhatif import whatif
 
     setup = None
@@ -81,4 +92,18 @@ def load_inputs(cluster: str | None, scheduler_config: str | None, kubeconfig: s
 
         setup = load_scheduler_config(scheduler_config)
     state = whatif.load_cluster(cluster) if cluster else whatif.load_live_cluster(kubeconfig, context)
+    if cluster and not state.nodes:
+        held = ", ".join(f"{n} {kind}" for kind, n in {**state.counts(), **state.skipped_kinds}.items())
+        raise InputError(f"--cluster {cluster}: no Node objects, so this is not a cluster dump or snapshot "
+                         f"(it holds {held or 'nothing'}); dump one with kubectl get nodes,pods,... -A -o yaml")
     return state, setup
+
+
+def check_node_names(cluster, names: list[str] | None) -> None:
+    """``--node`` names a node of the cluster: a typo must not print an empty table that reads as an answer."""
+    if not names:
+        return
+    known = {(node.get("metadata") or {}).get("name") for node in cluster.nodes}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise InputError(f"--node: no node named {', '.join(unknown)} in the cluster ({len(known)} nodes)")

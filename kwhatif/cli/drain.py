@@ -9,13 +9,9 @@ import typer
 
 from kwhatif.cli.changes import ChangesCommand, current_changes
 from kwhatif.cli.common import load_inputs, user_errors
+from kwhatif.cli.options import (ClusterOption, ContextOption, KubeconfigOption, MachineOutput, MachineOutputOption,
+                                 SchedulerConfigOption)
 from kwhatif.errors import ExitStatus, InputError
-
-
-class Output(str, Enum):
-    table = "table"
-    json = "json"
-    yaml = "yaml"
 
 
 class Rules(str, Enum):
@@ -29,14 +25,11 @@ def register(app: typer.Typer) -> None:
 
 @user_errors
 def drain(
-    nodes: Optional[list[str]] = typer.Argument(None, help="Nodes to drain, in this order."),
-    selector: Optional[str] = typer.Option(None, "--selector", "-l",
+    nodes: Optional[list[str]] = typer.Argument(None, metavar="NODE", help="Nodes to drain, in this order."),
+    selector: Optional[str] = typer.Option(None, "--selector", "-l", metavar="SELECTOR",
                                            help="Drain the nodes this label selector matches (cluster order)."),
-    cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
-                                          help="Snapshot (kwhatif snapshot) or dump (kubectl get -o yaml/json, "
-                                               "file or directory). Default: read the live cluster."),
-    scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config",
-                                                   help="KubeSchedulerConfiguration file (YAML or JSON)."),
+    cluster: ClusterOption = None,
+    scheduler_config: SchedulerConfigOption = None,
     ignore_daemonsets: bool = typer.Option(False, "--ignore-daemonsets", help="Ignore DaemonSet-managed pods."),
     delete_emptydir_data: bool = typer.Option(False, "--delete-emptydir-data",
                                               help="Continue even if there are pods using emptyDir."),
@@ -45,17 +38,17 @@ def drain(
     disable_eviction: bool = typer.Option(False, "--disable-eviction",
                                           help="Delete pods instead of evicting them: PodDisruptionBudgets are "
                                                "not checked."),
-    pod_selector: Optional[str] = typer.Option(None, "--pod-selector",
+    pod_selector: Optional[str] = typer.Option(None, "--pod-selector", metavar="SELECTOR",
                                                help="Label selector to filter pods on the nodes."),
-    skip_wait_for_delete_timeout: int = typer.Option(0, "--skip-wait-for-delete-timeout", min=0,
+    skip_wait_for_delete_timeout: int = typer.Option(0, "--skip-wait-for-delete-timeout", min=0, metavar="SECONDS",
                                                      help="Skip pods whose deletionTimestamp is older than N "
                                                           "seconds (at the capture time)."),
-    rules: Rules = typer.Option(Rules.kubectl, "--rules",
+    rules: Rules = typer.Option(Rules.kubectl, "--rules", metavar="kubectl|cluster-autoscaler",
                                 help="Whose rules decide which pods may move: kubectl drain with the eviction "
                                      "API, or cluster-autoscaler's scale-down drainability rules."),
-    output: Output = typer.Option(Output.table, "--output", "-o", help="Output format."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
-    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
+    output: MachineOutputOption = MachineOutput.table,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Drain nodes as kubectl drain would (cordon, filters, evictions and PodDisruptionBudgets) and
     place the pods their controllers re-create, in scheduling-queue order.

@@ -3,36 +3,30 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from enum import Enum
 from typing import Optional
 
 import typer
 
 from kwhatif.cli.common import user_errors
+from kwhatif.cli.options import (ClusterOption, Command, ContextOption, KubeconfigOption, MachineOutput,
+                                 MachineOutputOption)
 from kwhatif.errors import InputError
 
 
-class Output(str, Enum):
-    table = "table"
-    json = "json"
-    yaml = "yaml"
-
-
 def register(app: typer.Typer) -> None:
-    app.command("leader")(leader)
+    app.command("leader", cls=Command)(leader)
 
 
 @user_errors
 def leader(
-    cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
-                                          help="Snapshot or dump holding the kube-system Leases (default: live)."),
-    scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config",
+    cluster: ClusterOption = None,
+    scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config", metavar="FILE",
                                                    help="KubeSchedulerConfiguration with leaderElection settings."),
-    at: Optional[str] = typer.Option(None, "--at", help="Judge the leases at this RFC3339 time "
-                                                        "(default: the capture time, else now)."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
-    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
-    output: Output = typer.Option(Output.table, "--output", "-o", help="Output format."),
+    at: Optional[str] = typer.Option(None, "--at", metavar="TIME", help="Judge the leases at this RFC3339 time "
+                                                                        "(default: the capture time, else now)."),
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    output: MachineOutputOption = MachineOutput.table,
 ) -> None:
     """Scheduler leader election: lease holders, health, and failover timing what-ifs."""
     from kwhatif import leader as election
@@ -48,6 +42,13 @@ def leader(
         state = whatif.load_dump(cluster)  # keeps the dump's capture time
     for warning in state.warnings:
         typer.echo(f"warning: {warning}", err=True)
+    # A dump need not include Leases (kubectl get ... rarely lists them): their absence is not evidence of
+    # an outage, as place reasons too. Live reads and live snapshots do list the kube-system Leases.
+    leases_unknown = None
+    if state.metadata.get("source") == "dump" and not state.leases:
+        leases_unknown = (f"{cluster} is a dump without Lease objects, so whether a scheduler leader is active "
+                          f"is unknown; dump them too (kubectl get leases -n kube-system -o yaml) or take a "
+                          f"snapshot (kwhatif snapshot -o FILE)")
     config = None
     if scheduler_config:
         docs = parse_documents(read_text(scheduler_config), scheduler_config)
@@ -72,16 +73,17 @@ def leader(
         "settings": settings.to_dict(),
         "settingsIssues": [i.to_dict() for i in settings.validate()],
         "leases": [v.to_dict() for v in verdicts],
-        "missingLease": None if expected else f"{settings.resource_namespace}/{settings.resource_name}",
+        "missingLease": None if expected or leases_unknown else f"{settings.resource_namespace}/{settings.resource_name}",
+        "leasesUnknown": leases_unknown,
         "failover": election.failover_whatif(settings).to_dict(),
     }
-    if output == Output.table:
+    if output == MachineOutput.table:
         from kwhatif.render.leader import render_leader
 
         render_leader(report)
     else:
         from kwhatif.render.output import to_json, to_yaml
 
-        typer.echo(to_json(report) if output == Output.json else to_yaml(report), nl=output == Output.json)
+        typer.echo(to_json(report) if output == MachineOutput.json else to_yaml(report), nl=output == MachineOutput.json)
     unhealthy = any(v.status != election.HEALTHY for v in verdicts) or report["missingLease"]
     raise typer.Exit(1 if unhealthy else 0)

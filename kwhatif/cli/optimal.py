@@ -33,7 +33,7 @@ class OptimalOptions:
 def optimal_option() -> bool:
     return typer.Option(False, "--optimal",
                         help="Also solve for the best placement of the same pods (OR-Tools CP-SAT, "
-                             "pip install 'kwhatif[optimal]') and show it beside the scheduler's.")
+                             "pip install 'kwhatif\\[optimal]') and show it beside the scheduler's.")
 
 
 def movable_option():

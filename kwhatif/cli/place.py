@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Optional
 
 import typer
 
 from kwhatif.cli.changes import ChangesCommand, apply_current_changes
-from kwhatif.cli.common import load_inputs, user_errors
+from kwhatif.cli.common import check_node_names, load_inputs, refuse_stdin_twice, user_errors
 from kwhatif.cli.optimal import OptimalOptions, movable_option, optimal_option, sequence_comparison, time_limit_option
+from kwhatif.cli.options import (ClusterOption, ContextOption, KubeconfigOption, NodeOption, Output, OutputOption,
+                                 PodArgument, SchedulerConfigOption)
 from kwhatif.errors import ExitStatus
-
-
-class Output(str, Enum):
-    table = "table"
-    wide = "wide"
-    json = "json"
-    yaml = "yaml"
 
 
 def register(app: typer.Typer) -> None:
@@ -26,28 +20,25 @@ def register(app: typer.Typer) -> None:
 
 @user_errors
 def place(
-    pod: str = typer.Argument(..., help="Pod or workload manifest (YAML/JSON file, or - for stdin)."),
-    cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
-                                          help="Snapshot (kwhatif snapshot) or dump (kubectl get -o yaml/json, "
-                                               "file or directory). Default: read the live cluster."),
-    scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config",
-                                                   help="KubeSchedulerConfiguration file (YAML or JSON)."),
-    output: Output = typer.Option(Output.table, "--output", "-o", help="Output format."),
-    node: Optional[list[str]] = typer.Option(None, "--node", help="Only show these nodes (repeatable)."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
-    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
+    pod: PodArgument,
+    cluster: ClusterOption = None,
+    scheduler_config: SchedulerConfigOption = None,
+    output: OutputOption = Output.table,
+    node: NodeOption = None,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
     trace_extenders: bool = typer.Option(False, "--trace-extenders",
                                          help="Show every scheduler-extender call: verb, URL, nodes sent, "
                                               "latency and the decoded answer (with -o json/yaml also the full "
                                               "request and response bodies)."),
-    replicas: Optional[int] = typer.Option(None, "--replicas", min=1,
+    replicas: Optional[int] = typer.Option(None, "--replicas", min=1, metavar="N",
                                            help="Place N replicas of each workload (overrides spec.replicas, "
                                                 "a Job's parallelism), or N copies of a Pod "
                                                 "(<name>-0 .. <name>-<N-1>), one after another."),
     in_order: bool = typer.Option(False, "--in-order",
                                   help="Several pods: place them as listed instead of in scheduling-queue "
                                        "order (priority descending, then as listed)."),
-    seed: Optional[int] = typer.Option(None, "--seed",
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="SEED",
                                        help="Several pods: pick uniformly at random among tied top-scoring "
                                             "nodes (reproducibly for a seed) instead of the lowest node name."),
     optimal: bool = optimal_option(),
@@ -71,9 +62,11 @@ def place(
 
     options = OptimalOptions(optimal, movable, time_limit)
     options.check()
+    refuse_stdin_twice(pod, cluster)
     objects, collection = load_manifests(pod)
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
+    check_node_names(cluster_state, node)
     expansion = expand_objects(objects, cluster_state, replicas, in_order)
     cluster_state = join_objects(cluster_state, expansion.objects)
     if collection or replicas is not None or len(expansion.pods) != 1 or options.enabled:

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from enum import Enum
-from typing import Optional
-
 import typer
 
 from kwhatif.cli.changes import ChangesCommand, apply_current_changes
-from kwhatif.cli.common import load_inputs, user_errors
+from kwhatif.cli.common import load_inputs, refuse_stdin_twice, user_errors
+from kwhatif.cli.options import (ClusterOption, ContextOption, ExplainOption, KubeconfigOption, MachineOutput,
+                                 MachineOutputOption, PodArgument, SchedulerConfigOption)
 from kwhatif.errors import ExitStatus
-
-
-class Output(str, Enum):
-    table = "table"
-    json = "json"
-    yaml = "yaml"
 
 
 def register(app: typer.Typer) -> None:
@@ -24,18 +17,13 @@ def register(app: typer.Typer) -> None:
 
 @user_errors
 def preempt(
-    pod: str = typer.Argument(..., help="Pod or workload manifest (YAML/JSON file, or - for stdin)."),
-    cluster: Optional[str] = typer.Option(None, "--cluster", "-c",
-                                          help="Snapshot (kwhatif snapshot) or dump (kubectl get -o yaml/json, "
-                                               "file or directory). Default: read the live cluster."),
-    scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config",
-                                                   help="KubeSchedulerConfiguration file (YAML or JSON)."),
-    explain: bool = typer.Option(False, "--explain",
-                                 help="Every candidate node with its victims and the five criteria, which "
-                                      "criterion decided, and why preemption cannot help elsewhere."),
-    output: Output = typer.Option(Output.table, "--output", "-o", help="Output format."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig", help="Kubeconfig for a live cluster."),
-    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context for a live cluster."),
+    pod: PodArgument,
+    cluster: ClusterOption = None,
+    scheduler_config: SchedulerConfigOption = None,
+    explain: ExplainOption = False,
+    output: MachineOutputOption = MachineOutput.table,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Preemption what-if: the node kube-scheduler would nominate and the pods it would evict.
 
@@ -45,6 +33,7 @@ def preempt(
     from kwhatif import whatif
     from kwhatif.render import preemption as render_preemption
 
+    refuse_stdin_twice(pod, cluster)
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     result = whatif.place(pod, cluster_state, setup)

@@ -4,30 +4,32 @@ show what a snapshot holds."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from typing import Optional
 
 import typer
 
 from kwhatif.cli.common import user_errors
+from kwhatif.cli.options import Command, ContextOption, KubeconfigOption
 from kwhatif.errors import InputError
 
 
 def register(app: typer.Typer) -> None:
-    app.command("snapshot")(snapshot)
+    app.command("snapshot", cls=Command)(snapshot)
 
 
 @user_errors
 def snapshot(
-    output: Optional[str] = typer.Option(None, "--output", "-o", help="Snapshot file to write (*.kwi.json.gz)."),
-    from_dump: Optional[str] = typer.Option(None, "--from",
+    output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
+                                         help="Snapshot file to write (*.kwi.json.gz), or - for stdout."),
+    from_dump: Optional[str] = typer.Option(None, "--from", metavar="DUMP",
                                             help="Convert this dump (YAML/JSON file or directory) instead of "
                                                  "reading the live cluster."),
-    summary: Optional[str] = typer.Option(None, "--summary", help="Show what a snapshot file holds."),
-    kubeconfig: Optional[str] = typer.Option(None, "--kubeconfig",
-                                             help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config, "
-                                                  "in-cluster)."),
-    context: Optional[str] = typer.Option(None, "--context", help="Kubeconfig context (default: current)."),
+    summary: Optional[str] = typer.Option(None, "--summary", metavar="FILE",
+                                          help="Show what a snapshot (or a dump) holds."),
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
 ) -> None:
     """Save the cluster state scheduling reads to a compact, versioned snapshot for offline what-ifs.
 
@@ -42,8 +44,10 @@ def snapshot(
         raise InputError("missing --output FILE (e.g. -o prod.kwi.json.gz), or use --summary FILE")
     if from_dump and (kubeconfig or context):
         raise InputError("--from converts a dump; --kubeconfig/--context only apply to a live read")
+    if output == "-" and sys.stdout.isatty():
+        raise InputError("-o -: refusing to write a gzip snapshot to a terminal; redirect it (> FILE or | ...)")
     from kwhatif import whatif
-    from kwhatif.snapshot_file import write_snapshot
+    from kwhatif.snapshot_file import snapshot_bytes, write_snapshot
 
     started = time.monotonic()
     if from_dump:
@@ -51,8 +55,14 @@ def snapshot(
     else:
         from kwhatif.live import read_cluster
 
-        cluster = read_cluster(kubeconfig, context)
-    size = write_snapshot(cluster, output, stripped=not from_dump)
+        cluster = read_cluster(kubeconfig, context, alternative="--from DUMP converts a dump instead")
+    if output == "-":
+        data = snapshot_bytes(cluster, stripped=not from_dump)
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        size = len(data)
+    else:
+        size = write_snapshot(cluster, output, stripped=not from_dump)
     _report_written(output, size, cluster, time.monotonic() - started)
 
 
@@ -73,8 +83,8 @@ def _report_written(path: str, size: int, cluster, seconds: float) -> None:
 
     counts = cluster.counts()
     others = sum(n for kind, n in counts.items() if kind not in ("Node", "Pod"))
-    console = Console(highlight=False)
-    console.print(f"Wrote {path} ({human_size(size)}): {_plural(counts.get('Node', 0), 'node')}, "
+    console = Console(highlight=False, stderr=path == "-")  # stdout carries the snapshot itself
+    console.print(f"Wrote {'the snapshot to stdout' if path == '-' else path} ({human_size(size)}): {_plural(counts.get('Node', 0), 'node')}, "
                   f"{_plural(counts.get('Pod', 0), 'pod')}, {_plural(others, 'other object')} "
                   f"in {seconds:.1f}s.", soft_wrap=True)
     if cluster.skipped_kinds:
@@ -91,8 +101,11 @@ def show_summary(path: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from kwhatif.snapshot_file import read_document
+    from kwhatif.snapshot_file import is_snapshot, read_document
 
+    if not is_snapshot(path):
+        _show_dump_summary(path)
+        return
     doc = read_document(path)
     meta = doc.get("metadata") or {}
     objects = doc["objects"]
@@ -114,6 +127,35 @@ def show_summary(path: str) -> None:
     if meta.get("unavailableResources"):
         info.add_row("Not served by the cluster", ", ".join(meta["unavailableResources"]))
     console.print(info)
+    _print_kinds(console, objects)
+
+
+def _show_dump_summary(path: str) -> None:
+    """A dump given to --summary: what it holds, said to be a dump (and how to make it a snapshot)."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    from kwhatif import whatif
+    from kwhatif.state.cluster import KINDS
+
+    cluster = whatif.load_dump(path)
+    console = Console(highlight=False)
+    console.print(f"[bold]{escape(path)}[/] is a dump, not a snapshot (kwhatif reads it as it is; "
+                  f"kwhatif snapshot --from {escape(path)} -o FILE converts it)", soft_wrap=True)
+    captured = cluster.metadata.get("capturedAt")
+    console.print(f"Captured at {captured}" if captured else "Capture time: unknown (the dump does not say)")
+    objects = {kind: getattr(cluster, attr) for kind, attr in KINDS.items() if getattr(cluster, attr)}
+    _print_kinds(console, objects)
+    if cluster.skipped_kinds:
+        skipped = ", ".join(f"{n} {kind}" for kind, n in sorted(cluster.skipped_kinds.items()))
+        console.print(f"Not read for scheduling: {escape(skipped)}.", soft_wrap=True)
+    for warning in cluster.warnings:
+        console.print(f"warning: {escape(warning)}", soft_wrap=True)
+
+
+def _print_kinds(console, objects: dict[str, list]) -> None:
+    from rich.table import Table
+
     table = Table(show_edge=False, pad_edge=False)
     table.add_column("KIND")
     table.add_column("OBJECTS", justify="right")

@@ -29,6 +29,8 @@ def render_leader(report: dict, console=None) -> None:
         console.print(f"[bold]{v['lease']['namespace']}/{v['lease']['name']}[/]: {v['consequence']}")
         for note in v.get("notes") or []:
             console.print(f"  [dim]- {note}[/]")
+    if report.get("leasesUnknown"):
+        console.print(f"[yellow]Leases unknown:[/] {report['leasesUnknown']}.", soft_wrap=True)
     if report.get("missingLease"):
         console.print(f"[red]No lease {report['missingLease']}:[/] no scheduler with these settings has ever "
                       f"been elected, so pods for its profiles are not being scheduled.")

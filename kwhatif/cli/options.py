@@ -1,0 +1,75 @@
+"""The options several commands share, defined once, with kubectl's names (``--kubeconfig``, ``--context``,
+``-n/--namespace``, ``-A``, ``-o``), and the command class every command uses.
+
+Each option is an ``Annotated`` type: ``cluster: ClusterOption = None`` in a command's signature gives it
+the same flag, metavar and help everywhere.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+import typer.core
+
+
+class Output(str, Enum):
+    table = "table"
+    wide = "wide"
+    json = "json"
+    yaml = "yaml"
+
+
+class MachineOutput(str, Enum):
+    """Commands without a wide table."""
+
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+PodArgument = Annotated[str, typer.Argument(
+    metavar="POD", help="Pod or workload manifest (YAML/JSON file, or - for stdin), or pod/NAME "
+                        "(NAMESPACE/NAME) for a pod already in the cluster.")]
+ClusterOption = Annotated[Optional[str], typer.Option(
+    "--cluster", "-c", metavar="FILE",
+    help="Snapshot (kwhatif snapshot) or dump (kubectl get -o yaml/json, file, directory or - for stdin). "
+         "Default: read the live cluster.")]
+SchedulerConfigOption = Annotated[Optional[str], typer.Option(
+    "--scheduler-config", metavar="FILE", help="KubeSchedulerConfiguration file (YAML or JSON).")]
+KubeconfigOption = Annotated[Optional[str], typer.Option(
+    "--kubeconfig", metavar="FILE",
+    help="Kubeconfig for a live cluster (default: $KUBECONFIG, ~/.kube/config, in-cluster).")]
+ContextOption = Annotated[Optional[str], typer.Option(
+    "--context", metavar="NAME", help="Kubeconfig context for a live cluster (default: the current one).")]
+NamespaceOption = Annotated[Optional[str], typer.Option(
+    "--namespace", "-n", metavar="NAMESPACE",
+    help="Namespace of pod/NAME (default: the kubeconfig context's namespace, else default).")]
+OutputOption = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT",
+                                              help="Output format: table, wide, json or yaml.")]
+MachineOutputOption = Annotated[MachineOutput, typer.Option("--output", "-o", metavar="FORMAT",
+                                                            help="Output format: table, json or yaml.")]
+NodeOption = Annotated[Optional[list[str]], typer.Option(
+    "--node", metavar="NODE", help="Only show these nodes (repeatable); an unknown name is an error.")]
+ExplainOption = Annotated[bool, typer.Option(
+    "--explain", help="Every candidate node with its victims and the five criteria, which criterion decided, "
+                      "and why preemption cannot help elsewhere.")]
+
+
+class Command(typer.core.TyperCommand):
+    """Help that names values, not Python types: ``--cluster FILE``, a flag with no value shown (typer
+    would print ``<str>``, ``<bool>``, ``<list[str]>``)."""
+
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        for param in params:
+            if param.metavar is None:
+                param.metavar = "" if getattr(param, "is_flag", False) else param.name.upper().replace("_", "-")
+            if param.param_type_name == "argument":  # its metavar is its name: no type column beside it
+                param.display_type_rich = _no_type
+        return params
+
+
+def _no_type(ctx) -> None:
+    return None

@@ -1,0 +1,132 @@
+"""What a new user ran into (issue 16): each mistake is one ``error:`` line and exit 2 (3 when there is no
+cluster to reach), help names values rather than Python types, and the snapshot/leader corner cases."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app, program_name
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = str(ROOT / "fixtures" / "clusters" / "demo.yaml")
+WEB = str(ROOT / "fixtures" / "pods" / "web.yaml")
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("args,message", [
+    (["place", WEB, "--bogus"], "error: No such option: --bogus"),
+    (["place", WEB, "-o", "nope"], "error: Invalid value for '--output' / '-o'"),
+    (["nope"], "error: No such command 'nope'."),
+])
+def test_a_usage_error_is_one_error_line_and_a_hint(args, message):
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, result.stderr
+    assert lines[0].startswith(message)
+    assert lines[1].startswith("hint: 'kwhatif") and lines[1].endswith("--help' lists the arguments and options")
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["place", "preempt", "capacity", "drain", "leader", "snapshot"])
+def test_help_names_values_not_python_types(command):
+    result = runner.invoke(app, [command, "--help"], terminal_width=200)
+    assert result.exit_code == 0
+    for python_type in ("<bool>", "<str>", "<int", "<list[", "<float>"):
+        assert python_type not in result.stdout, python_type
+    assert "--kubeconfig" in result.stdout and " FILE " in result.stdout
+
+
+def test_the_kubectl_plugin_calls_itself_kubectl_whatif():
+    assert program_name("/usr/local/bin/kubectl-whatif") == "kubectl whatif"
+    assert program_name("/usr/local/bin/kwhatif") == "kwhatif"
+    script = "import sys; sys.argv[0] = '/opt/bin/kubectl-whatif'; from kwhatif.cli.app import main; main()"
+    done = subprocess.run([sys.executable, "-c", script, "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0
+    assert "Usage: kubectl whatif [OPTIONS] COMMAND" in done.stdout
+
+
+def test_an_unknown_node_name_is_an_error_not_an_empty_table():
+    result = runner.invoke(app, ["place", WEB, "-c", DEMO, "--node", "nope",
+                                 "--node", "ip-10-0-3-19.eu-west-1.compute.internal"])
+    assert result.exit_code == 2
+    assert result.stderr == "error: --node: no node named nope in the cluster (12 nodes)\n"
+    assert result.stdout == ""
+
+
+@pytest.fixture
+def no_kubeconfig(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    return tmp_path
+
+
+def test_without_a_kubeconfig_the_message_says_so_and_what_to_do(no_kubeconfig):
+    result = runner.invoke(app, ["place", WEB])
+    assert result.exit_code == 3
+    assert result.stderr == (f"error: cannot connect to a cluster: no kubeconfig: {no_kubeconfig}/.kube/config "
+                             f"does not exist and KUBECONFIG is not set (or pass --cluster FILE to work from a "
+                             f"snapshot or dump)\n")
+
+
+def test_snapshot_without_a_cluster_suggests_its_own_option(no_kubeconfig):
+    result = runner.invoke(app, ["snapshot", "-o", str(no_kubeconfig / "s.kwi.json.gz")])
+    assert result.exit_code == 3
+    assert "--cluster" not in result.stderr
+    assert result.stderr.endswith("(or --from DUMP converts a dump instead)\n")
+
+
+def test_snapshot_to_stdout_writes_the_snapshot_there_not_a_file_named_dash(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["snapshot", "--from", DEMO, "-o", "-"])
+    assert result.exit_code == 0, result.stderr
+    assert not (tmp_path / "-").exists()
+    document = gzip.decompress(result.stdout_bytes)
+    assert document.startswith(b'{"kind":"KwhatifSnapshot"')
+    assert result.stderr.startswith("Wrote the snapshot to stdout (")
+    (tmp_path / "s.kwi.json.gz").write_bytes(result.stdout_bytes)
+    placed = runner.invoke(app, ["place", WEB, "-c", "s.kwi.json.gz", "-o", "json"])
+    assert placed.exit_code == 0
+
+
+def test_summary_of_a_dump_says_it_is_a_dump_and_summarises_it():
+    result = runner.invoke(app, ["snapshot", "--summary", DEMO], terminal_width=120)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"{DEMO} is a dump, not a snapshot")
+    rows = {line.split()[0]: line.split()[2] for line in lines[3:] if line.split()[0] in ("Node", "Pod")}
+    assert rows == {"Node": "12", "Pod": "54"}
+
+
+def test_leader_on_a_dump_without_leases_is_no_evidence_of_an_outage():
+    result = runner.invoke(app, ["leader", "-c", DEMO], terminal_width=400)
+    assert result.exit_code == 0, result.output
+    assert "No lease" not in result.stdout
+    assert (f"Leases unknown: {DEMO} is a dump without Lease objects, so whether a scheduler leader is active "
+            f"is unknown") in result.stdout
+    data = json.loads(runner.invoke(app, ["leader", "-c", DEMO, "-o", "json"]).stdout)
+    assert data["missingLease"] is None and data["leases"] == []
+    assert data["leasesUnknown"].startswith(f"{DEMO} is a dump without Lease objects")
+
+
+def test_a_pod_manifest_given_as_the_cluster_is_an_input_error():
+    result = runner.invoke(app, ["place", WEB, "-c", WEB])
+    assert result.exit_code == 2
+    assert result.stderr == (f"error: --cluster {WEB}: no Node objects, so this is not a cluster dump or snapshot "
+                             f"(it holds 1 Deployment); dump one with kubectl get nodes,pods,... -A -o yaml\n")
+
+
+@pytest.mark.parametrize("command", ["place", "preempt", "capacity"])
+def test_stdin_cannot_be_both_the_pod_and_the_cluster(command):
+    result = runner.invoke(app, [command, "-", "-c", "-"], input=Path(DEMO).read_text())
+    assert result.exit_code == 2
+    assert "stdin can be read only once" in result.stderr
