@@ -11,7 +11,7 @@ against it and prints (targets from issue 6, no asserts):
 
 - the wall time of ``kwhatif snapshot -o FILE`` (target < 60 s) and its peak memory,
 - the snapshot file size (target < 30 MB),
-- the time ``read_snapshot`` takes to load it back (target < 3 s), plus building the scheduler's
+- the time ``cluster_from_snapshot`` takes to load it back (target < 3 s), plus building the scheduler's
   per-node Snapshot from it (for information).
 """
 
@@ -154,7 +154,7 @@ def main() -> None:
         if run.returncode != 0:
             sys.exit(f"kwhatif snapshot failed ({run.returncode}): {run.stderr.strip()}")
         print(run.stdout.strip())
-        from kwhatif.snapshot_file import read_snapshot
+        from kwhatif.snapshot_file import cluster_from_snapshot
         from kwhatif.state.snapshot import Snapshot
 
         size = os.path.getsize(out)
@@ -162,16 +162,16 @@ def main() -> None:
         print(f"file size: {size / 1e6:6.1f} MB (target < 30 MB)")
 
 
-        read_s = read_snapshot(out).metadata.get("readSeconds")
+        read_s = cluster_from_snapshot(out).metadata.get("readSeconds")
         print(f"           of which {read_s:.1f} s listing, parsing and defaulting, the rest start-up and writing")
         loads = []
         for _ in range(3):
             started = time.monotonic()
-            cluster = read_snapshot(out)
+            cluster = cluster_from_snapshot(out)
             loads.append(time.monotonic() - started)
             del cluster
-        print(f"load:      {statistics.median(loads):6.2f} s read_snapshot, median of 3 (target < 3 s)")
-        cluster = read_snapshot(out)
+        print(f"load:      {statistics.median(loads):6.2f} s cluster_from_snapshot, median of 3 (target < 3 s)")
+        cluster = cluster_from_snapshot(out)
         started = time.monotonic()
         Snapshot(cluster)
         print(f"           {time.monotonic() - started:6.2f} s more to build the scheduler's per-node Snapshot "

@@ -23,7 +23,7 @@ import orjson
 
 from kwhatif.errors import KwhatifError, UnreachableError
 from kwhatif.snapshot_file import strip_object
-from kwhatif.state.bulk import bulk_allocation
+from kwhatif.api.bulk import bulk_allocation
 from kwhatif.state.cluster import Cluster
 
 PAGE_SIZE = 500  # kubectl's --chunk-size

@@ -5,22 +5,14 @@ Every error names the file (and where possible the object and field) so the CLI 
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
 import orjson
-import yaml
 
+from kwhatif.api.documents import describe, parse_documents, read_data
 from kwhatif.errors import InputError
-from kwhatif.state.bulk import bulk_allocation
-
-try:
-    _YamlLoader = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - pyyaml built without libyaml
-    _YamlLoader = yaml.SafeLoader
 
 YAML_SUFFIXES = {".yaml", ".yml", ".json"}
 
@@ -37,211 +29,6 @@ TEMPLATE_PATHS = {
     "ReplicationController": ("spec", "template"),
     "CronJob": ("spec", "jobTemplate", "spec", "template"),
 }
-
-
-def read_text(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{path}: no such file or directory")
-    try:
-        return p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read: {exc}") from exc
-
-
-def read_data(path: str) -> str | bytes:
-    """A file's raw bytes (stdin's text): orjson parses bytes without a decoded copy of a 250 MB dump."""
-    if path == "-":
-        return sys.stdin.read()
-    try:
-        return Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file or directory") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-
-
-def parse_documents(text: str | bytes, source: str) -> list:
-    """The documents in ``text``: JSON via orjson when it looks like JSON (also several concatenated
-    JSON documents, as ``kubectl cluster-info dump`` prints them), YAML otherwise.
-
-    Nesting deeper than MAX_NESTING and YAML aliases that expand without bound are refused before
-    anything walks them (libyaml itself crashes on very deep flow nesting).
-    """
-    data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
-    if _LOG_SECTION_START in data:
-        data = _LOG_SECTIONS.sub(b"", data)
-    if data.lstrip()[:1] in (b"{", b"["):
-        docs = _parse_json(data, source)
-        if docs is not None:
-            _check_nesting(data, docs, source, aliases=False)
-            return docs
-    try:
-        decoded = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{source}: cannot read: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    _refuse_yaml_libyaml_cannot_parse(data, source)
-    try:
-        with bulk_allocation():
-            docs = [d for d in yaml.load_all(decoded, Loader=_YamlLoader) if d is not None]
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"{source}:{where} malformed YAML: {problem}") from None
-    except (ValueError, OverflowError, TypeError) as exc:  # e.g. a timestamp or !!binary that does not decode
-        raise InputError(f"{source}: malformed YAML: {exc}") from None
-    _check_nesting(data, docs, source, aliases=_YAML_ALIAS.search(data) is not None)
-    return docs
-
-
-# Deeper than any Kubernetes object (a pod is about 12 levels, a List adds 2): refused, so that no
-# walk over an object (copies, comparisons, serializing) can run out of stack.
-MAX_NESTING = 100
-# YAML that libyaml could not parse in bounded time (its flow-level handling is quadratic) or at all
-# (it crashes on about 50,000 levels): refused before parsing.
-_YAML_PARSEABLE_FLOW_DEPTH = 1000
-_YAML_PARSEABLE_INDENT = 5000
-# Aliases may repeat a subtree, not multiply the document: past this many values per byte of text
-# (plus a floor) an alias-expanded document is a "billion laughs" bomb.
-_ALIAS_EXPANSION_FLOOR = 1_000_000
-_ALIAS_EXPANSION_PER_BYTE = 10
-
-_NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
-_YAML_ALIAS = re.compile(rb"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
-_LOG_SECTION_START = b"==== START logs for container "
-_LOG_SECTIONS = re.compile(rb"(?ms)^==== START logs for container .*? ====\n.*?^==== END logs for container [^\n]*\n?")
-
-
-def _parse_json(data: bytes, source: str) -> list | None:
-    """JSON documents, or None when ``data`` is not JSON (YAML flow style also starts with { or [)."""
-    try:
-        with bulk_allocation():
-            doc = orjson.loads(data)
-        return doc if isinstance(doc, list) else [doc]
-    except orjson.JSONDecodeError as exc:
-        if exc.msg.startswith("depth limit exceeded"):
-            raise InputError(f"{source}: nesting deeper than {MAX_NESTING} levels; no Kubernetes object "
-                             f"is nested that deeply") from None
-        if exc.msg.startswith("unexpected content after document"):
-            return _parse_json_stream(data, source)
-        return None
-
-
-def _parse_json_stream(data: bytes, source: str) -> list:
-    """Several JSON documents one after another (``kubectl cluster-info dump``), each a document."""
-    text = data.decode("utf-8", "replace")
-    decoder = json.JSONDecoder()
-    docs = []
-    pos = _skip_space(text, 0)
-    while pos < len(text):
-        try:
-            doc, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}: line {exc.lineno}, column {exc.colno}: malformed JSON: {exc.msg}") from None
-        except RecursionError:
-            raise InputError(f"{source}: nesting deeper than {MAX_NESTING} levels; no Kubernetes object "
-                             f"is nested that deeply") from None
-        docs.extend(doc if isinstance(doc, list) else [doc])
-        pos = _skip_space(text, pos)
-    return docs
-
-
-_SPACE = re.compile(r"\s*")
-
-
-def _skip_space(text: str, pos: int) -> int:
-    return _SPACE.match(text, pos).end()
-
-
-def _bracket_depth(data: bytes) -> int:
-    """The deepest nesting of brackets and braces, ignoring quoting: an estimate of flow nesting that
-    costs one pass in C (brackets inside strings can only raise it; unmatched closers are ignored)."""
-    brackets = data.translate(None, _NOT_BRACKETS)
-    opens = brackets.count(b"[") + brackets.count(b"{")
-    if opens <= MAX_NESTING:
-        return opens
-    import numpy as np
-
-    codes = np.frombuffer(brackets, dtype=np.uint8)
-    depth = np.cumsum(np.where((codes == 0x5B) | (codes == 0x7B), 1, -1), dtype=np.int64)
-    # unmatched closers (in strings) would pull the running sum below zero: measure from the lowest point
-    floor = np.minimum.accumulate(np.minimum(depth, 0))
-    return int((depth - floor).max())
-
-
-def _refuse_yaml_libyaml_cannot_parse(data: bytes, source: str) -> None:
-    if _bracket_depth(data) > _YAML_PARSEABLE_FLOW_DEPTH or \
-            re.search(rb"(?m)^[ \t?:-]{%d}" % _YAML_PARSEABLE_INDENT, data):
-        raise InputError(f"{source}: nesting deeper than {MAX_NESTING} levels; no Kubernetes object "
-                         f"is nested that deeply")
-
-
-def _check_nesting(data: bytes, docs: list, source: str, aliases: bool) -> None:
-    """Refuse documents nested deeper than MAX_NESTING, recursive YAML aliases and alias bombs.
-
-    Only a document that may break a limit is walked: one with YAML aliases, or whose brackets or
-    indentation could reach MAX_NESTING.
-    """
-    if not aliases and _bracket_depth(data) + _deepest_indent(data) <= MAX_NESTING:
-        return
-    limit = _ALIAS_EXPANSION_FLOOR + _ALIAS_EXPANSION_PER_BYTE * len(data) if aliases else None
-    for doc in docs:
-        _measure(doc, source, limit)
-
-
-def _deepest_indent(data: bytes) -> int:
-    """0, or more than MAX_NESTING when some line's indentation (with compact ``- `` / ``? `` / ``: ``
-    indicators) is long enough for block nesting to reach MAX_NESTING."""
-    return MAX_NESTING + 1 if re.search(rb"(?m)^[ \t?:-]{%d}" % MAX_NESTING, data) else 0
-
-
-def _measure(root, source: str, expansion_limit: int | None) -> None:
-    """Walk ``root`` once per distinct container (aliases share them), depth-first without recursion,
-    computing each container's depth and alias-expanded size."""
-    memo: dict[int, tuple[int, int]] = {}
-    open_ids: set[int] = set()
-    stack = [(root, False)]
-    while stack:
-        obj, finished = stack.pop()
-        key = id(obj)
-        children = obj.values() if isinstance(obj, dict) else obj
-        if finished:
-            depth, size = 0, 1
-            for child in children:
-                if isinstance(child, (dict, list)):
-                    d, n = memo[id(child)]
-                    depth = max(depth, d)
-                    size += n
-                else:
-                    size += 1
-            depth += 1
-            memo[key] = (depth, size)
-            open_ids.discard(key)
-            if depth > MAX_NESTING:
-                raise InputError(f"{source}: nesting deeper than {MAX_NESTING} levels; no Kubernetes object "
-                                 f"is nested that deeply")
-            if expansion_limit is not None and size > expansion_limit:
-                raise InputError(f"{source}: YAML aliases expand to more than {expansion_limit:,} values "
-                                 f"(an alias bomb); refused")
-            continue
-        if key in memo:
-            continue
-        if key in open_ids:
-            raise InputError(f"{source}: a YAML alias refers to a node that contains it (a recursive "
-                             f"structure); refused")
-        open_ids.add(key)
-        stack.append((obj, True))
-        for child in children:
-            if isinstance(child, (dict, list)):
-                child_key = id(child)
-                if child_key in open_ids:
-                    raise InputError(f"{source}: a YAML alias refers to a node that contains it (a recursive "
-                                     f"structure); refused")
-                if child_key not in memo:
-                    stack.append((child, False))
 
 
 # Resource names (plural and singular, lower case) of kinds a dump file may be named after, for
@@ -413,14 +200,6 @@ def load_objects(path: str) -> list[tuple[dict, str]]:
     return load_dump(path).objects
 
 
-def describe(obj: dict) -> str:
-    """``Kind namespace/name`` for messages, whatever the shape of the object."""
-    meta = obj.get("metadata") if isinstance(obj, dict) else None
-    meta = meta if isinstance(meta, dict) else {}
-    ns = meta.get("namespace")
-    name = meta.get("name") or "<unnamed>"
-    kind = obj.get("kind") if isinstance(obj, dict) else None
-    return f"{kind or '<no kind>'} {str(ns) + '/' if ns else ''}{name}"
 
 
 class TemplatePod(dict):

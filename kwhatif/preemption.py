@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Protocol
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import KwhatifError
 from kwhatif.framework.interface import PREEMPTION_OUTCOME_KEY, Code, PostFilterResult, Status
-from kwhatif.framework.runtime import NodeToStatus
+from kwhatif.framework.runtime import NodeToStatus, fit_error_message
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
@@ -41,7 +41,6 @@ NO_VICTIMS = "No preemption victims found for incoming pod"
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE = "no candidate node for preemption"
 NO_NODES = "no nodes available"
-MESSAGE_PREFIX = "preemption: "
 PREEMPT_NEVER = "Never"
 
 # pickOneNodeForPreemption's criteria, in order: (key, what the scheduler prefers).
@@ -420,8 +419,6 @@ class Evaluator:
             return done(None, Status.error(aggregate_error(errors)))
         if not candidates:
             statuses.absent_nodes_status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL)
-            from kwhatif.scheduler import fit_error_message
-
             message = fit_error_message(len(all_nodes), statuses, "", "")
             # An empty nominated node name clears the pod's nomination, if it had one.
             return done(PostFilterResult(nominated_node_name=""), Status.new(Code.UNSCHEDULABLE, message))

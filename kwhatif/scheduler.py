@@ -24,8 +24,8 @@ from kwhatif.framework.interface import (
     PluginError,
     Status,
 )
-from kwhatif.framework.runtime import Framework, NodePluginScores, NodeToStatus, PluginScore
-from kwhatif.preemption import preemption_outcome
+from kwhatif.framework.runtime import Framework, NodePluginScores, NodeToStatus, PluginScore, fit_error_message
+from kwhatif.preemption import Evaluator, preemption_outcome
 from kwhatif.result import ScheduleResult
 from kwhatif.sampling import Sampling, node_tree_order, walk
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
@@ -46,28 +46,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def fit_error_message(num_all_nodes: int, statuses: NodeToStatus, pre_filter_msg: str,
-                      post_filter_msg: str) -> str:
-    """FitError.Error(): the reason histogram (or the PreFilter message), then PostFilter's."""
-    msg = f"0/{num_all_nodes} nodes are available:"
-    if pre_filter_msg:
-        msg += f" {pre_filter_msg}."
-    else:
-        counts: dict[str, int] = {}
-        for status in statuses.statuses.values():
-            for reason in status.reasons:
-                counts[reason] = counts.get(reason, 0) + 1
-        if len(statuses) < num_all_nodes:
-            for reason in statuses.absent_nodes_status.reasons:
-                counts[reason] = counts.get(reason, 0) + num_all_nodes - len(statuses)
-        histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
-        if histogram:
-            msg += f" {', '.join(histogram)}."
-    if post_filter_msg:
-        msg += f" {post_filter_msg}"
-    return msg
-
-
 class Scheduler:
     """Evaluates pods against one snapshot with one profile's framework and the configured extenders."""
 
@@ -77,6 +55,7 @@ class Scheduler:
         self.extenders = extenders or []
         self.parallelism = parallelism
         framework.handle.extenders = self.extenders  # framework.Handle.Extenders(), for preemption
+        framework.handle.preemption_evaluator = Evaluator
 
     def schedule(self, pod: PodInfo, admission: Admission) -> ScheduleResult:
         fw = self.framework

@@ -33,8 +33,8 @@ import orjson
 
 from kwhatif.api.shape import OBJECT, SHAPES, check_shape, defer_check
 from kwhatif.errors import InputError
-from kwhatif.loader import describe
-from kwhatif.state.bulk import bulk_allocation
+from kwhatif.api.documents import describe
+from kwhatif.api.bulk import bulk_allocation
 from kwhatif.state.cluster import KINDS, Cluster
 
 SNAPSHOT_KIND = "KwhatifSnapshot"
@@ -420,7 +420,7 @@ def read_document(path: str) -> dict:
     return doc
 
 
-def read_snapshot(path: str) -> Cluster:
+def cluster_from_snapshot(path: str) -> Cluster:
     """The Cluster a snapshot holds. Objects were defaulted before they were written: loading is parsing
     and re-assembling pods from their templates."""
     doc = read_document(path)

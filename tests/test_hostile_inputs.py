@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from kwhatif.cli import common
 from kwhatif.cli.app import app
 from kwhatif.errors import InputError
-from kwhatif.loader import MAX_NESTING, parse_documents
+from kwhatif.api.documents import MAX_NESTING, parse_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = str(ROOT / "fixtures" / "pods" / "web.yaml")

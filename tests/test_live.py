@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from kwhatif import live
 from kwhatif.cli.app import app
-from kwhatif.snapshot_file import read_snapshot
+from kwhatif.snapshot_file import cluster_from_snapshot
 from tests.apiserver import (
     APIServer, Behaviour, api_node, api_object, api_pod, api_workload_objects, kubeconfig,
 )
@@ -230,7 +230,7 @@ def test_forbidden_optional_resource_warns_records_and_continues(server, kc, tmp
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1
     assert "list poddisruptionbudgets.policy" in warnings[0]
-    cluster = read_snapshot(str(out))
+    cluster = cluster_from_snapshot(str(out))
     assert cluster.metadata["missingPermissions"] == ["list poddisruptionbudgets.policy"]
     assert cluster.pdbs == [] and len(cluster.pods) == bound_pod_count() + 1
     summary = runner.invoke(app, ["snapshot", "--summary", str(out)])

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from kwhatif.cli.app import app
 from kwhatif.errors import InputError
 from kwhatif.snapshot_file import (
-    FORMAT_VERSION, SNAPSHOT_KIND, compact_pods, is_snapshot, read_document, read_snapshot, strip_object,
+    FORMAT_VERSION, SNAPSHOT_KIND, compact_pods, is_snapshot, read_document, cluster_from_snapshot, strip_object,
     write_snapshot,
 )
 from kwhatif.state.cluster import KINDS, Cluster
@@ -85,7 +85,7 @@ def test_round_trip_keeps_every_kind(tmp_path):
     path = tmp_path / "c.kwi.json.gz"
     size = write_snapshot(cluster, str(path))
     assert size == path.stat().st_size
-    back = read_snapshot(str(path))
+    back = cluster_from_snapshot(str(path))
     for attr in KINDS.values():
         assert normalised(getattr(back, attr)) == normalised([strip_object(o) for o in getattr(cluster, attr)]), attr
     assert back.counts() == cluster.counts()
@@ -112,7 +112,7 @@ def test_strips_what_scheduling_does_not_read(tmp_path):
                   '"env"', "envFrom", '"command"', '"args"', "kube-api-access", "emptyDir", "resourceVersion",
                   "podIP", "nodeInfo", "lastHeartbeatTime", "lastTransitionTime"):
         assert field not in text, field
-    cluster = read_snapshot(str(path))
+    cluster = cluster_from_snapshot(str(path))
     # Secrets and ConfigMaps never reach a Cluster: only their counts, reported as skipped like the dump's
     assert cluster.skipped_kinds == {"Secret": 1, "ConfigMap": 1}
     for obj in cluster.pods + cluster.nodes + cluster.services:
@@ -193,7 +193,7 @@ def test_is_snapshot_and_auto_detection(tmp_path):
     assert is_snapshot(str(gz)) and is_snapshot(str(plain)) and is_snapshot(str(pretty))
     assert not is_snapshot(str(dump)) and not is_snapshot(str(tmp_path)) and not is_snapshot("-")
     assert not is_snapshot(str(tmp_path / "missing"))
-    expected = normalised(read_snapshot(str(gz)).pods)
+    expected = normalised(cluster_from_snapshot(str(gz)).pods)
     for path in (gz, plain, pretty):
         cluster = load_cluster(str(path))
         assert cluster.metadata["kwhatifVersion"] and normalised(cluster.pods) == expected
@@ -205,7 +205,7 @@ def test_rejects_other_versions_and_files(tmp_path):
     bad = tmp_path / "v2.kwi.json.gz"
     bad.write_bytes(gzip.compress(orjson.dumps({**doc, "version": 2})))
     with pytest.raises(InputError, match="snapshot format version 2 is not supported"):
-        read_snapshot(str(bad))
+        cluster_from_snapshot(str(bad))
     gz_yaml = tmp_path / "dump.yaml.gz"
     gz_yaml.write_bytes(gzip.compress(b"apiVersion: v1\nkind: List\nitems: []\n"))
     with pytest.raises(InputError, match="not a kwhatif snapshot"):
@@ -213,11 +213,11 @@ def test_rejects_other_versions_and_files(tmp_path):
     other = tmp_path / "list.json.gz"
     other.write_bytes(gzip.compress(b'{"kind": "List", "items": []}'))
     with pytest.raises(InputError, match="kind 'List'"):
-        read_snapshot(str(other))
+        cluster_from_snapshot(str(other))
     truncated = tmp_path / "cut.kwi.json.gz"
     truncated.write_bytes((tmp_path / "c.kwi.json.gz").read_bytes()[:200])
     with pytest.raises(InputError, match="corrupt gzip"):
-        read_snapshot(str(truncated))
+        cluster_from_snapshot(str(truncated))
 
 
 def read_document_of(tmp_path) -> dict:
@@ -269,7 +269,7 @@ def test_cli_convert_keeps_the_dump_capture_time(tmp_path):
     result = runner.invoke(app, ["snapshot", "--from", str(dump), "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert "left out: 1 ConfigMap, 1 Secret" in result.stdout
-    meta = read_snapshot(str(out)).metadata
+    meta = cluster_from_snapshot(str(out)).metadata
     assert meta["capturedAt"] == "2024-05-14T09:30:00Z"
     assert meta["source"] == "dump" and meta["dump"] == str(dump)
 
@@ -310,7 +310,7 @@ def test_place_from_dump_and_snapshot_agree(case_path, tmp_path, extender_port):
         pytest.skip(f"a plugin is not written yet: {exc}")
     path = tmp_path / "case.kwi.json.gz"
     write_snapshot(dump, str(path))
-    got = place_pod(copy.deepcopy(case["pod"]), "pod.json", read_snapshot(str(path)), setup).to_dict()
+    got = place_pod(copy.deepcopy(case["pod"]), "pod.json", cluster_from_snapshot(str(path)), setup).to_dict()
     assert got == expected
 
 
@@ -350,7 +350,7 @@ def test_storage_capacities_and_volume_attachments_are_read_from_dumps_and_snaps
     dump = cluster_of(_storage_cluster())
     path = tmp_path / "storage.kwi.json.gz"
     write_snapshot(dump, str(path))
-    for cluster in (dump, read_snapshot(str(path))):
+    for cluster in (dump, cluster_from_snapshot(str(path))):
         assert cluster.skipped_kinds == {}
         result = place_pod(copy.deepcopy(pod), "pod.yaml", cluster).to_dict()
         assert result["feasible"] == ["node-a"]

@@ -167,7 +167,7 @@ def defer_check(objects: list, shape: dict) -> None:
 
 def diagnose() -> InputError | None:
     """The shape error of the first registered object whose shape is broken, if any."""
-    from kwhatif.loader import describe
+    from kwhatif.api.documents import describe
 
     for objects, shape in _deferred.get() or ():
         for obj, source in objects:

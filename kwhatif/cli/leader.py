@@ -31,7 +31,7 @@ def leader(
     """Scheduler leader election: lease holders, health, and failover timing what-ifs."""
     from kwhatif import leader as election
     from kwhatif import whatif
-    from kwhatif.loader import parse_documents, read_text
+    from kwhatif.api.documents import parse_documents, read_text
     from kwhatif.snapshot_file import is_snapshot
 
     if not cluster:

@@ -8,6 +8,7 @@ import copy
 from dataclasses import dataclass, field
 
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME
+from kwhatif.errors import InputError
 
 # Extension point keys of KubeSchedulerConfiguration's `plugins`, in the framework's order.
 EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
@@ -108,3 +109,24 @@ class Profile:
 
 def default_profile() -> Profile:
     return Profile()
+
+
+@dataclass
+class SchedulerSetup:
+    """What a KubeSchedulerConfiguration decides: profiles, extenders, and their settings."""
+
+    profiles: list[Profile] = field(default_factory=lambda: [default_profile()])
+    extenders: list[dict] = field(default_factory=list)
+    percentage_of_nodes_to_score: int | None = None
+    parallelism: int = 16  # KubeSchedulerConfiguration.parallelism: whether node sampling is deterministic
+    leader_election: dict = field(default_factory=dict)
+    source: str = ""
+
+    def profile_for(self, scheduler_name: str) -> Profile:
+        for profile in self.profiles:
+            if profile.scheduler_name == scheduler_name:
+                return profile
+        known = ", ".join(repr(p.scheduler_name) for p in self.profiles)
+        where = f" in {self.source}" if self.source else ""
+        raise InputError(f"pod's spec.schedulerName {scheduler_name!r} has no scheduler profile{where} "
+                         f"(profiles: {known}); no scheduler would ever schedule this pod")

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import TYPE_CHECKING, Iterable
 
+from kwhatif.errors import InputError
+
 if TYPE_CHECKING:
     from kwhatif.state.nodeinfo import PodInfo
 
@@ -50,6 +52,10 @@ _CODE_LABELS = {
     Code.SKIP: "Skip",
     Code.PENDING: "Pending",
 }
+
+
+class ConfigError(InputError):
+    """A profile the scheduler would refuse to start with (also a plugin's invalid args)."""
 
 
 class PluginError(Exception):
@@ -160,13 +166,16 @@ class Plugin:
 
 
 class Handle:
-    """What plugins may ask the framework for (framework.Handle): the snapshot, nominated pods and
-    the configured extenders (preemption hands its candidates to those with a preempt verb)."""
+    """What plugins may ask the framework for (framework.Handle): the snapshot, nominated pods, the
+    configured extenders (preemption hands its candidates to those with a preempt verb) and the
+    preemption Evaluator class, both given by the scheduler that runs the framework (preemption runs
+    the framework's filters, so it sits above the framework and plugins do not import it)."""
 
     def __init__(self, snapshot, framework=None) -> None:
         self.snapshot = snapshot
         self.framework = framework
         self.extenders: list = []
+        self.preemption_evaluator = None
 
     def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]:
         return self.snapshot.nominated_pods_for_node(node_name)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kwhatif.errors import InputError
 from kwhatif.framework.config import EXTENSION_POINTS, Profile
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     Code,
+    ConfigError,
     Handle,
     NodeScore,
     Plugin,
@@ -42,10 +42,6 @@ EXTENSION_METHODS = {
 _SUCCESS = Code.SUCCESS
 
 
-class ConfigError(InputError):
-    """A profile the scheduler would refuse to start with."""
-
-
 def implements(plugin: Plugin, point: str) -> bool:
     return callable(getattr(plugin, EXTENSION_METHODS[point], None))
 
@@ -65,6 +61,28 @@ class NodeToStatus:
 
     def __len__(self) -> int:
         return len(self.statuses)
+
+
+def fit_error_message(num_all_nodes: int, statuses: NodeToStatus, pre_filter_msg: str,
+                      post_filter_msg: str) -> str:
+    """FitError.Error(): the reason histogram (or the PreFilter message), then PostFilter's."""
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
+    else:
+        counts: dict[str, int] = {}
+        for status in statuses.statuses.values():
+            for reason in status.reasons:
+                counts[reason] = counts.get(reason, 0) + 1
+        if len(statuses) < num_all_nodes:
+            for reason in statuses.absent_nodes_status.reasons:
+                counts[reason] = counts.get(reason, 0) + num_all_nodes - len(statuses)
+        histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
+        if histogram:
+            msg += f" {', '.join(histogram)}."
+    if post_filter_msg:
+        msg += f" {post_filter_msg}"
+    return msg
 
 
 @dataclass(slots=True)

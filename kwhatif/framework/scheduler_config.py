@@ -1130,7 +1130,7 @@ def _validate_extenders(extenders: list[dict]) -> list[str]:
 def scheduler_config_from_dict(data: dict, source: str, _strict_errors: list[str] | None = None):
     """A decoded KubeSchedulerConfiguration as kube-scheduler v1.34 would run it: defaulted, validated,
     and checked the way each profile's framework is built. Raises InputError naming ``source``."""
-    from kwhatif.whatif import SchedulerSetup
+    from kwhatif.framework.config import SchedulerSetup
 
     loader = _Loader(source)
     config = loader.decode(data, _strict_errors or [])
@@ -1159,7 +1159,7 @@ def scheduler_config_from_dict(data: dict, source: str, _strict_errors: list[str
 
 def load_scheduler_config(path: str):
     """The KubeSchedulerConfiguration in a YAML or JSON file (the first document, as kube-scheduler reads)."""
-    from kwhatif.loader import parse_documents, read_text
+    from kwhatif.api.documents import parse_documents, read_text
 
     text = read_text(path)
     documents = parse_documents(text, path)

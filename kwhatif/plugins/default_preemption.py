@@ -1,12 +1,14 @@
 """DefaultPreemption: the PostFilter plugin that evicts lower-priority pods when nothing fits
-(plugins/defaultpreemption). The algorithm lives in kwhatif.preemption; this plugin runs it, prefixes
-its message with "preemption: " as upstream does, and leaves the full outcome in the CycleState
-(PREEMPTION_OUTCOME_KEY) for reporting."""
+(plugins/defaultpreemption). The algorithm lives in kwhatif.preemption, above the framework because it
+runs the framework's filters; the scheduler hands its Evaluator to the plugin through the Handle. This
+plugin runs it, prefixes its message with "preemption: " as upstream does, and leaves the full outcome
+in the CycleState (PREEMPTION_OUTCOME_KEY) for reporting."""
 
 from __future__ import annotations
 
 from kwhatif.framework.interface import PREEMPTION_OUTCOME_KEY, Plugin, Status
-from kwhatif.preemption import MESSAGE_PREFIX, Evaluator
+
+MESSAGE_PREFIX = "preemption: "
 
 
 class DefaultPreemption(Plugin):
@@ -18,7 +20,8 @@ class DefaultPreemption(Plugin):
         return None
 
     def post_filter(self, state, pod, node_to_status):
-        evaluator = Evaluator(self.handle.framework, self.handle.snapshot, self.args, self.handle.extenders)
+        handle = self.handle
+        evaluator = handle.preemption_evaluator(handle.framework, handle.snapshot, self.args, handle.extenders)
         result, status, outcome = evaluator.preempt(state, pod, node_to_status)
         state.write(PREEMPTION_OUTCOME_KEY, outcome)
         if status.message:

@@ -23,7 +23,7 @@ from typing import Iterable, Mapping
 from kwhatif.api import labels as labelsel
 from kwhatif.framework.gomath import go_div, go_round
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
-from kwhatif.framework.runtime import ConfigError
+from kwhatif.framework.interface import ConfigError
 from kwhatif.plugins.helper import find_matching_untolerated_taint
 from kwhatif.plugins.node_affinity import RequiredNodeAffinity
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo

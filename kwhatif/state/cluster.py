@@ -14,8 +14,8 @@ from kwhatif.api.defaults import PriorityResolver, default_node, default_pod, de
 from kwhatif.api.shape import OBJECT, POD_METADATA, SHAPES, check_shape, defer_check
 from kwhatif.api.validation import check_resource_list, validate_pod_quantities
 from kwhatif.errors import InputError
-from kwhatif.loader import describe
-from kwhatif.state.bulk import bulk_allocation
+from kwhatif.api.documents import describe
+from kwhatif.api.bulk import bulk_allocation
 
 # kind -> Cluster attribute
 KINDS = {

@@ -18,7 +18,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 from kwhatif.api.resources import resource_list
-from kwhatif.state.bulk import bulk_allocation
+from kwhatif.api.bulk import bulk_allocation
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.nodeinfo import ImageStateSummary, NodeInfo, PodInfo, Resource
 

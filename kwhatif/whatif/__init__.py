@@ -4,51 +4,30 @@ run the attempt. No rendering here, no CLI concerns."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 
 from kwhatif.api.defaults import Admission, PriorityResolver, default_pod
 from kwhatif.errors import InputError
-from kwhatif.framework.config import Profile, default_profile
+from kwhatif.framework.config import SchedulerSetup
 from kwhatif.framework.runtime import Framework
-from kwhatif.loader import describe, load_objects
+from kwhatif.api.documents import describe
+from kwhatif.loader import load_objects
 from kwhatif.loader import load_dump as load_dump_objects
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_runtime_class, check_limit_ranges,
                                    check_namespace, check_user_priority)
-from kwhatif.api.validation import PodValidationError, proposed_pod_errors, validate_admitted_resources, validate_pod_quantities
+from kwhatif.api.validation import PodValidationError, proposed_pod_errors, validate_admitted_resources
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 
 
-@dataclass
-class SchedulerSetup:
-    """What a KubeSchedulerConfiguration decides: profiles, extenders, and their settings."""
-
-    profiles: list[Profile] = field(default_factory=lambda: [default_profile()])
-    extenders: list[dict] = field(default_factory=list)
-    percentage_of_nodes_to_score: int | None = None
-    parallelism: int = 16  # KubeSchedulerConfiguration.parallelism: whether node sampling is deterministic
-    leader_election: dict = field(default_factory=dict)
-    source: str = ""
-
-    def profile_for(self, scheduler_name: str) -> Profile:
-        for profile in self.profiles:
-            if profile.scheduler_name == scheduler_name:
-                return profile
-        known = ", ".join(repr(p.scheduler_name) for p in self.profiles)
-        where = f" in {self.source}" if self.source else ""
-        raise InputError(f"pod's spec.schedulerName {scheduler_name!r} has no scheduler profile{where} "
-                         f"(profiles: {known}); no scheduler would ever schedule this pod")
-
-
 def load_cluster(path: str) -> Cluster:
     """A cluster from a snapshot (``kwhatif snapshot``) or a dump (YAML/JSON, file, directory or '-')."""
-    from kwhatif.snapshot_file import is_snapshot, read_snapshot
+    from kwhatif.snapshot_file import is_snapshot, cluster_from_snapshot
 
     if is_snapshot(path):
-        return read_snapshot(path)
+        return cluster_from_snapshot(path)
     dump = load_dump_objects(path)
     return Cluster.from_objects(dump.objects, source=path, warnings=dump.warnings)
 

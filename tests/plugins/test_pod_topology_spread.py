@@ -10,7 +10,7 @@ import pytest
 
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, Handle, NodeScore
-from kwhatif.framework.runtime import ConfigError
+from kwhatif.framework.interface import ConfigError
 from kwhatif.plugins.pod_topology_spread import (
     PRE_FILTER_KEY,
     CriticalPaths,
