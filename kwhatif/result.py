@@ -48,6 +48,9 @@ class ScheduleResult:
     error: str | None = None
     # DynamicResources' per-node details for pods with claims: devices picked, or why none could be.
     dra: dict[str, dict] = field(default_factory=dict)
+    # The ResourceClaim allocations the pod would get per feasible node ({node: {(namespace, claim):
+    # status.allocation}}): what binding it there writes into its claims. Not serialized.
+    claim_allocations: dict[str, dict] = field(default_factory=dict, repr=False)
     # Objects of kinds scheduling does not read, skipped while loading: {kind: count}.
     skipped_kinds: dict[str, int] = field(default_factory=dict)
     # The cluster changes this answer is about (Scenario.to_dict()), None when there are none.

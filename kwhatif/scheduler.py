@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kwhatif.api.defaults import Admission
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import (
+    CLAIM_ALLOCATIONS_KEY,
     DRA_DETAILS_KEY,
     MAX_EXTENDER_PRIORITY,
     MAX_NODE_SCORE,
@@ -79,6 +80,7 @@ class Scheduler:
             return self._attempt(state, pod, nodes, result)
         finally:
             result.dra = state.read(DRA_DETAILS_KEY) or {}
+            result.claim_allocations = state.read(CLAIM_ALLOCATIONS_KEY) or {}
             result.warnings.extend(state.read(NOTES_KEY) or [])
 
     def _attempt(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],

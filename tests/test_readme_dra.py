@@ -25,5 +25,5 @@ def test_readme_example_is_real_output(command, expected, monkeypatch):
     assert [g.rstrip() for g in result.stdout.splitlines()] == [e.rstrip() for e in expected.splitlines()]
 
 
-def test_the_section_has_both_examples():
-    assert len(EXAMPLES) == 2
+def test_the_section_has_its_three_examples():
+    assert len(EXAMPLES) == 3

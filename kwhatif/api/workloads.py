@@ -33,7 +33,7 @@ from kwhatif.errors import InputError
 # Objects that scheduling reads and that applying a release adds to the cluster first, in the order
 # kubectl apply / helm install create them (namespaces and classes before what uses them).
 CLUSTER_KINDS = ("Namespace", "PriorityClass", "StorageClass", "CSIDriver", "PersistentVolume",
-                 "PersistentVolumeClaim", "Service", "PodDisruptionBudget")
+                 "PersistentVolumeClaim", "Service", "PodDisruptionBudget", "ResourceClaimTemplate", "ResourceClaim")
 CLUSTER_SCOPED_KINDS = {"Namespace", "PriorityClass", "StorageClass", "CSIDriver", "PersistentVolume"}
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob",
                   "DaemonSet")
@@ -138,8 +138,9 @@ class NameGenerator:
     characters of ALPHANUMS; derived from the base and a counter instead of random, never repeating a
     name already given out or taken."""
 
-    def __init__(self, taken: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(self, taken: Iterable[tuple[str, str]] = (), exists: Callable[[str, str], bool] | None = None) -> None:
         self.taken = set(taken)
+        self.exists = exists  # names taken elsewhere (objects of a store), asked per candidate
         self.attempts: dict[tuple[str, str], int] = {}  # the next counter per (namespace, base)
 
     def generate(self, namespace: str, base: str) -> str:
@@ -154,7 +155,7 @@ class NameGenerator:
                 value, digit = divmod(value, len(ALPHANUMS))
                 suffix += ALPHANUMS[digit]
             name = base + suffix
-            if (namespace, name) not in self.taken:
+            if (namespace, name) not in self.taken and not (self.exists and self.exists(namespace, name)):
                 self.attempts[(namespace, base)] = attempt
                 self.take(namespace, name)
                 return name

@@ -25,6 +25,8 @@ PREEMPTION_OUTCOME_KEY = "kwhatif/preemption-outcome"
 # CycleState keys plugins fill for the report only: per-node device-allocation details of
 # DynamicResources ({node: details}), and notes on what the attempt could not model (a set of texts).
 DRA_DETAILS_KEY = "kwhatif/dra-details"
+# DynamicResources' allocation per feasible node (its nodeAllocations): {node: {claim key: status.allocation}}
+CLAIM_ALLOCATIONS_KEY = "kwhatif/claim-allocations"
 NOTES_KEY = "kwhatif/notes"
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from kwhatif.plugins.node_affinity import NodeSelector
+from kwhatif.state.claims import ResourceClaims
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # resourceapi.AllocationResultsMaxSize
 EXACT_COUNT = "ExactCount"
@@ -52,10 +53,11 @@ def claim_key(claim: Mapping) -> str:
 class Device:
     """One device of a slice; its CEL ``device`` variable is built on first use."""
 
-    __slots__ = ("key", "driver", "pool", "name", "raw", "_env", "_content_keys")
+    __slots__ = ("key", "driver", "pool", "name", "raw", "slice_spec", "_env", "_content_keys")
 
-    def __init__(self, driver: str, pool: str, raw: Mapping) -> None:
+    def __init__(self, driver: str, pool: str, raw: Mapping, slice_spec: Mapping | None = None) -> None:
         self.driver, self.pool, self.name, self.raw = driver, pool, raw.get("name") or "", raw
+        self.slice_spec = slice_spec or {}  # the spec of the ResourceSlice that publishes the device
         self.key = (driver, pool, self.name)
         self._env = None
         self._content_keys: dict = {}
@@ -179,18 +181,20 @@ def claim_requests(claim: Mapping) -> list[list[Request]]:
     return out
 
 
-class DraCluster:
-    """The cluster's DRA objects, indexed once: classes, claims, the devices in use, the pools each
-    node sees, and CEL results per (expression, device) (devices do not change during a run)."""
+_CONSUMABLE_CAPACITY = ("consumable capacity (DRAConsumableCapacity is off: a device is allocated whole, to one "
+                        "claim; capacity requests are ignored)")
 
-    def __init__(self, cluster) -> None:
+
+class DraCluster:
+    """The cluster's DRA objects, indexed once: classes, the pools each node sees, and CEL results per
+    (expression, device) (devices do not change during a run); the claims and the devices in use are
+    the snapshot's, which change as pods are assumed and forgotten."""
+
+    def __init__(self, cluster, claims: ResourceClaims | None = None) -> None:
         self.classes: dict[str, Mapping] = {_name(c): c for c in cluster.device_classes}
-        self.claims: dict[tuple[str, str], Mapping] = {(_namespace(c), _name(c)): c for c in cluster.resource_claims}
-        self.templates: dict[tuple[str, str], Mapping] = {
-            (_namespace(t), _name(t)): t for t in cluster.resource_claim_templates}
-        self.allocated: set[tuple[str, str, str]] = set()
-        for claim in cluster.resource_claims:
-            self.allocated.update(allocated_devices(claim))
+        # The claims as the snapshot's assume cache has them (allocations of assumed pods included).
+        self.claims = claims if claims is not None else ResourceClaims(cluster.resource_claims,
+                                                                       cluster.resource_claim_templates)
         self._by_node: dict[str, list[Mapping]] = {}
         self._selected: list[tuple[Mapping, NodeSelector | None]] = []
         for s in cluster.resource_slices:
@@ -224,6 +228,13 @@ class DraCluster:
                 if d.get("bindingConditions"):
                     self.notes.add("binding conditions (DRADeviceBindingConditions is off: such devices are never "
                                    "allocated)")
+                if d.get("allowMultipleAllocations"):
+                    self.notes.add(_CONSUMABLE_CAPACITY)
+        for claim in cluster.resource_claims:
+            for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+                subs = [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]
+                if any(sub.get("capacity") for sub in subs):
+                    self.notes.add(_CONSUMABLE_CAPACITY)
 
     def pools_for(self, node_info) -> list[Pool]:
         """GatherPools: the pools of the slices for this node, newest generation, in input order."""
@@ -245,7 +256,7 @@ class DraCluster:
             elif generation < pool.generation:
                 continue
             pool.slices.append(s)
-            pool.devices.extend(Device(driver, name, d) for d in spec.get("devices") or [])
+            pool.devices.extend(Device(driver, name, d, spec) for d in spec.get("devices") or [])
         for pool in by_id.values():
             names: set[str] = set()
             for d in pool.devices:
@@ -284,13 +295,44 @@ def _has_binding_conditions(s: Mapping) -> bool:
     return any(d.get("bindingConditions") is not None for d in (s.get("spec") or {}).get("devices") or [])
 
 
-def allocated_devices(claim: Mapping) -> list[tuple[str, str, str]]:
-    """The devices a claim's allocation holds (results with admin access do not count as allocated)."""
-    allocation = (claim.get("status") or {}).get("allocation")
-    if not allocation:
-        return []
-    return [(r.get("driver") or "", r.get("pool") or "", r.get("device") or "")
-            for r in (allocation.get("devices") or {}).get("results") or [] if not r.get("adminAccess")]
+def allocation_result(results: list[tuple[str, Device]], admin_access: set[str], node_name: str) -> dict:
+    """A claim's ``status.allocation`` as the allocator returns it for ``node_name``: one result per device
+    (``adminAccess`` for the requests in ``admin_access``), and the node selector of the slices the
+    devices come from (createNodeSelector). Device configurations are left out: nothing here reads them."""
+    out: dict = {"devices": {"results": [
+        {"request": request, "driver": d.driver, "pool": d.pool, "device": d.name,
+         **({"adminAccess": True} if request in admin_access else {})} for request, d in results]}}
+    fields: list[dict] = []
+    expressions: list[dict] = []
+    for _, device in results:
+        spec = device.slice_spec
+        if spec.get("nodeName"):
+            out["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
+            return out
+        terms = (spec.get("nodeSelector") or {}).get("nodeSelectorTerms") or []
+        if len(terms) > 1:
+            raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+        for term in terms:
+            for have, new in ((fields, term.get("matchFields") or []),
+                              (expressions, term.get("matchExpressions") or [])):
+                for requirement in new:
+                    if not any(_same_requirement(r, requirement) for r in have):
+                        have.append(requirement)
+    if fields or expressions:
+        term = {}
+        if fields:
+            term["matchFields"] = fields
+        if expressions:
+            term["matchExpressions"] = expressions
+        out["nodeSelector"] = {"nodeSelectorTerms": [term]}
+    return out
+
+
+def _same_requirement(a: Mapping, b: Mapping) -> bool:
+    """containsNodeSelectorRequirement: same key and operator, the same set of values."""
+    return (a.get("key") == b.get("key") and a.get("operator") == b.get("operator")
+            and set(a.get("values") or []) == set(b.get("values") or []))
 
 
 # --- constraints ----------------------------------------------------------------------------------------
@@ -489,7 +531,7 @@ class _Search:
         return cached
 
     def _in_use(self, device: Device) -> bool:
-        return device.key in self.a.dra.allocated or bool(self.allocating.get(device.key))
+        return device.key in self.a.dra.claims.in_use or bool(self.allocating.get(device.key))
 
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
         """allocateOne: the device ``di`` of request ``ri`` (subrequest ``si``) of claim ``ci``."""

@@ -38,7 +38,7 @@ def explain_failure(allocator: Allocator, node_info) -> dict:
                                 matching.append(device)
                     except AllocationError as exc:
                         error = error or str(exc)
-                in_use = sum(1 for d in matching if d.key in dra.allocated)
+                in_use = sum(1 for d in matching if d.key in dra.claims.in_use)
                 if request.mode == ALL:
                     enough = bool(matching) and in_use == 0
                 else:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from kwhatif.framework.interface import DRA_DETAILS_KEY, NOTES_KEY, Code, Plugin, Status
+from kwhatif.framework.interface import CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, NOTES_KEY, Code, Plugin, Status
 
 STATE_KEY = "DynamicResources"
 RESERVED_FOR_MAX_SIZE = 256  # resourceapi.ResourceClaimReservedForMaxSize
@@ -39,7 +39,7 @@ def dra_cluster(snapshot):
     if snapshot.dra is None:
         from kwhatif.plugins.dra_allocator import DraCluster
 
-        snapshot.dra = DraCluster(snapshot.cluster)
+        snapshot.dra = DraCluster(snapshot.cluster, snapshot.resource_claims)
     return snapshot.dra
 
 
@@ -194,6 +194,11 @@ class DynamicResources(Plugin):
                 details[node_info.name] = {"allocation": {
                     _key(claim): [f"{request}: {d.driver}/{d.pool}/{d.name}" for request, d in devices]
                     for claim, devices in zip(s.allocator.claims, results)}}
+            if not unavailable:
+                try:
+                    _record_allocations(state, s.allocator, results, node_info.name)
+                except AllocationError as exc:
+                    return Status.error(str(exc))
         if unavailable:
             s.unavailable.update(unavailable)
             if first_look:
@@ -219,6 +224,25 @@ class DynamicResources(Plugin):
                              f"reserved for no pod, not available on any node the pod fits otherwise)")
                 return None, Status.new(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
         return None, Status.new(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
+
+
+def _record_allocations(state, allocator, results, node_name: str) -> None:
+    """nodeAllocations: what Reserve would allocate if the pod is bound to this node."""
+    from kwhatif.plugins.dra_allocator import AllocationError, _name, allocation_result
+    from kwhatif.state.claims import claim_key
+
+    allocations = state.read(CLAIM_ALLOCATIONS_KEY)
+    if allocations is None:
+        allocations = {}
+        state.write(CLAIM_ALLOCATIONS_KEY, allocations)
+    by_claim = {}
+    for claim, requests, devices in zip(allocator.claims, allocator.requests, results):
+        admin = {r.qualified_name for alternatives in requests for r in alternatives if r.admin_access}
+        try:
+            by_claim[claim_key(claim)] = allocation_result(devices, admin, node_name)
+        except AllocationError as exc:
+            raise AllocationError(f"create NodeSelector for claim {_name(claim)}: {exc}") from None
+    allocations[node_name] = by_claim
 
 
 def _key(claim: Mapping) -> str:

@@ -5,7 +5,8 @@ pending pods nominated to nodes, and the cluster objects (namespaces, PDBs, volu
 plugins list.
 
 A scenario changes the snapshot the way kube-scheduler's cache does between cycles: ``assume_pod``
-binds a pod (AssumePod), ``forget_pod`` takes it away (ForgetPod/RemovePod), ``add_node``,
+binds a pod (AssumePod, its ResourceClaims allocated and reserved as the scheduler's assume cache has
+them), ``forget_pod`` takes it away (ForgetPod/RemovePod, Unreserve for its claims), ``add_node``,
 ``update_node`` and ``remove_node`` change the node set. ``fork()`` opens a what-if that ``revert()``
 undoes and ``commit()`` keeps (cluster-autoscaler's ClusterSnapshot Fork/Revert/Commit): a fork is
 O(1), a node is copied on its first change inside the fork, a revert costs the nodes changed.
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 
 from kwhatif.api.resources import resource_list
 from kwhatif.api.bulk import bulk_allocation
+from kwhatif.state.claims import ClaimKey, ResourceClaims
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.nodeinfo import ImageStateSummary, NodeInfo, PodInfo, Resource
 
@@ -66,6 +68,8 @@ class Snapshot:
         self.generation = 0  # the last generation handed to a node
         self.node_set_generation = 0  # changes whenever nodes are added or removed
         self._forks: list[_Fork] = []
+        # ResourceClaims as the assume cache holds them: they follow the pods assumed and forgotten.
+        self.resource_claims = ResourceClaims(cluster.resource_claims, cluster.resource_claim_templates)
         # The cluster's DRA objects indexed (DynamicResources builds it on first use, once per snapshot).
         self.dra = None
         # Per-node values kept between attempts (see node_memo); a sequence turns it on.
@@ -121,9 +125,10 @@ class Snapshot:
 
     # --- changes: assume / forget pods, change nodes ----------------------------------------------
 
-    def assume_pod(self, pi: PodInfo) -> NodeInfo:
+    def assume_pod(self, pi: PodInfo, claim_allocations: dict[ClaimKey, dict] | None = None) -> NodeInfo:
         """Bind ``pi`` to its ``node_name`` (cache.AssumePod): node sums, non-zero requests, host ports,
-        pod count, PVC use, and the pod visible to spreading and inter-pod affinity."""
+        pod count, PVC use, the pod visible to spreading and inter-pod affinity, and its ResourceClaims
+        allocated (``claim_allocations``, what DynamicResources found for the node) and reserved for it."""
         ni = self._node_for(pi)
         self._touch(ni)
         if pi.has_affinity:
@@ -134,6 +139,8 @@ class Snapshot:
             counts = self._writable_pvc_counts()
             for key in pi.pvc_keys:
                 counts[key] = counts.get(key, 0) + 1
+        if pi.spec.get("resourceClaims"):
+            self.resource_claims.assume(pi.pod, claim_allocations)
         return ni
 
     def forget_pod(self, pi: PodInfo) -> NodeInfo:
@@ -153,6 +160,8 @@ class Snapshot:
                     counts[key] = count
                 else:
                     counts.pop(key, None)
+        if pi.spec.get("resourceClaims"):
+            self.resource_claims.forget(pi.pod)
         return ni
 
     def add_node(self, node: dict) -> NodeInfo:
@@ -202,10 +211,12 @@ class Snapshot:
     def fork(self) -> None:
         """Open a what-if: every change from here on can be undone by ``revert()``."""
         self._forks.append(_Fork())
+        self.resource_claims.fork()
 
     def revert(self) -> None:
         """Undo every change since the matching ``fork()``."""
         top = self._forks.pop()
+        self.resource_claims.revert()
         for ni, saved in top.nodes.values():
             ni.restore(saved)
         if top.pvc_counts is not None:
@@ -220,6 +231,7 @@ class Snapshot:
     def commit(self) -> None:
         """Keep the changes since the matching ``fork()`` (they become part of the enclosing fork, if any)."""
         top = self._forks.pop()
+        self.resource_claims.commit()
         if not self._forks:
             return
         parent = self._forks[-1]

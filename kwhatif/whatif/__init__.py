@@ -127,7 +127,10 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
         from kwhatif.extenders import build_extenders
 
         extenders = build_extenders(setup.extenders, trace=trace)
-    result = Scheduler(framework, extenders or [], setup.parallelism).schedule(pod, admission)
+    with snapshot.forked():  # the claims created for the pod are the question's, not the snapshot's
+        pod, notes = create_resource_claims(pod, snapshot)
+        result = Scheduler(framework, extenders or [], setup.parallelism).schedule(pod, admission)
+    result.warnings.extend(notes)
     if trace:
         result.extender_trace = trace
     result.skipped_kinds = dict(cluster.skipped_kinds)
@@ -136,6 +139,24 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
     if warning:
         result.warnings.append(warning)
     return result
+
+
+def create_resource_claims(pod: PodInfo, snapshot: Snapshot) -> tuple[PodInfo, list[str]]:
+    """What the resourceclaim controller does before kube-scheduler attempts the pod: a claim for each
+    ``resourceClaimTemplateName`` entry created in the snapshot, and the pod's status naming it. With a
+    template that does not exist no claim is created (the pod then waits for it); a note says so."""
+    if not any(ref.get("resourceClaimTemplateName") for ref in pod.spec.get("resourceClaims") or []):
+        return pod, []
+    from kwhatif.api.resource_claims import create_claims
+
+    store = snapshot.resource_claims
+    created = create_claims(pod.pod, store.templates, lambda namespace, name: (namespace, name) in store,
+                            snapshot.namespace_labels)
+    for claim in created.claims:
+        store.create(claim)
+    notes = [f"ResourceClaimTemplate {pod.namespace}/{name} does not exist: the resourceclaim controller cannot "
+             f"create the claim of pod {pod.key}" for name in created.missing_templates] + created.refused
+    return (PodInfo(created.pod) if created.claims else pod), notes
 
 
 def lease_warning(cluster: Cluster, setup: SchedulerSetup, scheduler_name: str) -> str | None:

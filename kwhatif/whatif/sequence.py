@@ -4,8 +4,10 @@ fits is bound in the in-memory cluster before the next one is tried (issue 19).
 What binding changes is what kube-scheduler's Bind and the kubelet would: the pod gets
 ``spec.nodeName``, ``status.phase: Running`` and ``status.startTime`` = the latest start time among
 the cluster's pods + *k* seconds (*k*: its 1-based step), and the snapshot assumes it (node sums,
-ports, pod counts, spreading and inter-pod affinity). A pod that does not fit stays pending: its
-would-be preemption is reported, not applied, and it is not nominated. PVC binding is not applied
+ports, pod counts, spreading and inter-pod affinity, and its ResourceClaims allocated and reserved, so
+the next pod finds those devices taken). Before its attempt, a pod's ``resourceClaimTemplateName``
+entries get their claims as the resourceclaim controller creates them. A pod that does not fit stays
+pending: its would-be preemption is reported, not applied, and it is not nominated. PVC binding is not applied
 between steps. Ties between top-scoring nodes go to the lowest node name, or with a seed to a
 uniformly random one (kube-scheduler picks at random).
 
@@ -31,7 +33,7 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif import SchedulerSetup, lease_warning, prepare_pod
+from kwhatif.whatif import SchedulerSetup, create_resource_claims, lease_warning, prepare_pod
 
 TIE_BREAK_LOWEST = "lowest-node-name"
 TIE_BREAK_RANDOM = "random"
@@ -205,7 +207,9 @@ class SequencePlacer:
     def place(self, pod: PreparedPod) -> tuple[Placement, ScheduleResult]:
         """One step: one scheduling attempt, then the bind when the pod fits."""
         self.steps += 1
-        info = pod.info
+        info, notes = create_resource_claims(pod.info, self.snapshot)
+        for note in notes:
+            self._warn(note)
         result = self.scheduler_for(info).schedule(info, pod.admission)
         for warning in result.warnings:
             self._warn(warning)
@@ -220,7 +224,7 @@ class SequencePlacer:
         tie_set = result.selected  # sorted by the scheduler
         node = tie_set[0] if self._random is None or len(tie_set) == 1 else self._random.choice(tie_set)
         start = _rfc3339(self.base_start_time + timedelta(seconds=self.steps))
-        self.snapshot.assume_pod(bound_pod(info, node, start))
+        self.snapshot.assume_pod(bound_pod(info, node, start), result.claim_allocations.get(node))
         self.new_pods[node] = self.new_pods.get(node, 0) + 1
         return Placement(info.key, node, list(tie_set), len(result.feasible), result.scores[node].total_score,
                          None, None, info.priority), result

@@ -328,3 +328,14 @@ def test_features_off_in_v134_are_named_once_where_they_apply():
         "not modelled for DRA: binding conditions (DRADeviceBindingConditions is off: such devices are never "
         "allocated)",
         "not modelled for DRA: device taints (DRADeviceTaints is off: taints are ignored)"]
+
+
+def test_consumable_capacity_is_named_where_a_device_or_claim_uses_it():
+    from kwhatif.framework.interface import NOTES_KEY
+
+    shared = resource_slice("n", [device("gpu-0", allowMultipleAllocations=True), device("gpu-1")])
+    _, state, statuses = run_filters([shared, claim("c", exactly("gpu"))], pod_with("c"))
+    assert statuses["n"] is None
+    assert state.read(NOTES_KEY) == [
+        "not modelled for DRA: consumable capacity (DRAConsumableCapacity is off: a device is allocated whole, to "
+        "one claim; capacity requests are ignored)"]

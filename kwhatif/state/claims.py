@@ -1,0 +1,171 @@
+"""ResourceClaims as kube-scheduler's assume cache holds them while a scenario places pods.
+
+A pod assumed on a node takes its claims with it: each claim the attempt allocated gets the
+allocation (the in-flight allocation becomes the claim's ``status.allocation``, as PreBind writes
+it), and every allocated claim of the pod is reserved for it (``status.reservedFor``). Forgetting the
+pod undoes exactly that (Unreserve): the reservation goes, and so do the allocations the pod's own
+assume made. The resourceclaim controller's claims for template-backed pods are added with
+``create``. Every change is journaled for the Snapshot's open fork, so that ``revert`` restores the
+claims (and the devices in use) as they were.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping
+
+ClaimKey = tuple[str, str]  # namespace, name
+DeviceKey = tuple[str, str, str]  # driver, pool, device
+
+
+def claim_key(claim: Mapping) -> ClaimKey:
+    meta = claim.get("metadata") or {}
+    return meta.get("namespace") or "default", meta.get("name") or ""
+
+
+def allocated_devices(claim: Mapping) -> list[DeviceKey]:
+    """The devices a claim's allocation holds (results with admin access do not count as allocated)."""
+    allocation = (claim.get("status") or {}).get("allocation")
+    if not allocation:
+        return []
+    return [(r.get("driver") or "", r.get("pool") or "", r.get("device") or "")
+            for r in (allocation.get("devices") or {}).get("results") or [] if not r.get("adminAccess")]
+
+
+def pod_claim_names(pod: Mapping) -> list[str]:
+    """The names of the claims a pod uses: ``resourceClaimName``, or the claim the resourceclaim
+    controller recorded in ``status.resourceClaimStatuses`` for a template."""
+    statuses = {s.get("name"): s.get("resourceClaimName")
+                for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []}
+    names = []
+    for ref in (pod.get("spec") or {}).get("resourceClaims") or []:
+        name = ref.get("resourceClaimName") or (statuses.get(ref.get("name"))
+                                                if ref.get("resourceClaimTemplateName") else None)
+        if name:
+            names.append(name)
+    return names
+
+
+class ResourceClaims:
+    def __init__(self, claims: Iterable[Mapping], templates: Iterable[Mapping] = ()) -> None:
+        self.templates: dict[ClaimKey, Mapping] = {claim_key(t): t for t in templates}  # ResourceClaimTemplates
+        self._claims: dict[ClaimKey, Mapping] = {}
+        self.in_use: dict[DeviceKey, int] = {}  # device -> how many claims' allocations hold it
+        # claim -> the pod (namespace/name) whose assume allocated it, to deallocate it on forget
+        self._allocated_by: dict[ClaimKey, str] = {}
+        self._journals: list[list[tuple]] = []
+        for claim in claims:
+            self._set(claim_key(claim), claim)
+
+    def get(self, key: ClaimKey) -> Mapping | None:
+        return self._claims.get(key)
+
+    def __contains__(self, key: ClaimKey) -> bool:
+        return key in self._claims
+
+    def __len__(self) -> int:
+        return len(self._claims)
+
+    def create(self, claim: Mapping) -> None:
+        key = claim_key(claim)
+        if key in self._claims:
+            raise KeyError(f"resourceclaim {key[0]}/{key[1]} already exists")
+        self._change(key, claim)
+
+    # --- a pod's claims follow the pod --------------------------------------------------------------
+
+    def assume(self, pod: Mapping, allocations: Mapping[ClaimKey, Mapping] | None = None) -> None:
+        """The pod bound: ``allocations`` (claim -> status.allocation from the attempt) written, and
+        every allocated claim of the pod reserved for it."""
+        meta = pod.get("metadata") or {}
+        namespace, uid = meta.get("namespace") or "default", meta.get("uid") or ""
+        for name in pod_claim_names(pod):
+            key = (namespace, name)
+            claim = self._claims.get(key)
+            if claim is None:
+                continue
+            status = dict(claim.get("status") or {})
+            allocation = (allocations or {}).get(key)
+            if allocation is not None and not status.get("allocation"):
+                status["allocation"] = allocation
+                self._set_allocated_by(key, f"{namespace}/{meta.get('name') or ''}")
+            if not status.get("allocation"):
+                continue
+            reserved = list(status.get("reservedFor") or [])
+            if not any(r.get("uid") == uid for r in reserved):
+                reserved.append({"resource": "pods", "name": meta.get("name") or "", "uid": uid})
+            status["reservedFor"] = reserved
+            self._change(key, {**claim, "status": status})
+
+    def forget(self, pod: Mapping) -> None:
+        """Undo ``assume``: the pod's reservations, and the allocations its assume made."""
+        meta = pod.get("metadata") or {}
+        namespace, uid = meta.get("namespace") or "default", meta.get("uid") or ""
+        pod_key = f"{namespace}/{meta.get('name') or ''}"
+        for name in pod_claim_names(pod):
+            key = (namespace, name)
+            claim = self._claims.get(key)
+            if claim is None:
+                continue
+            status = dict(claim.get("status") or {})
+            reserved = [r for r in status.get("reservedFor") or [] if r.get("uid") != uid]
+            changed = len(reserved) != len(status.get("reservedFor") or [])
+            if reserved:
+                status["reservedFor"] = reserved
+            else:
+                status.pop("reservedFor", None)
+            if self._allocated_by.get(key) == pod_key and not reserved:
+                status.pop("allocation", None)
+                self._set_allocated_by(key, None)
+                changed = True
+            if changed:
+                claim = {k: v for k, v in claim.items() if k != "status"}
+                self._change(key, {**claim, "status": status} if status else claim)
+
+    # --- fork / revert / commit (driven by the Snapshot) --------------------------------------------
+
+    def fork(self) -> None:
+        self._journals.append([])
+
+    def revert(self) -> None:
+        for kind, key, old in reversed(self._journals.pop()):
+            if kind == "claim":
+                self._set(key, old)
+            elif old is None:
+                self._allocated_by.pop(key, None)
+            else:
+                self._allocated_by[key] = old
+
+    def commit(self) -> None:
+        top = self._journals.pop()
+        if self._journals:
+            self._journals[-1].extend(top)
+
+    def _change(self, key: ClaimKey, claim: Mapping | None) -> None:
+        if self._journals:
+            self._journals[-1].append(("claim", key, self._claims.get(key)))
+        self._set(key, claim)
+
+    def _set_allocated_by(self, key: ClaimKey, pod_key: str | None) -> None:
+        if self._journals:
+            self._journals[-1].append(("owner", key, self._allocated_by.get(key)))
+        if pod_key is None:
+            self._allocated_by.pop(key, None)
+        else:
+            self._allocated_by[key] = pod_key
+
+    def _set(self, key: ClaimKey, claim: Mapping | None) -> None:
+        """Replace (or with None remove) a claim, keeping the devices-in-use counts in step."""
+        old = self._claims.get(key)
+        if old is not None:
+            for device in allocated_devices(old):
+                count = self.in_use[device] - 1
+                if count:
+                    self.in_use[device] = count
+                else:
+                    del self.in_use[device]
+        if claim is None:
+            self._claims.pop(key, None)
+            return
+        self._claims[key] = claim
+        for device in allocated_devices(claim):
+            self.in_use[device] = self.in_use.get(device, 0) + 1
