@@ -5,8 +5,8 @@ A selector sees one variable, ``device``, with ``driver``, ``attributes["<domain
 ``capacity["<domain>"].<name>`` (attributes and capacities published without a domain belong to the
 driver's domain; an unknown domain is an empty map). cel-python supplies the language; the Kubernetes
 libraries the DRA environment adds are registered here as functions with upstream's semantics:
-``quantity()`` (compared by value), ``semver()``, the extended strings library (``lowerAscii`` ...)
-and the ``cel.bind`` macro. Programs are transpiled to Python once per expression and cached.
+``quantity()`` (compared by value), ``semver()``, the extended strings library (``lowerAscii`` ...),
+the ``cel.bind`` macro, and (cel_library) lists, regex, IP/CIDR, sets and ``format``. Programs are transpiled to Python once per expression and cached.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import lark
 from celpy import celtypes as ct
 from celpy.evaluation import CELEvalError
 
+from kwhatif.api import cel_library
 from kwhatif.api.quantity import QuantityError, parse_quantity
 
 _LOG = logging.getLogger("celpy")
@@ -257,10 +258,14 @@ def cel_join(items, sep=""):
 
 
 def cel_indexOf(s, sub, start=0):
+    if isinstance(s, list):
+        return cel_library.list_index_of(s, sub)
     return ct.IntType(str(s).find(str(sub), int(start)))
 
 
 def cel_lastIndexOf(s, sub):
+    if isinstance(s, list):
+        return cel_library.list_last_index_of(s, sub)
     return ct.IntType(str(s).rfind(str(sub)))
 
 
@@ -279,9 +284,11 @@ def cel_charAt(s, i):
     return ct.StringType(s[i:i + 1])
 
 
-#: CEL name -> implementation: the Kubernetes quantity and semver libraries and the extended strings
-#: library the DRA environment has (the standard functions are cel-python's).
-FUNCTIONS = {name[len("cel_"):]: fn for name, fn in list(globals().items()) if name.startswith("cel_")}
+#: CEL name -> implementation: the Kubernetes quantity and semver libraries, the extended strings library
+#: and cel_library's lists, regex, IP, CIDR, sets and format, as the DRA environment has them (the
+#: standard functions are cel-python's).
+FUNCTIONS = {**cel_library.FUNCTIONS,
+             **{name[len("cel_"):]: fn for name, fn in list(globals().items()) if name.startswith("cel_")}}
 
 
 def _normalize_semver(text: str) -> str:
@@ -346,7 +353,31 @@ def _substitute(tree, var: str, value, node_class) -> None:
         _substitute(child, var, value, node_class)
 
 
-_WHOLE_MAP_FUNCTIONS = _MACROS_WITH_VARIABLE | {"size"}
+_WHOLE_MAP_FUNCTIONS = _MACROS_WITH_VARIABLE | {"size", "format", "string"}
+
+
+def _rewrite_namespaced(tree):
+    """``ip.isCanonical(x)``, ``sets.contains(a, b)`` ...: cel-python reads ``ip`` as a variable; the call
+    becomes one to the registered function ``ip_isCanonical``. ``<list>.min()`` becomes ``lists_min(<list>)``."""
+    for node in list(tree.iter_subtrees()):
+        if node.data != "member" or len(node.children) != 1:
+            continue
+        call = node.children[0]
+        if isinstance(call, lark.Tree) and call.data == "member_dot_arg" and len(call.children) == 2 \
+                and str(call.children[1]) == "min":  # <list>.min(): cel-python's parser takes it for a macro
+            args = type(node)("exprlist", [call.children[0]], node.meta)
+            name = lark.Token("IDENT", "lists_min")
+            node.children = [type(node)("primary", [type(node)("ident_arg", [name, args], node.meta)], node.meta)]
+            continue
+        if not (isinstance(call, lark.Tree) and call.data == "member_dot_arg" and len(call.children) == 3):
+            continue
+        namespace, function = _ident_name(call.children[0]), str(call.children[1])
+        if (namespace, function) not in cel_library.NAMESPACED:
+            continue
+        name = lark.Token("IDENT", f"{namespace}_{function}")
+        node.children = [type(node)("primary", [type(node)("ident_arg", [name, call.children[2]], node.meta)],
+                                    node.meta)]
+    return tree
 
 
 def _names_read(tree) -> frozenset[str] | None:
@@ -473,7 +504,7 @@ def _compile(expression: str) -> Program | CelError:
         _install_parser()
         _ENV = celpy.Environment(runner_class=celpy.CompiledRunner)
     try:
-        ast = _expand_bind(_ENV.compile(expression))
+        ast = _rewrite_namespaced(_expand_bind(_ENV.compile(expression)))
         names_read = _names_read(ast)
         runner = _ENV.program(ast, functions=FUNCTIONS)
     except CelError as exc:
