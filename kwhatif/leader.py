@@ -448,54 +448,60 @@ class LeaderElectionSettings:
         record's value); and retryPeriod + renewDeadline beyond the effective lease duration, where
         a leader that cannot renew still acts after a standby may have taken over.
         """
-        issues: list[SettingsIssue] = []
         if not self.leader_elect:
-            issues.append(SettingsIssue(
+            return [SettingsIssue(
                 WARNING, "leaderElection.leaderElect",
                 "leader election is disabled: every replica schedules on its own and nothing renews "
                 "the lease, so run exactly one replica",
-                _SRC_KWHATIF))
-            return issues
+                _SRC_KWHATIF)]
+        issues = self._rejected()
+        if duration_ns(self.lease_duration) > 0:
+            issues += self._risky()
+        return _errors_first(issues)
+
+    def _rejected(self) -> list[SettingsIssue]:
+        """The errors of validate(): settings kube-scheduler v1.34 refuses to start with."""
+        issues: list[SettingsIssue] = []
+
+        def reject(key: str, message: str, source: str = _SRC_COMPONENT_BASE) -> None:
+            issues.append(SettingsIssue(ERROR, f"leaderElection.{key}", message, source))
+
         lease, renew, retry = (duration_ns(d) for d in (self.lease_duration, self.renew_deadline, self.retry_period))
         for key, value in (("leaseDuration", lease), ("renewDeadline", renew), ("retryPeriod", retry)):
             if value <= 0:
-                issues.append(SettingsIssue(
-                    ERROR, f"leaderElection.{key}",
-                    f"must be greater than zero, got {format_go_duration(getattr(self, _ATTR[key]))}",
-                    _SRC_COMPONENT_BASE))
+                reject(key, f"must be greater than zero, got {format_go_duration(getattr(self, _ATTR[key]))}")
         if lease <= renew:
-            issues.append(SettingsIssue(
-                ERROR, "leaderElection.leaseDuration",
-                f"must be greater than renewDeadline: leaseDuration {format_go_duration(self.lease_duration)}, "
-                f"renewDeadline {format_go_duration(self.renew_deadline)}",
-                _SRC_COMPONENT_BASE))
+            reject("leaseDuration", f"must be greater than renewDeadline: leaseDuration "
+                   f"{format_go_duration(self.lease_duration)}, renewDeadline {format_go_duration(self.renew_deadline)}")
         for key, value in (("resourceLock", self.resource_lock), ("resourceNamespace", self.resource_namespace),
                            ("resourceName", self.resource_name)):
             if not value:
-                issues.append(SettingsIssue(ERROR, f"leaderElection.{key}", "is required", _SRC_COMPONENT_BASE))
+                reject(key, "is required")
         if self.resource_lock and self.resource_lock != DEFAULT_RESOURCE_LOCK:
-            issues.append(SettingsIssue(
-                ERROR, "leaderElection.resourceLock",
-                f'must be "leases", got {self.resource_lock!r}', _SRC_SCHEDULER))
+            reject("resourceLock", f'must be "leases", got {self.resource_lock!r}', _SRC_SCHEDULER)
         if renew > 0 and retry > 0:
             limit = int(JITTER_FACTOR * float(retry))  # Go: time.Duration(JitterFactor * float64(retryPeriod))
             if renew <= limit:
-                issues.append(SettingsIssue(
-                    ERROR, "leaderElection.renewDeadline",
-                    f"must be greater than retryPeriod * JitterFactor = {format_go_duration(self.retry_period)} "
-                    f"* {JITTER_FACTOR} = {format_go_duration(timedelta(microseconds=limit // 1000))}, "
-                    f"got {format_go_duration(self.renew_deadline)}",
-                    _SRC_CLIENT_GO))
-        if lease <= 0:
-            return _errors_first(issues)
+                reject("renewDeadline",
+                       f"must be greater than retryPeriod * JitterFactor = {format_go_duration(self.retry_period)} "
+                       f"* {JITTER_FACTOR} = {format_go_duration(timedelta(microseconds=limit // 1000))}, "
+                       f"got {format_go_duration(self.renew_deadline)}", _SRC_CLIENT_GO)
+        return issues
+
+    def _risky(self) -> list[SettingsIssue]:
+        """The warnings of validate() (kwhatif's judgement), for a positive leaseDuration."""
+        issues: list[SettingsIssue] = []
+
+        def warn(key: str, message: str) -> None:
+            issues.append(SettingsIssue(WARNING, f"leaderElection.{key}", message, _SRC_KWHATIF))
+
+        lease, renew, retry = (duration_ns(d) for d in (self.lease_duration, self.renew_deadline, self.retry_period))
         if self.lease_duration < MIN_SAFE_LEASE_DURATION:
-            issues.append(SettingsIssue(
-                WARNING, "leaderElection.leaseDuration",
-                f"{format_go_duration(self.lease_duration)} is shorter than "
-                f"{format_go_duration(MIN_SAFE_LEASE_DURATION)}: an API-server latency spike or a pause "
-                "of that length makes standbys take over from a live leader, and every lost lease "
-                "restarts kube-scheduler",
-                _SRC_KWHATIF))
+            warn("leaseDuration",
+                 f"{format_go_duration(self.lease_duration)} is shorter than "
+                 f"{format_go_duration(MIN_SAFE_LEASE_DURATION)}: an API-server latency spike or a pause "
+                 "of that length makes standbys take over from a live leader, and every lost lease "
+                 "restarts kube-scheduler")
         recorded = self.record_lease_duration_seconds
         if lease % 1_000_000_000:
             consequence = (
@@ -503,22 +509,17 @@ class LeaderElectionSettings:
                 "leadership changes hands every few seconds"
                 if recorded == 0 else
                 f"standbys wait {recorded}s, not {format_go_duration(self.lease_duration)}")
-            issues.append(SettingsIssue(
-                WARNING, "leaderElection.leaseDuration",
-                f"{format_go_duration(self.lease_duration)} is written to the lease as "
-                f"leaseDurationSeconds: {recorded} (whole seconds) and {consequence}",
-                _SRC_KWHATIF))
+            warn("leaseDuration", f"{format_go_duration(self.lease_duration)} is written to the lease as "
+                 f"leaseDurationSeconds: {recorded} (whole seconds) and {consequence}")
         effective = max(timedelta(seconds=recorded), self.retry_period)
         gives_up = self.retry_period + self.renew_deadline
         if 0 < renew < lease and retry > 0 and gives_up > effective:
-            issues.append(SettingsIssue(
-                WARNING, "leaderElection.renewDeadline",
-                f"a leader that cannot renew keeps scheduling until retryPeriod + renewDeadline = "
-                f"{format_go_duration(gives_up)} after its last renewal, but a standby may take over "
-                f"{format_go_duration(effective)} after it: two schedulers may act at once for up to "
-                f"{format_go_duration(gives_up - effective)}",
-                _SRC_KWHATIF))
-        return _errors_first(issues)
+            warn("renewDeadline",
+                 f"a leader that cannot renew keeps scheduling until retryPeriod + renewDeadline = "
+                 f"{format_go_duration(gives_up)} after its last renewal, but a standby may take over "
+                 f"{format_go_duration(effective)} after it: two schedulers may act at once for up to "
+                 f"{format_go_duration(gives_up - effective)}")
+        return issues
 
     def errors(self) -> list[SettingsIssue]:
         return [i for i in self.validate() if i.severity == ERROR]
@@ -697,65 +698,101 @@ def failover_whatif(
         Without a standby a restarted scheduler acquires it at once for the same reason.
     """
     settings = settings or LeaderElectionSettings()
-    notes: list[str] = []
+    lease_seconds, source, notes = _enforced_lease_seconds(settings, lease_duration_seconds)
+    t0 = None if last_renewal is None else ensure_utc(last_renewal)
+    window = _TakeoverWindow.of(settings, lease_seconds)
+    return FailoverReport(
+        settings=settings,
+        lease_duration_seconds=lease_seconds,
+        lease_duration_source=source,
+        standby_poll_min=window.poll,
+        standby_poll_max=window.poll_max,
+        crash=_crash(window, t0),
+        renew_failure=_renew_failure(window, settings.renew_deadline, t0),
+        release=_release(window, t0),
+        notes=tuple(notes + _failover_notes(settings, lease_seconds, window)),
+    )
+
+
+def _enforced_lease_seconds(settings: LeaderElectionSettings,
+                            lease_duration_seconds: int | None) -> tuple[int, str, list[str]]:
+    """L in whole seconds, where it comes from, and a note when the record disagrees with the settings."""
     recorded = settings.record_lease_duration_seconds
     if lease_duration_seconds is None:
-        lease_seconds, source = recorded, "settings"
-    else:
-        lease_seconds, source = lease_duration_seconds, "lease record"
-        if lease_duration_seconds != recorded:
-            notes.append(
-                f"the lease records leaseDurationSeconds {lease_duration_seconds}, but a leader with these "
-                f"settings writes {recorded}: the holder runs with other settings; standbys follow the record")
-    t0 = None if last_renewal is None else ensure_utc(last_renewal)
-    zero = timedelta(0)
-    L = timedelta(seconds=max(lease_seconds, 0))
-    P = settings.retry_period
-    Pmax = settings.standby_poll_max
-    D = settings.renew_deadline
-    earliest = max(L, P)
-    latest = Pmax + L + Pmax
-    l_s, p_s, pmax_s, d_s = _fmt(L), _fmt(P), _fmt(Pmax), _fmt(D)
+        return recorded, "settings", []
+    notes = []
+    if lease_duration_seconds != recorded:
+        notes.append(
+            f"the lease records leaseDurationSeconds {lease_duration_seconds}, but a leader with these "
+            f"settings writes {recorded}: the holder runs with other settings; standbys follow the record")
+    return lease_duration_seconds, "lease record", notes
 
-    sighting = (f"a standby sees the last renewal on its first poll after t0, 0 to retryPeriod x "
-                f"(1 + {JITTER_FACTOR}) = {pmax_s} later")
-    expiry = (f"it takes the lease on its first poll at least leaseDurationSeconds {l_s} after that sighting "
-              f"(polls are {p_s} to {pmax_s} apart)")
-    crash_bounds = (
-        sighting,
-        expiry,
-        f"earliest: max(L {l_s}, retryPeriod {p_s}) = {_fmt(earliest)} after t0",
-        f"latest: {pmax_s} + {l_s} + {pmax_s} = {_fmt(latest)} after t0",
-    )
-    crash = FailoverScenario(
-        name="crash",
-        summary="the leader dies right after its last renewal",
-        t0_meaning="the leader's last renewal",
-        leader_stops=zero,
-        takeover_earliest=earliest,
-        takeover_latest=latest,
-        pod_wait_min=earliest,
-        pod_wait_max=latest,
-        no_leader_min=earliest,
-        no_leader_max=latest,
-        overlap_max=zero,
-        bounds=crash_bounds,
+
+@dataclass(frozen=True)
+class _TakeoverWindow:
+    """When a standby takes a lease its leader stopped renewing at t0: L, P and Pmax of
+    failover_whatif, and the crash window [max(L, P), Pmax + L + Pmax] after t0."""
+
+    lease: timedelta
+    poll: timedelta
+    poll_max: timedelta
+    earliest: timedelta
+    latest: timedelta
+
+    @classmethod
+    def of(cls, settings: LeaderElectionSettings, lease_seconds: int) -> "_TakeoverWindow":
+        lease = timedelta(seconds=max(lease_seconds, 0))
+        poll, poll_max = settings.retry_period, settings.standby_poll_max
+        return cls(lease, poll, poll_max, max(lease, poll), poll_max + lease + poll_max)
+
+
+def _taken_over_as_after_crash(name: str, summary: str, t0_meaning: str, window: _TakeoverWindow,
+                               t0: datetime | None, leader_stops: timedelta, bounds: tuple[str, ...]
+                               ) -> FailoverScenario:
+    """A scenario in which standbys see no change after t0 and take over in the crash window, while
+    the old leader stops ``leader_stops`` after t0: nobody schedules from then until the takeover,
+    and both may act if it stops after the earliest takeover."""
+    return FailoverScenario(
+        name=name,
+        summary=summary,
+        t0_meaning=t0_meaning,
+        leader_stops=leader_stops,
+        takeover_earliest=window.earliest,
+        takeover_latest=window.latest,
+        pod_wait_min=window.earliest,
+        pod_wait_max=window.latest,
+        no_leader_min=_clip(window.earliest - leader_stops),
+        no_leader_max=_clip(window.latest - leader_stops),
+        overlap_max=_clip(leader_stops - window.earliest),
+        bounds=bounds,
         t0=t0,
     )
 
-    gives_up = P + D
-    renew_failure = FailoverScenario(
-        name="renew-failure",
-        summary="the leader stays up but cannot renew from its last renewal on",
-        t0_meaning="the leader's last successful renewal",
+
+def _crash(window: _TakeoverWindow, t0: datetime | None) -> FailoverScenario:
+    l_s, p_s, pmax_s = _fmt(window.lease), _fmt(window.poll), _fmt(window.poll_max)
+    return _taken_over_as_after_crash(
+        "crash", "the leader dies right after its last renewal", "the leader's last renewal", window, t0,
+        leader_stops=timedelta(0),
+        bounds=(
+            f"a standby sees the last renewal on its first poll after t0, 0 to retryPeriod x "
+            f"(1 + {JITTER_FACTOR}) = {pmax_s} later",
+            f"it takes the lease on its first poll at least leaseDurationSeconds {l_s} after that sighting "
+            f"(polls are {p_s} to {pmax_s} apart)",
+            f"earliest: max(L {l_s}, retryPeriod {p_s}) = {_fmt(window.earliest)} after t0",
+            f"latest: {pmax_s} + {l_s} + {pmax_s} = {_fmt(window.latest)} after t0",
+        ),
+    )
+
+
+def _renew_failure(window: _TakeoverWindow, renew_deadline: timedelta, t0: datetime | None) -> FailoverScenario:
+    p_s, d_s = _fmt(window.poll), _fmt(renew_deadline)
+    earliest, latest = window.earliest, window.latest
+    gives_up = window.poll + renew_deadline
+    return _taken_over_as_after_crash(
+        "renew-failure", "the leader stays up but cannot renew from its last renewal on",
+        "the leader's last successful renewal", window, t0,
         leader_stops=gives_up,
-        takeover_earliest=earliest,
-        takeover_latest=latest,
-        pod_wait_min=earliest,
-        pod_wait_max=latest,
-        no_leader_min=_clip(earliest - gives_up),
-        no_leader_max=_clip(latest - gives_up),
-        overlap_max=_clip(gives_up - earliest),
         bounds=(
             f"the leader retries {p_s} after its last success, then every {p_s} for renewDeadline {d_s}: "
             f"it stops leading at {p_s} + {d_s} = {_fmt(gives_up)} after t0 and kube-scheduler exits",
@@ -767,27 +804,33 @@ def failover_whatif(
              f"{_fmt(gives_up - earliest)}" if gives_up > earliest else
              f"no overlap: the leader gives up {_fmt(earliest - gives_up)} before any standby may take over"),
         ),
-        t0=t0,
     )
 
-    release = FailoverScenario(
+
+def _release(window: _TakeoverWindow, t0: datetime | None) -> FailoverScenario:
+    zero = timedelta(0)
+    return FailoverScenario(
         name="release",
         summary="the leader shuts down gracefully and releases the lease",
         t0_meaning="the moment the leader writes an empty holderIdentity",
         leader_stops=zero,
         takeover_earliest=zero,
-        takeover_latest=Pmax,
+        takeover_latest=window.poll_max,
         pod_wait_min=zero,
-        pod_wait_max=Pmax,
+        pod_wait_max=window.poll_max,
         no_leader_min=zero,
-        no_leader_max=Pmax,
+        no_leader_max=window.poll_max,
         overlap_max=zero,
         bounds=(
             "an unheld lease may be taken at once, without waiting for expiry",
-            f"a standby does so on its next poll: 0 to {pmax_s} after t0",
+            f"a standby does so on its next poll: 0 to {_fmt(window.poll_max)} after t0",
         ),
         t0=t0,
     )
+
+
+def _failover_notes(settings: LeaderElectionSettings, lease_seconds: int, window: _TakeoverWindow) -> list[str]:
+    notes = []
     if lease_seconds <= 0:
         notes.append("leaseDurationSeconds is 0: standbys consider the lease expired whenever they look, "
                      "so they take it from a live leader on their next poll")
@@ -795,18 +838,8 @@ def failover_whatif(
         notes.append("leader election is disabled in these settings: no failover happens; a replica "
                      "that dies simply stops scheduling")
     notes.append("a candidate that starts fresh (e.g. a restarted scheduler, which gets a new identity) "
-                 f"must watch an unchanged, held lease for a full {l_s} itself before taking it")
-    return FailoverReport(
-        settings=settings,
-        lease_duration_seconds=lease_seconds,
-        lease_duration_source=source,
-        standby_poll_min=P,
-        standby_poll_max=Pmax,
-        crash=crash,
-        renew_failure=renew_failure,
-        release=release,
-        notes=tuple(notes),
-    )
+                 f"must watch an unchanged, held lease for a full {_fmt(window.lease)} itself before taking it")
+    return notes
 
 
 # --- verdicts ---------------------------------------------------------------------------------------
@@ -894,77 +927,138 @@ def assess(
     """
     settings = settings or LeaderElectionSettings()
     now = ensure_utc(now)
-    if scheduler_names is not None:
-        names = tuple(scheduler_names)
-    elif lease.key == settings.lease_key:
-        names = settings.scheduler_names
-    elif lease.key == f"{DEFAULT_LEASE_NAMESPACE}/{DEFAULT_LEASE_NAME}":
-        names = (DEFAULT_SCHEDULER_NAME,)
-    else:
-        names = ()
-    pods = _names_phrase(names, lease)
-    stalled = f"{pods[0].upper()}{pods[1:]} are not being scheduled while no leader is active."
-
+    names = _lease_scheduler_names(lease, settings, scheduler_names)
     if lease.lease_duration_seconds is not None:
         window, window_source = timedelta(seconds=lease.lease_duration_seconds), "lease record"
     else:
         window, window_source = settings.lease_duration, "settings"
-    failover = failover_whatif(settings, lease.renew_time or lease.acquire_time, lease.lease_duration_seconds)
     notes: list[str] = []
     renewed = lease.renew_time
     if renewed is None and lease.acquire_time is not None:
         renewed = lease.acquire_time
         notes.append("no renewTime recorded; using acquireTime")
-    age = None if renewed is None else now - renewed
-    expires_at = None if renewed is None else renewed + window
-    remaining = None if expires_at is None else expires_at - now
-    held_for = None if lease.acquire_time is None or not lease.has_holder else now - lease.acquire_time
-    poll_max = settings.standby_poll_max
-
+    seen = _Observation(
+        lease=lease, now=now, settings=settings, pods=_names_phrase(names, lease), window=window,
+        window_source=window_source,
+        age=None if renewed is None else now - renewed,
+        remaining=None if renewed is None else renewed + window - now,
+        failover=failover_whatif(settings, lease.renew_time or lease.acquire_time, lease.lease_duration_seconds),
+    )
     if not lease.has_holder:
-        status = NO_HOLDER
-        if renewed is not None:
-            consequence = (f"No scheduler holds {lease.key}: the last leader released it {_human(age)} ago "
-                           f"(a graceful shutdown). A running standby takes an unheld lease on its next poll, "
-                           f"within {_human(poll_max)}. {stalled}")
-            if age is not None and age > poll_max:
-                notes.append(f"released {_human(age)} ago and still unheld after the {_human(poll_max)} a standby "
-                             "needs: no candidate with leader election is running for this lease")
-        else:
-            consequence = (f"No scheduler has ever held {lease.key}. {stalled}")
-        notes.append("a scheduler running with leaderElect: false schedules without touching this lease")
-    elif renewed is None:
-        status = EXPIRED
-        consequence = (f"{lease.holder_identity} holds {lease.key} but no renewal time is recorded, so nothing "
-                       f"shows it is alive; a standby may take over. {stalled}")
-    elif remaining > timedelta(0):
-        status = HEALTHY
-        consequence = (f"{lease.holder_identity} leads and renewed {_human(age)} ago; the lease holds for "
-                       f"{_human(remaining)} more without a renewal. {pods[0].upper()}{pods[1:]} are being "
-                       "scheduled.")
-        if age < timedelta(0):
-            notes.append(f"renewTime is {_human(-age)} after the evaluation time: the leader's clock runs ahead of "
-                         "the capture host, or --at is earlier than the capture")
-        elif age > settings.retry_period + settings.renew_deadline:
-            notes.append(f"the last renewal is {_human(age)} old; a leader with these settings gives up after "
-                         f"retryPeriod + renewDeadline = {_human(settings.retry_period + settings.renew_deadline)} "
-                         "without renewing, so this one is failing to renew or runs other settings")
-        elif age > 2 * settings.retry_period:
-            notes.append(f"renewal overdue: a live leader renews every {_human(settings.retry_period)}, the last "
-                         f"renewal is {_human(age)} old")
+        status, consequence = NO_HOLDER, _unheld(seen, notes)
+    elif renewed is None or seen.remaining <= timedelta(0):
+        status, consequence = EXPIRED, _expired(seen, notes)
     else:
-        status = EXPIRED
-        window_text = (f"leaseDurationSeconds {lease.lease_duration_seconds}" if window_source == "lease record"
-                       else f"leaseDuration {_human(window)}")
-        consequence = (f"The lease expired {_human(-remaining)} ago: {lease.holder_identity} last renewed "
-                       f"{_human(age)} ago with {window_text}. A standby may take over now. {stalled}")
-        worst = failover.crash.takeover_latest
-        if age > worst:
-            notes.append(f"no standby took over within the worst case of {_human(worst)} after the last renewal: "
-                         "no other candidate is running, or none can write the lease. A candidate that starts "
-                         f"now must still watch the record for {_human(window)} before it takes over")
-        notes.append("a scheduler running with leaderElect: false schedules without renewing this lease, "
-                     "so a stale lease can be a leftover rather than an outage")
+        status, consequence = HEALTHY, _healthy(seen, notes)
+    held_for = None if lease.acquire_time is None or not lease.has_holder else now - lease.acquire_time
+    notes += _lease_notes(seen, held_for)
+    return LeaseVerdict(
+        lease=lease,
+        at=now,
+        status=status,
+        renew_age=seen.age,
+        lease_duration=window,
+        lease_duration_source=window_source,
+        expires_at=None if renewed is None else renewed + window,
+        remaining=seen.remaining,
+        held_for=held_for,
+        scheduler_names=names,
+        consequence=consequence,
+        notes=tuple(notes),
+        failover=seen.failover,
+    )
+
+
+def _lease_scheduler_names(lease: LeaseRecord, settings: LeaderElectionSettings,
+                           scheduler_names: Sequence[str] | None) -> tuple[str, ...]:
+    """The schedulerNames whose pods the lease's holder schedules (see assess)."""
+    if scheduler_names is not None:
+        return tuple(scheduler_names)
+    if lease.key == settings.lease_key:
+        return settings.scheduler_names
+    if lease.key == f"{DEFAULT_LEASE_NAMESPACE}/{DEFAULT_LEASE_NAME}":
+        return (DEFAULT_SCHEDULER_NAME,)
+    return ()
+
+
+@dataclass(frozen=True)
+class _Observation:
+    """What assess saw of a lease at ``now``: ``age`` since the last renewal (or acquisition) and the
+    ``remaining`` time before expiry, None without either timestamp."""
+
+    lease: LeaseRecord
+    now: datetime
+    settings: LeaderElectionSettings
+    pods: str
+    window: timedelta
+    window_source: str
+    age: timedelta | None
+    remaining: timedelta | None
+    failover: FailoverReport
+
+    @property
+    def stalled(self) -> str:
+        return f"{self.pods[0].upper()}{self.pods[1:]} are not being scheduled while no leader is active."
+
+
+def _unheld(seen: _Observation, notes: list[str]) -> str:
+    """The consequence of a lease nobody holds; adds its notes to ``notes``."""
+    lease, age, poll_max = seen.lease, seen.age, seen.settings.standby_poll_max
+    if age is not None:
+        consequence = (f"No scheduler holds {lease.key}: the last leader released it {_human(age)} ago "
+                       f"(a graceful shutdown). A running standby takes an unheld lease on its next poll, "
+                       f"within {_human(poll_max)}. {seen.stalled}")
+        if age > poll_max:
+            notes.append(f"released {_human(age)} ago and still unheld after the {_human(poll_max)} a standby "
+                         "needs: no candidate with leader election is running for this lease")
+    else:
+        consequence = (f"No scheduler has ever held {lease.key}. {seen.stalled}")
+    notes.append("a scheduler running with leaderElect: false schedules without touching this lease")
+    return consequence
+
+
+def _expired(seen: _Observation, notes: list[str]) -> str:
+    """The consequence of a held lease that is expired or shows no renewal; adds its notes to ``notes``."""
+    lease, age, remaining, window = seen.lease, seen.age, seen.remaining, seen.window
+    if age is None:
+        return (f"{lease.holder_identity} holds {lease.key} but no renewal time is recorded, so nothing "
+                f"shows it is alive; a standby may take over. {seen.stalled}")
+    window_text = (f"leaseDurationSeconds {lease.lease_duration_seconds}" if seen.window_source == "lease record"
+                   else f"leaseDuration {_human(window)}")
+    consequence = (f"The lease expired {_human(-remaining)} ago: {lease.holder_identity} last renewed "
+                   f"{_human(age)} ago with {window_text}. A standby may take over now. {seen.stalled}")
+    worst = seen.failover.crash.takeover_latest
+    if age > worst:
+        notes.append(f"no standby took over within the worst case of {_human(worst)} after the last renewal: "
+                     "no other candidate is running, or none can write the lease. A candidate that starts "
+                     f"now must still watch the record for {_human(window)} before it takes over")
+    notes.append("a scheduler running with leaderElect: false schedules without renewing this lease, "
+                 "so a stale lease can be a leftover rather than an outage")
+    return consequence
+
+
+def _healthy(seen: _Observation, notes: list[str]) -> str:
+    """The consequence of a lease renewed in time; adds its notes to ``notes``."""
+    lease, age, settings = seen.lease, seen.age, seen.settings
+    if age < timedelta(0):
+        notes.append(f"renewTime is {_human(-age)} after the evaluation time: the leader's clock runs ahead of "
+                     "the capture host, or --at is earlier than the capture")
+    elif age > settings.retry_period + settings.renew_deadline:
+        notes.append(f"the last renewal is {_human(age)} old; a leader with these settings gives up after "
+                     f"retryPeriod + renewDeadline = {_human(settings.retry_period + settings.renew_deadline)} "
+                     "without renewing, so this one is failing to renew or runs other settings")
+    elif age > 2 * settings.retry_period:
+        notes.append(f"renewal overdue: a live leader renews every {_human(settings.retry_period)}, the last "
+                     f"renewal is {_human(age)} old")
+    return (f"{lease.holder_identity} leads and renewed {_human(age)} ago; the lease holds for "
+            f"{_human(seen.remaining)} more without a renewal. {seen.pods[0].upper()}{seen.pods[1:]} are being "
+            "scheduled.")
+
+
+def _lease_notes(seen: _Observation, held_for: timedelta | None) -> list[str]:
+    """Notes on any lease: a verdict near expiry, a recent change of leader, a preferred holder."""
+    lease, remaining = seen.lease, seen.remaining
+    notes = []
     if remaining is not None and lease.has_holder and abs(remaining) < VERDICT_SKEW_MARGIN:
         notes.append(f"within {_human(VERDICT_SKEW_MARGIN)} of expiry: clock differences between the leader and "
                      "the capture host can flip this verdict")
@@ -974,21 +1068,7 @@ def assess(
     if lease.preferred_holder:
         notes.append(f"coordinated leader election prefers {lease.preferred_holder}; kwhatif models only the "
                      "classic election")
-    return LeaseVerdict(
-        lease=lease,
-        at=now,
-        status=status,
-        renew_age=age,
-        lease_duration=window,
-        lease_duration_source=window_source,
-        expires_at=expires_at,
-        remaining=remaining,
-        held_for=held_for,
-        scheduler_names=names,
-        consequence=consequence,
-        notes=tuple(notes),
-        failover=failover,
-    )
+    return notes
 
 
 def scheduling_warning(
