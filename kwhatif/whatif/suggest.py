@@ -483,8 +483,8 @@ def _fix_on_node(doc: dict, r: ScheduleResult, status, ni: NodeInfo | None) -> t
             if target is None:
                 return None
             path, block, units = target
-            free = _get_resource(ni.allocatable, resource) - _get_resource(ni.requested, resource)
-            deficit = _get_resource(r.pod.requested, resource) - free
+            free = ni.allocatable.get(resource) - ni.requested.get(resource)
+            deficit = r.pod.requested.get(resource) - free
             if units - deficit < 0:
                 return None
             ops += _request_patch(doc, path, block, resource, units - deficit)
@@ -677,21 +677,10 @@ def _fragmentation(result: ScheduleResult, snapshot: Snapshot, resources: list[s
     notes = []
     request = result.pod.requested
     for resource in resources:
-        want = _get_resource(request, resource)
-        free = [max(0, _get_resource(ni.allocatable, resource) - _get_resource(ni.requested, resource))
+        want = request.get(resource)
+        free = [max(0, ni.allocatable.get(resource) - ni.requested.get(resource))
                 for ni in snapshot.node_info_list if not ni.unschedulable]
         if want and sum(free) >= want and max(free, default=0) < want:
             notes.append(f"{_human(resource, sum(free))} {resource} are free in total but no node has "
                          f"{_human(resource, want)}: the cluster is fragmented.")
     return notes
-
-
-def _get_resource(r, resource: str) -> int:
-    if resource == "cpu":
-        return r.milli_cpu
-    if resource == "memory":
-        return r.memory
-    if resource == "ephemeral-storage":
-        return r.ephemeral_storage
-    return r.scalar.get(resource, 0)
-
