@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from kwhatif.cli import common
 from kwhatif.cli.app import app
 from kwhatif.errors import InputError
-from kwhatif.api.documents import MAX_NESTING, parse_documents
+from kwhatif.api.documents import MAX_NESTING, _bracket_depth, parse_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = str(ROOT / "fixtures" / "pods" / "web.yaml")
@@ -51,6 +51,18 @@ def test_nesting_a_kubernetes_object_needs_is_read():
         inner = inner["x"]
     assert parse_documents(json.dumps(doc).encode(), "ok.json") == [doc]
     assert parse_documents(json.dumps(doc).encode().replace(b'"', b"'"), "ok.yaml") == [doc]
+
+
+@pytest.mark.parametrize("text,limit,depth", [
+    (b'{"a": [1, {"b": [2]}]}', 100, 4),  # few brackets: their count bounds the depth
+    (b"[[[]]][{}]" * 40, 2, 3),  # nested past the limit: limit + 1
+    (b"[[[]]][{}]" * 40, 100, 3),  # balanced: exact
+    (b"]]}" + b"{[]}" * 60, 100, 2),  # unmatched closers are ignored
+    (b'["[", ' + b"[[]], " * 60 + b"]", 100, 4),  # a quoted opener is counted, as if it enclosed the rest
+    (b"[" * 5000 + b"]" * 5000, 1000, 1001),
+])
+def test_bracket_depth_bounds_the_nesting(text, limit, depth):
+    assert _bracket_depth(text, limit) == depth
 
 
 def test_deep_nesting_by_aliases_is_refused():

@@ -92,6 +92,7 @@ _ALIAS_EXPANSION_FLOOR = 1_000_000
 _ALIAS_EXPANSION_PER_BYTE = 10
 
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
+_ONE_BRACKET = bytes.maketrans(b"{}", b"[]")  # braces nest like brackets
 _YAML_ALIAS = re.compile(rb"(?:^|[\s\[{,])\*[^\s,\[\]{}]")
 _LOG_SECTION_START = b"==== START logs for container "
 _LOG_SECTIONS = re.compile(rb"(?ms)^==== START logs for container .*? ====\n.*?^==== END logs for container [^\n]*\n?")
@@ -138,24 +139,26 @@ def _skip_space(text: str, pos: int) -> int:
     return _SPACE.match(text, pos).end()
 
 
-def _bracket_depth(data: bytes) -> int:
-    """The deepest nesting of brackets and braces, ignoring quoting: an estimate of flow nesting that
-    costs one pass in C (brackets inside strings can only raise it; unmatched closers are ignored)."""
-    brackets = data.translate(None, _NOT_BRACKETS)
-    opens = brackets.count(b"[") + brackets.count(b"{")
-    if opens <= MAX_NESTING:
-        return opens
-    import numpy as np
-
-    codes = np.frombuffer(brackets, dtype=np.uint8)
-    depth = np.cumsum(np.where((codes == 0x5B) | (codes == 0x7B), 1, -1), dtype=np.int64)
-    # unmatched closers (in strings) would pull the running sum below zero: measure from the lowest point
-    floor = np.minimum.accumulate(np.minimum(depth, 0))
-    return int((depth - floor).max())
+def _bracket_depth(data: bytes, limit: int) -> int:
+    """The nesting of brackets and braces, ignoring quoting (brackets inside strings can only raise
+    it), or ``limit + 1`` when it is deeper than ``limit``. Rounds of removing the innermost pairs,
+    each one pass in C, count the nesting of matched pairs; openers left unclosed may enclose them."""
+    brackets = data.translate(_ONE_BRACKET, _NOT_BRACKETS)
+    if brackets.count(b"[") <= limit:
+        return brackets.count(b"[")
+    rounds = 0
+    while rounds <= limit:
+        size = len(brackets)
+        brackets = brackets.replace(b"[]", b"")
+        if len(brackets) == size:
+            break
+        rounds += 1
+    unclosed = len(brackets.lstrip(b"]"))  # what is left: unmatched closers, then unclosed openers
+    return min(rounds + unclosed, limit + 1)
 
 
 def _refuse_yaml_libyaml_cannot_parse(data: bytes, source: str) -> None:
-    if _bracket_depth(data) > _YAML_PARSEABLE_FLOW_DEPTH or \
+    if _bracket_depth(data, _YAML_PARSEABLE_FLOW_DEPTH) > _YAML_PARSEABLE_FLOW_DEPTH or \
             re.search(rb"(?m)^[ \t?:-]{%d}" % _YAML_PARSEABLE_INDENT, data):
         raise InputError(f"{source}: nesting deeper than {MAX_NESTING} levels; no Kubernetes object "
                          f"is nested that deeply")
@@ -167,7 +170,7 @@ def _check_nesting(data: bytes, docs: list, source: str, aliases: bool) -> None:
     Only a document that may break a limit is walked: one with YAML aliases, or whose brackets or
     indentation could reach MAX_NESTING.
     """
-    if not aliases and _bracket_depth(data) + _deepest_indent(data) <= MAX_NESTING:
+    if not aliases and _bracket_depth(data, MAX_NESTING) + _deepest_indent(data) <= MAX_NESTING:
         return
     limit = _ALIAS_EXPANSION_FLOOR + _ALIAS_EXPANSION_PER_BYTE * len(data) if aliases else None
     for doc in docs:
