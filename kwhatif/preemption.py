@@ -137,13 +137,10 @@ class PDBIndex:
         self._unindexed: dict[str, list[int]] = {}
         self._matches: dict[str, tuple[int, ...]] = {}
         for raw in raw_pdbs:
+            selector = labelsel.disruption_budget_selector(raw)
+            if selector is None:
+                continue
             meta = raw.get("metadata") or {}
-            try:
-                selector = labelsel.from_label_selector((raw.get("spec") or {}).get("selector"))
-            except labelsel.SelectorError:
-                continue
-            if selector.nothing or selector.is_everything:
-                continue
             status = raw.get("status") or {}
             namespace = meta.get("namespace") or "default"
             # A budget with matchLabels can only match pods carrying its first pair: index it there,

@@ -11,6 +11,7 @@ reported, in kube-apiserver's order; each refusal is kube-apiserver's message.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Iterable, Mapping
@@ -152,29 +153,20 @@ def _enforced_values(request, limit, enforced) -> tuple[int, int, int]:
     return tuple(whole)
 
 
-def _min_constraint(kind: str, name: str, enforced, requests: dict, limits: dict) -> str | None:
+def _bound_constraint(kind: str, name: str, enforced, requests: dict, limits: dict, maximum: bool) -> str | None:
+    """minConstraint / maxConstraint: the request and the limit at least (at most) the bound. The
+    minimum needs a request, checked before the limit; the maximum a limit, checked before the request."""
     req, lim = requests.get(name), limits.get(name)
     observed_req, observed_lim, bound = _enforced_values(req, lim, enforced)
-    shown = canonical_quantity(enforced)
-    if req is None:
-        return f"minimum {name} usage per {kind} is {shown}.  No request is specified"
-    if observed_req < bound:
-        return f"minimum {name} usage per {kind} is {shown}, but request is {canonical_quantity(req)}"
-    if lim is not None and observed_lim < bound:
-        return f"minimum {name} usage per {kind} is {shown}, but limit is {canonical_quantity(lim)}"
-    return None
-
-
-def _max_constraint(kind: str, name: str, enforced, requests: dict, limits: dict) -> str | None:
-    req, lim = requests.get(name), limits.get(name)
-    observed_req, observed_lim, bound = _enforced_values(req, lim, enforced)
-    shown = canonical_quantity(enforced)
-    if lim is None:
-        return f"maximum {name} usage per {kind} is {shown}.  No limit is specified"
-    if observed_lim > bound:
-        return f"maximum {name} usage per {kind} is {shown}, but limit is {canonical_quantity(lim)}"
-    if req is not None and observed_req > bound:
-        return f"maximum {name} usage per {kind} is {shown}, but request is {canonical_quantity(req)}"
+    head = f"{'maximum' if maximum else 'minimum'} {name} usage per {kind} is {canonical_quantity(enforced)}"
+    checks = [("request", req, observed_req), ("limit", lim, observed_lim)]
+    if maximum:
+        checks.reverse()
+    if checks[0][1] is None:
+        return f"{head}.  No {checks[0][0]} is specified"
+    for what, given, observed in checks:
+        if given is not None and (observed > bound if maximum else observed < bound):
+            return f"{head}, but {what} is {canonical_quantity(given)}"
     return None
 
 
@@ -197,7 +189,9 @@ def _ratio_constraint(kind: str, name: str, enforced, requests: dict, limits: di
     return None
 
 
-_CONSTRAINTS = (("min", _min_constraint), ("max", _max_constraint), ("maxLimitRequestRatio", _ratio_constraint))
+_CONSTRAINTS = (("min", functools.partial(_bound_constraint, maximum=False)),
+                ("max", functools.partial(_bound_constraint, maximum=True)),
+                ("maxLimitRequestRatio", _ratio_constraint))
 
 
 def _sum_pod(spec: dict, part: str) -> dict:

@@ -176,6 +176,16 @@ def from_label_selector(selector: Mapping | None) -> Selector:
     return Selector(tuple(reqs), source=selector)
 
 
+def disruption_budget_selector(pdb: Mapping) -> Selector | None:
+    """A PodDisruptionBudget's selector, or None when it selects no pod: a nil, empty or invalid
+    selector (as preemption's filterPodsWithPDBViolation reads it)."""
+    try:
+        selector = from_label_selector((pdb.get("spec") or {}).get("selector"))
+    except SelectorError:
+        return None
+    return None if selector.nothing or selector.is_everything else selector
+
+
 def from_node_selector_requirements(exprs: list) -> Selector:
     """``nodeSelectorRequirementsAsSelector``: an empty list selects nothing."""
     if not exprs:

@@ -129,47 +129,46 @@ def _max_len_error(length: int) -> str:
     return f"must be no more than {length} characters"
 
 
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-              "alphanumeric character")
-_QNAME_RE = re.compile(f"^{_QNAME_FMT}$")
-_LABEL_VALUE_FMT = f"({_QNAME_FMT})?"
-_LABEL_VALUE_MSG = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
-                    "or '.', and must start and end with an alphanumeric character")
-_LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL_MSG = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-                      "and must start and end with an alphanumeric character")
-_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
-_DNS1123_SUBDOMAIN_FMT = f"{_DNS1123_LABEL_FMT}(\\.{_DNS1123_LABEL_FMT})*"
-_DNS1123_SUBDOMAIN_MSG = ("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                          "'-' or '.', and must start and end with an alphanumeric character")
-_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
+class _Format:
+    """A format of k8s.io/apimachinery's validation: its regex, and the error naming the regex with
+    examples. ``fullmatch`` is Go's ``^...$`` (Go's $ does not match before a trailing newline)."""
+
+    def __init__(self, fmt: str, msg: str, *examples: str) -> None:
+        self.fmt = fmt
+        self.regex = re.compile(fmt)
+        self.error = _regex_error(msg, fmt, *examples)
+
+    def matches(self, value: str) -> bool:
+        return self.regex.fullmatch(value) is not None
 
 
-def _full(regex: re.Pattern, value: str) -> bool:
-    # Go's $ does not match before a trailing newline; Python's does: fullmatch is Go's ^...$.
-    return regex.fullmatch(value) is not None
+_QNAME = _Format("([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]",
+                 "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+                 "alphanumeric character", "MyName", "my.name", "123-abc")
+_LABEL_VALUE = _Format(f"({_QNAME.fmt})?",
+                       "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+                       "or '.', and must start and end with an alphanumeric character", "MyValue", "my_value", "12345")
+_DNS1123_LABEL = _Format("[a-z0-9]([-a-z0-9]*[a-z0-9])?",
+                         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                         "and must start and end with an alphanumeric character", "my-name", "123-abc")
+_DNS1123_SUBDOMAIN = _Format(f"{_DNS1123_LABEL.fmt}(\\.{_DNS1123_LABEL.fmt})*",
+                             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                             "'-' or '.', and must start and end with an alphanumeric character", "example.com")
+
+
+def _length_and_format(value: str, max_length: int, fmt: _Format) -> list[str]:
+    errs = [_max_len_error(max_length)] if len(value) > max_length else []
+    return errs if fmt.matches(value) else errs + [fmt.error]
 
 
 def is_dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value) > 253:
-        errs.append(_max_len_error(253))
-    if not _full(_DNS1123_SUBDOMAIN_RE, value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
+    return _length_and_format(value, 253, _DNS1123_SUBDOMAIN)
 
 
 def is_dns1123_label(value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append(_max_len_error(63))
-    if not _full(_DNS1123_LABEL_RE, value):
-        if _full(_DNS1123_SUBDOMAIN_RE, value):
-            errs.append("must not contain dots")
-        else:
-            errs.append(_regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    errs = [_max_len_error(63)] if len(value) > 63 else []
+    if not _DNS1123_LABEL.matches(value):
+        errs.append("must not contain dots" if _DNS1123_SUBDOMAIN.matches(value) else _DNS1123_LABEL.error)
     return errs
 
 
@@ -185,24 +184,19 @@ def is_qualified_name(value: str) -> list[str]:
         else:
             errs += ["prefix part " + m for m in is_dns1123_subdomain(prefix)]
     else:
-        return [f"a qualified name {_regex_error(_QNAME_MSG, _QNAME_FMT, 'MyName', 'my.name', '123-abc')} "
+        return [f"a qualified name {_QNAME.error} "
                 "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
     if not name:
         errs.append("name part must be non-empty")
     elif len(name) > 63:
         errs.append("name part " + _max_len_error(63))
-    if not _full(_QNAME_RE, name):
-        errs.append("name part " + _regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+    if not _QNAME.matches(name):
+        errs.append("name part " + _QNAME.error)
     return errs
 
 
 def is_valid_label_value(value: str) -> list[str]:
-    errs = []
-    if len(value) > 63:
-        errs.append(_max_len_error(63))
-    if not _full(_LABEL_VALUE_RE, value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+    return _length_and_format(value, 63, _LABEL_VALUE)
 
 
 def is_valid_port_num(port: int) -> list[str]:
@@ -727,13 +721,20 @@ def _validate_node_affinity(affinity: dict, path: str) -> list[FieldError]:
             errs.append(required(where, "must have at least one node selector term"))
         for i, term in enumerate(terms):
             errs += _validate_node_selector_term(term, False, f"{where}[{i}]")
-    for i, term in enumerate(affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+    # Invalid label values are always allowed in preferred terms.
+    return errs + _validate_weighted_terms(affinity, path, "preference",
+                                           lambda term, where: _validate_node_selector_term(term, True, where))
+
+
+def _validate_weighted_terms(affinity: dict, path: str, field: str, validate_term) -> list[FieldError]:
+    """Each preferred term's weight (1-100), then its ``field`` checked by ``validate_term(term, path)``."""
+    errs: list[FieldError] = []
+    for i, weighted in enumerate(affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
         where = f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-        weight = term.get("weight") or 0
+        weight = weighted.get("weight") or 0
         if weight <= 0 or weight > 100:
             errs.append(invalid(f"{where}.weight", weight, "must be in the range 1-100"))
-        # Invalid label values are always allowed in preferred terms.
-        errs += _validate_node_selector_term(term.get("preference") or {}, True, f"{where}.preference")
+        errs += validate_term(weighted.get(field) or {}, f"{where}.{field}")
     return errs
 
 
@@ -788,13 +789,8 @@ def _validate_pod_affinity(affinity: dict, labels: dict, path: str) -> list[Fiel
     errs: list[FieldError] = []
     for i, term in enumerate(affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or []):
         errs += _validate_pod_affinity_term(term, labels, f"{path}.requiredDuringSchedulingIgnoredDuringExecution[{i}]")
-    for i, weighted in enumerate(affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
-        where = f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
-        weight = weighted.get("weight") or 0
-        if weight <= 0 or weight > 100:
-            errs.append(invalid(f"{where}.weight", weight, "must be in the range 1-100"))
-        errs += _validate_pod_affinity_term(weighted.get("podAffinityTerm") or {}, labels, f"{where}.podAffinityTerm")
-    return errs
+    return errs + _validate_weighted_terms(affinity, path, "podAffinityTerm",
+                                           lambda term, where: _validate_pod_affinity_term(term, labels, where))
 
 
 def _validate_affinity(affinity: dict | None, labels: dict, path: str) -> list[FieldError]:

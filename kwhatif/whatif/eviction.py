@@ -77,11 +77,8 @@ class Budgets:
         # namespace -> [(index, selector)]; nil, empty and invalid selectors select nothing
         self._by_namespace: dict[str, list[tuple[int, labelsel.Selector]]] = {}
         for i, pdb in enumerate(cluster.pdbs):
-            try:
-                selector = labelsel.from_label_selector((pdb.get("spec") or {}).get("selector"))
-            except labelsel.SelectorError:
-                continue
-            if selector.nothing or selector.is_everything:
+            selector = labelsel.disruption_budget_selector(pdb)
+            if selector is None:
                 continue
             namespace = (pdb.get("metadata") or {}).get("namespace") or "default"
             self._by_namespace.setdefault(namespace, []).append((i, selector))
