@@ -39,7 +39,6 @@ from kwhatif.state.cluster import KINDS, Cluster
 
 SNAPSHOT_KIND = "KwhatifSnapshot"
 FORMAT_VERSION = 1
-SUFFIX = ".kwi.json.gz"
 GZIP_MAGIC = b"\x1f\x8b"
 # 150,000 pods: level 1 takes 0.4 s for a 14 MB file, level 6 (gzip's default) 2.3 s for 12 MB.
 COMPRESS_LEVEL = 1

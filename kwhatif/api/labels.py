@@ -149,7 +149,6 @@ class Selector:
         return not self.nothing and not self.requirements
 
 
-EVERYTHING = Selector()
 NOTHING = Selector(nothing=True)
 
 

@@ -15,7 +15,6 @@ from kwhatif.api.quantity import parse_quantity
 
 ResourceList = dict[str, Decimal]
 
-DEFAULT_MILLI_CPU_REQUEST = 100  # 0.1 core, for scoring containers that request nothing
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 DEFAULT_NON_ZERO = {"cpu": Decimal("0.1"), "memory": Decimal(DEFAULT_MEMORY_REQUEST)}
 

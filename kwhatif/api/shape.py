@@ -197,7 +197,7 @@ def _compile(shape: dict):
     lines = ["def check(obj, source, what):"]
     _emit(shape, "obj", "", 1, lines, [0])
     namespace = {"_fail": _fail, "_quantity": _check_quantity, "date": date}
-    exec(compile("\n".join(lines), f"<shape checker>", "exec"), namespace)  # noqa: S102 - generated from SHAPES
+    exec(compile("\n".join(lines), "<shape checker>", "exec"), namespace)  # noqa: S102 - generated from SHAPES
     return namespace["check"]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from kwhatif.errors import InputError
 
@@ -181,7 +181,3 @@ class Handle:
 
     def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]:
         return self.snapshot.nominated_pods_for_node(node_name)
-
-
-def sorted_names(names: Iterable[str]) -> list[str]:
-    return sorted(names)

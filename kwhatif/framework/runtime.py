@@ -387,8 +387,5 @@ class Framework:
         return [NodePluginScores(ni.name, None, sum(weighted), names, weighted)
                 for ni, weighted in zip(nodes, zip(*columns))]
 
-    def has_filter_plugins(self) -> bool:
-        return bool(self.points["filter"])
-
     def has_score_plugins(self) -> bool:
         return bool(self.points["score"])

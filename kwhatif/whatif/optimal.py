@@ -115,10 +115,6 @@ class OptimalResult:
     solver_time: float = 0.0
     warnings: list[str] = field(default_factory=list)
 
-    @property
-    def proven(self) -> bool:
-        return self.status == "OPTIMAL"
-
     def to_dict(self) -> dict:
         return {"greedy": {"placed": self.greedy_placed},
                 "optimal": {"placed": self.placed, "status": self.status, "bound": self.bound,
@@ -486,7 +482,7 @@ class Solver:
     # constraints -----------------------------------------------------------------------------------
 
     def build(self) -> None:
-        cp, model, types, models = self.cp, self.model, self.types, self.models
+        model, types = self.model, self.types
         self.units = units = self.build_units()
         self.unit_of: dict[str, int] = {}
         greedy_count: dict[tuple[int, int], int] = {}
@@ -533,7 +529,6 @@ class Solver:
         self.weight = self.movable_total + 1
         moved = self.movable_total - sum(stay for _, stay in self.stays)
         model.Maximize(self.weight * sum(self.placed) - moved)
-        self.cp_types = cp
 
     def _node_constraints(self, unit: Unit) -> None:
         """Resources, pod count and host ports of several types on one node."""
