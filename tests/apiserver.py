@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import json
+import selectors
+import socket
 import threading
 import zlib
 from dataclasses import dataclass, field
@@ -115,6 +117,16 @@ class APIServer:
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
+        self._serving: threading.Thread | None = None
+        self._wake: tuple[socket.socket, socket.socket] | None = None
+
+    def copy(self) -> "APIServer":
+        """A server, not started, with the same stored items and the default behaviour (objects are
+        serialised once for all the tests that serve them)."""
+        twin = APIServer()
+        twin.items = {path: list(items) for path, items in self.items.items()}
+        twin.phases = {path: list(phases) for path, phases in self.phases.items()}
+        return twin
 
     def add(self, path: str, item: dict | bytes) -> None:
         """An item for ``path``; a dict loses kind/apiVersion, as items in a list response do."""
@@ -149,13 +161,31 @@ class APIServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        self._wake = socket.socketpair()
+        self._serving = threading.Thread(target=self._serve, daemon=True)
+        self._serving.start()
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def _serve(self) -> None:
+        """Accept connections until stop() writes to the wake-up socket: no poll interval, so neither
+        a request nor stop() waits (serve_forever checks for shutdown only every 0.5 s)."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._httpd, selectors.EVENT_READ)
+            selector.register(self._wake[0], selectors.EVENT_READ)
+            while True:
+                for key, _ in selector.select():
+                    if key.fileobj is self._wake[0]:
+                        return
+                    self._httpd.handle_request()  # ready: accepts without waiting, serves in a thread
 
     def stop(self) -> None:
         if self._httpd is not None:
-            self._httpd.shutdown()
+            self._wake[1].send(b"x")
+            self._serving.join()
             self._httpd.server_close()
+            for end in self._wake:
+                end.close()
+            self._httpd = None
 
     def handle(self, h: BaseHTTPRequestHandler) -> None:
         url = urlsplit(h.path)

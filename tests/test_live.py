@@ -4,6 +4,7 @@ unreachable server, list-only access, and the same ``place`` answer live, from a
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
 import subprocess
@@ -35,6 +36,12 @@ def now_rfc3339() -> str:
 
 def cluster_objects() -> list[dict]:
     """A small cluster of every kind kwhatif lists, as the API server stores them."""
+    return [*stored_objects(), scheduler_lease()]
+
+
+@functools.cache
+def stored_objects() -> tuple[dict, ...]:
+    """The cluster's objects but the scheduler's Lease, made once (about 0.5 s); tests only read them."""
     objs: list[dict] = [api_node(i) for i in range(NODES)]
     n = 0
     for ns, app_name, count in APPS:
@@ -76,21 +83,33 @@ def cluster_objects() -> list[dict]:
         objs.append(api_object("CSINode", "storage.k8s.io/v1", f"node-{i:05d}", spec={"drivers": [
             {"name": "ebs.csi.aws.com", "nodeID": f"i-{i}", "allocatable": {"count": 25}}]}))
     objs.extend(dra_objects())
-    objs.append(api_object("Lease", "coordination.k8s.io/v1", "kube-scheduler", "kube-system", spec={
+    return tuple(objs)
+
+
+def scheduler_lease() -> dict:
+    """kube-scheduler's Lease, renewed now: a live read finds a leader scheduling."""
+    return api_object("Lease", "coordination.k8s.io/v1", "kube-scheduler", "kube-system", spec={
         "holderIdentity": "cp-1_0c2f", "leaseDurationSeconds": 15, "renewTime": now_rfc3339(),
-        "acquireTime": "2025-11-22T00:00:00.000000Z", "leaseTransitions": 2}))
-    return objs
+        "acquireTime": "2025-11-22T00:00:00.000000Z", "leaseTransitions": 2})
 
 
 def bound_pod_count() -> int:
     return sum(count for _, _, count in APPS)
 
 
-@pytest.fixture
-def server():
+@pytest.fixture(scope="module")
+def stored_server() -> APIServer:
+    """The cluster serialised once; each test serves a copy with its own behaviour and requests."""
     srv = APIServer()
-    for obj in cluster_objects():
+    for obj in stored_objects():
         srv.add_object(obj)
+    return srv
+
+
+@pytest.fixture
+def server(stored_server):
+    srv = stored_server.copy()
+    srv.add_object(scheduler_lease())
     srv.url = srv.start()
     yield srv
     srv.stop()
