@@ -4,10 +4,12 @@ selectors, matchAttribute constraints, devices in use) and the plugin's extensio
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import DRA_DETAILS_KEY, Code, Handle
-from kwhatif.plugins.dra_allocator import AllocationError, Allocator, DraCluster
+from kwhatif.plugins.dra_allocator import AllocationError, Allocator, DraCluster, _Search
 from kwhatif.plugins.dynamic_resources import DynamicResources
 from tests.builders import make_node, make_pod, snapshot
 
@@ -339,3 +341,66 @@ def test_consumable_capacity_is_named_where_a_device_or_claim_uses_it():
     assert state.read(NOTES_KEY) == [
         "not modelled for DRA: consumable capacity (DRAConsumableCapacity is off: a device is allocated whole, to "
         "one claim; capacity requests are ignored)"]
+
+
+class _EveryOrder(_Search):
+    """The search as upstream runs it: every state explored again however often it is reached."""
+
+    def _one(self, ci, ri, si, di, in_sub):
+        return self._allocate_one(ci, ri, si, di, in_sub)
+
+
+def _random_device(draw, i: int) -> dict:
+    roots = st.sampled_from(["pci0", "pci1", "pci2"])
+    return device(f"gpu-{i}", product=draw(st.sampled_from(["NVIDIA H100", "NVIDIA A100"])), root=draw(roots))
+
+
+def _random_request(draw, name: str) -> dict:
+    cls = draw(st.sampled_from(["gpu", "h100"]))
+    if draw(st.integers(0, 5)) == 0:
+        return first_available(name, *[(f"s{i}", draw(st.sampled_from(["gpu", "h100"])), draw(st.integers(1, 3)))
+                                        for i in range(draw(st.integers(1, 3)))])
+    if draw(st.integers(0, 7)) == 0:
+        return exactly(name, cls, None, "All")
+    return exactly(name, cls, draw(st.integers(1, 3)), admin=draw(st.integers(0, 9)) == 0)
+
+
+@st.composite
+def dra_searches(draw):
+    """Up to 7 GPUs on the node (some held by an allocated claim) and 1-2 claims of 1-2 requests, with
+    matchAttribute/distinctAttribute constraints: searches that backtrack, succeed and fail."""
+    n = draw(st.integers(2, 7))
+    objects = [resource_slice("n", [_random_device(draw, i) for i in range(n)])]
+    held = draw(st.lists(st.integers(0, n - 1), max_size=2, unique=True))
+    if held:
+        objects.append(claim("held", exactly("gpu"), allocated_on="n", devices=[f"gpu-{i}" for i in held]))
+    claims = []
+    for c in range(draw(st.integers(1, 2))):
+        requests = [_random_request(draw, f"r{r}") for r in range(draw(st.integers(1, 2)))]
+        constraints = []
+        for kind in ("matchAttribute", "distinctAttribute"):
+            if draw(st.booleans()):
+                attribute = draw(st.sampled_from([f"{GPU}/productName", "resource.kubernetes.io/pcieRoot"]))
+                names = draw(st.lists(st.sampled_from([r["name"] for r in requests]), unique=True))
+                constraints.append({kind: attribute, **({"requests": names} if names else {})})
+        claims.append(claim(f"c{c}", *requests, constraints=constraints))
+    return objects, claims
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(dra_searches())
+def test_the_search_skipping_failed_states_finds_what_every_order_finds(search):
+    """Remembering failed states (8 GPUs for a 16-GPU claim: 8! orders) must not change the answer:
+    the same first solution, the same None, the same error as the search that repeats them."""
+    objects, claims = search
+    snap = snapshot([make_node("n").obj()], others=CLASSES + objects + claims)
+    allocator = Allocator(DraCluster(snap.cluster), claims)
+
+    def outcome(search_class):
+        try:
+            results = search_class(allocator, snap.get("n")).run()
+        except AllocationError as exc:
+            return "error", str(exc)
+        return "found", None if results is None else [[(r, d.key) for r, d in devices] for devices in results]
+
+    assert outcome(_Search) == outcome(_EveryOrder)
