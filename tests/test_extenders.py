@@ -345,10 +345,22 @@ def test_hosts_the_extender_invents_are_ignored_and_missing_ones_get_nothing(ser
 
 
 def test_prioritize_calls_run_in_parallel(servers):
-    slow = [servers().on("prioritize", lambda args: Raw(200, b"[]", delay=0.4)) for _ in range(3)]
-    started = time.monotonic()
-    run([cfg(s, prioritizeVerb="prioritize") for s in slow])
-    assert time.monotonic() - started < 1.0  # 3 x 0.4s one after the other would take 1.2s
+    """Each extender answers only once all three calls have arrived: one after the other, the first
+    would wait in vain until its barrier breaks and the extender answers 500 (no score, a warning)."""
+    all_arrived = threading.Barrier(3, timeout=4.0)  # below the extenders' 5 s httpTimeout
+
+    def answer_when_all_arrived(args):
+        try:
+            all_arrived.wait()
+        except threading.BrokenBarrierError:
+            return Raw(500, b"called one after the other")
+        return scores(n1=1, n2=2)(args)
+
+    parallel = [servers().on("prioritize", answer_when_all_arrived) for _ in range(3)]
+    result = run([cfg(s, prioritizeVerb="prioritize") for s in parallel])
+    assert result.warnings == []
+    # Each extender's 1 or 2 times weight 1 times 10, three times over.
+    assert (plugin_scores(result, "n1")["Extender"], plugin_scores(result, "n2")["Extender"]) == (30, 60)
 
 
 # --- failures, ignorable or not -----------------------------------------------------------------------
