@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Iterable, Mapping, Protocol
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import KwhatifError
@@ -94,11 +94,15 @@ def display_time(key: str | None) -> str:
     return key.replace(".000000000Z", "Z")
 
 
-class StartTimes:
-    """util.GetPodStartTime: status.startTime, or "now" for pods that have not started yet."""
+def utc_now() -> datetime:
+    """The scheduler's clock (time.Now()); tests give preemption another one."""
+    return datetime.now(timezone.utc)
 
-    def __init__(self) -> None:
-        now = datetime.now(timezone.utc)
+
+class StartTimes:
+    """util.GetPodStartTime: status.startTime, or ``now`` for pods that have not started yet."""
+
+    def __init__(self, now: datetime) -> None:
         self._now = _format(now, f"{now.microsecond * 1000:09d}")
         self._cache: dict[str, str] = {}
 
@@ -365,14 +369,14 @@ class Evaluator:
     """One preemption attempt for one pod against one snapshot (preemption.Evaluator + DefaultPreemption)."""
 
     def __init__(self, framework: "Framework", snapshot: "Snapshot", args: Mapping | None = None,
-                 extenders: Iterable[PreemptionExtender] = ()) -> None:
+                 extenders: Iterable[PreemptionExtender] = (), clock: Callable[[], datetime] = utc_now) -> None:
         args = args or {}
         self.framework = framework
         self.snapshot = snapshot
         self.min_candidate_nodes_percentage = int(args.get("minCandidateNodesPercentage", 10))
         self.min_candidate_nodes_absolute = int(args.get("minCandidateNodesAbsolute", 100))
         self.extenders = list(extenders)
-        self.start_times = StartTimes()
+        self.start_times = StartTimes(clock())
 
     # DefaultPreemption.isPreemptionAllowed with the default IsEligiblePod (always true).
     @staticmethod

@@ -11,7 +11,10 @@ percentageOfNodesToScore sampling would examine, and its pick among them, is rep
 
 from __future__ import annotations
 
+import functools
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Callable
 
 from kwhatif.api.defaults import Admission
 from kwhatif.framework.cycle_state import CycleState
@@ -26,7 +29,7 @@ from kwhatif.framework.interface import (
     Status,
 )
 from kwhatif.framework.runtime import Framework, NodePluginScores, NodeToStatus, PluginScore, fit_error_message
-from kwhatif.preemption import Evaluator, preemption_outcome
+from kwhatif.preemption import Evaluator, preemption_outcome, utc_now
 from kwhatif.result import ScheduleResult
 from kwhatif.sampling import Sampling, node_tree_order, walk
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
@@ -50,13 +53,15 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 class Scheduler:
     """Evaluates pods against one snapshot with one profile's framework and the configured extenders."""
 
-    def __init__(self, framework: Framework, extenders: list | None = None, parallelism: int = 16) -> None:
+    def __init__(self, framework: Framework, extenders: list | None = None, parallelism: int = 16,
+                 clock: Callable[[], datetime] = utc_now) -> None:
         self.framework = framework
         self.snapshot = framework.snapshot
         self.extenders = extenders or []
         self.parallelism = parallelism
         framework.handle.extenders = self.extenders  # framework.Handle.Extenders(), for preemption
-        framework.handle.preemption_evaluator = Evaluator
+        # Preemption reads the clock: a pod that has not started is as old as "now".
+        framework.handle.preemption_evaluator = functools.partial(Evaluator, clock=clock)
 
     def schedule(self, pod: PodInfo, admission: Admission) -> ScheduleResult:
         fw = self.framework

@@ -9,6 +9,8 @@ Unless a case says otherwise, nodes have 4 CPUs and the preemptor asks for 3 at 
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 
 from kwhatif.errors import KwhatifError
@@ -65,13 +67,19 @@ def pdb(name: str, allowed: int, namespace: str = "default", selector: dict | No
             "status": status}
 
 
-def run(nodes, pods, incoming=None, others=(), extenders=None):
-    return place_pod(incoming or preemptor(), "test", cluster(nodes, pods, [*PRIORITY_CLASSES, *others]),
-                     extenders=extenders)
-
-
 def T(minute: int) -> str:
     return f"2025-01-01T00:{minute:02d}:00Z"
+
+
+def clock_at(minute: int):
+    """The scheduler's clock stopped at T(minute)."""
+    moment = datetime(2025, 1, 1, 0, minute, tzinfo=timezone.utc)
+    return lambda: moment
+
+
+def run(nodes, pods, incoming=None, others=(), extenders=None, clock=clock_at(30)):
+    return place_pod(incoming or preemptor(), "test", cluster(nodes, pods, [*PRIORITY_CLASSES, *others]),
+                     extenders=extenders, clock=clock)
 
 
 # --- pickOneNodeForPreemption: each criterion deciding on its own ----------------------------------
@@ -120,6 +128,17 @@ def test_each_criterion_decides(name, pods, others, nominated, decided_by):
     assert outcome.to_dict()["decidedBy"] == decided_by
     assert outcome.message is None
     assert result.post_filter_status.is_success()
+
+
+@pytest.mark.parametrize("now,nominated", [(0, "n2"), (10, "n1")])
+def test_a_victim_that_has_not_started_is_as_old_as_the_clock_says(now, nominated):
+    """util.GetPodStartTime: no status.startTime means "now". At T(0) n1's unstarted victim is older
+    than n2's (T(5)), so n2 has the latest start time and wins criterion 5; at T(10) n1 does."""
+    unstarted = make_pod("v1").req(cpu="2").priority(10).node("n1").set("status", {}).obj()
+    result = run([node("n1"), node("n2")], [unstarted, pod_on("v2", "n2", "2", 10, T(5))], clock=clock_at(now))
+    outcome = result.preemption
+    assert outcome.nominated_nodes == [nominated]
+    assert outcome.to_dict()["decidedBy"] == "earliestStartTime"
 
 
 def test_single_candidate_is_chosen_without_criteria():

@@ -4,6 +4,8 @@ run the attempt. No rendering here, no CLI concerns."""
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
+from typing import Callable
 
 from kwhatif.api.defaults import Admission, PriorityResolver, default_pod
 from kwhatif.errors import InputError
@@ -12,6 +14,7 @@ from kwhatif.framework.runtime import Framework
 from kwhatif.api.documents import describe
 from kwhatif.loader import load_objects
 from kwhatif.loader import load_dump as load_dump_objects
+from kwhatif.preemption import utc_now
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_runtime_class, check_limit_ranges,
@@ -115,9 +118,9 @@ def place(pod_path: str, cluster: Cluster, setup: SchedulerSetup | None = None,
 
 def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None,
               snapshot: Snapshot | None = None, extenders: list | None = None,
-              trace: list | None = None) -> ScheduleResult:
+              trace: list | None = None, clock: Callable[[], datetime] = utc_now) -> ScheduleResult:
     """One attempt for ``raw``. Extenders are built from ``setup`` unless given; with ``trace`` (a list)
-    every extender call is recorded into it and into the result."""
+    every extender call is recorded into it and into the result. ``clock`` is the scheduler's "now"."""
     setup = setup or SchedulerSetup()
     pod, admission = prepare_pod(raw, source, cluster)
     profile = setup.profile_for(pod.spec.get("schedulerName"))
@@ -129,7 +132,7 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
         extenders = build_extenders(setup.extenders, trace=trace)
     with snapshot.forked():  # the claims created for the pod are the question's, not the snapshot's
         pod, notes = create_resource_claims(pod, snapshot)
-        result = Scheduler(framework, extenders or [], setup.parallelism).schedule(pod, admission)
+        result = Scheduler(framework, extenders or [], setup.parallelism, clock).schedule(pod, admission)
     result.warnings.extend(notes)
     if trace:
         result.extender_trace = trace
