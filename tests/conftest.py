@@ -1,4 +1,5 @@
-"""Shared fixtures: a real extender process (../shared/conformance/extender.py) on loopback."""
+"""Shared fixtures: a real extender process (../shared/conformance/extender.py) on loopback, and the demo
+cluster as JSON."""
 
 from __future__ import annotations
 
@@ -6,10 +7,15 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+import orjson
 import pytest
 
+from kwhatif.loader import load_objects
 from tests.conformance_support import EXTENDER_SCRIPT
+
+DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "clusters" / "demo.yaml"
 
 
 def free_port() -> int:
@@ -51,3 +57,13 @@ def extender_port(tmp_path_factory):
     if "proc" in state:
         state["proc"].kill()
         state["proc"].wait()
+
+
+@pytest.fixture(scope="session")
+def demo_json(tmp_path_factory) -> str:
+    """fixtures/clusters/demo.yaml's objects as one JSON List, for tests about the pod rather than the
+    cluster file: the same cluster, read in 10 ms instead of YAML's 0.3 s."""
+    path = tmp_path_factory.mktemp("demo") / "demo.json"
+    items = [obj for obj, _ in load_objects(str(DEMO))]
+    path.write_bytes(orjson.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return str(path)
