@@ -1,5 +1,5 @@
-"""Shared fixtures: a real extender process (../shared/conformance/extender.py) on loopback, and the demo
-cluster as JSON. typer's CliRunner gets the app's command built once."""
+"""Shared fixtures: a real extender process (../shared/conformance/extender.py) on loopback. typer's
+CliRunner gets the app's command built once."""
 
 from __future__ import annotations
 
@@ -8,16 +8,11 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import orjson
 import pytest
 import typer.testing
 
-from kwhatif.loader import load_objects
 from tests.conformance_support import EXTENDER_SCRIPT
-
-DEMO = Path(__file__).resolve().parent.parent / "fixtures" / "clusters" / "demo.yaml"
 
 # CliRunner.invoke builds the click command tree of the app on every call (about 30 ms of evaluating
 # annotations, over a thousand calls); the CLI builds it once per process, and so do the tests.
@@ -64,13 +59,3 @@ def extender_port(tmp_path_factory):
     if "proc" in state:
         state["proc"].kill()
         state["proc"].wait()
-
-
-@pytest.fixture(scope="session")
-def demo_json(tmp_path_factory) -> str:
-    """fixtures/clusters/demo.yaml's objects as one JSON List, for tests about the pod rather than the
-    cluster file: the same cluster, read in 10 ms instead of YAML's 0.3 s."""
-    path = tmp_path_factory.mktemp("demo") / "demo.json"
-    items = [obj for obj, _ in load_objects(str(DEMO))]
-    path.write_bytes(orjson.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
-    return str(path)

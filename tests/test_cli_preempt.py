@@ -11,9 +11,10 @@ import yaml
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
+from tests.demo_cluster import demo_cluster_json
 
 ROOT = Path(__file__).resolve().parent.parent
-DEMO = str(ROOT / "fixtures" / "clusters" / "demo.yaml")
+DEMO = demo_cluster_json()  # demo.yaml as JSON: the same answers, without parsing YAML in every test
 PODS = ROOT / "fixtures" / "pods"
 NOMINATED = "ip-10-0-3-66.eu-west-1.compute.internal"
 

@@ -13,9 +13,10 @@ import yaml
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
+from tests.demo_cluster import demo_cluster_json
 
 ROOT = Path(__file__).resolve().parent.parent
-DEMO = str(ROOT / "fixtures" / "clusters" / "demo.yaml")
+DEMO = demo_cluster_json()  # demo.yaml as JSON: the same answers, without parsing YAML in every test
 WORKLOADS = ROOT / "fixtures" / "workloads"
 RELEASE = str(WORKLOADS / "shop-release.yaml")
 GPU_NODES = ["ip-10-0-1-201.eu-west-1.compute.internal", "ip-10-0-2-213.eu-west-1.compute.internal"]

@@ -17,9 +17,10 @@ from kwhatif.whatif.drain import drain
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, kubectl_verdict
 from kwhatif.whatif.eviction import MORE_THAN_ONE_PDB, TOO_MANY_REQUESTS, Budgets
 from tests.builders import cluster, make_node, make_pod
+from tests.demo_cluster import demo_cluster_json
 
 ROOT = Path(__file__).resolve().parent.parent
-DEMO = str(ROOT / "fixtures" / "clusters" / "demo.yaml")
+DEMO = demo_cluster_json()  # demo.yaml as JSON: the same answers, without parsing YAML in every test
 RS = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-abc", "controller": True}]
 DS = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": True}]
 JOB = [{"apiVersion": "batch/v1", "kind": "Job", "name": "job", "controller": True}]

@@ -21,7 +21,9 @@ from kwhatif.api.validation import proposed_pod_errors
 from kwhatif.cli.app import app
 from kwhatif.errors import InputError
 from kwhatif.loader import load_objects, pod_from_object
+from tests.demo_cluster import demo_cluster_json
 
+DEMO = demo_cluster_json()  # demo.yaml as JSON: the same answers, without parsing YAML in every test
 WORKLOADS = Path("/work/shared/real-inputs/workloads")
 runner = CliRunner()
 
@@ -355,14 +357,14 @@ def make_pod(changes: dict) -> dict:
     return pod
 
 
-def place(pod: dict, tmp_path, cluster: str) -> object:
+def place(pod: dict, tmp_path) -> object:
     path = tmp_path / "pod.yaml"
     path.write_text(yaml.safe_dump(pod, sort_keys=False))
-    return runner.invoke(app, ["place", str(path), "--cluster", cluster], catch_exceptions=False), str(path)
+    return runner.invoke(app, ["place", str(path), "--cluster", DEMO], catch_exceptions=False), str(path)
 
 
-def test_the_base_pod_is_valid(tmp_path, demo_json):
-    result, _ = place(BASE, tmp_path, demo_json)
+def test_the_base_pod_is_valid(tmp_path):
+    result, _ = place(BASE, tmp_path)
     assert result.exit_code in (0, 1), result.output
 
 
@@ -371,9 +373,9 @@ def test_there_are_at_least_60_cases():
 
 
 @pytest.mark.parametrize("changes, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_invalid_pod_is_refused_with_upstreams_errors(tmp_path, demo_json, changes, expected):
+def test_invalid_pod_is_refused_with_upstreams_errors(tmp_path, changes, expected):
     pod = make_pod(changes)
-    result, path = place(pod, tmp_path, demo_json)
+    result, path = place(pod, tmp_path)
     meta = pod["metadata"]
     who = f"Pod {meta.get('namespace')}/{meta.get('name') or '<unnamed>'}"
     assert result.exit_code == 2, result.output
@@ -381,19 +383,19 @@ def test_invalid_pod_is_refused_with_upstreams_errors(tmp_path, demo_json, chang
     assert result.stderr.splitlines() == [f"error: {path}: {who}: {line}" for line in expected]
 
 
-def test_generate_name_is_validated_and_so_is_the_name_made_from_it(tmp_path, demo_json):
+def test_generate_name_is_validated_and_so_is_the_name_made_from_it(tmp_path):
     pod = make_pod({"metadata.name": None, "metadata.generateName": "Web-"})
-    result, path = place(pod, tmp_path, demo_json)
+    result, path = place(pod, tmp_path)
     assert result.exit_code == 2
     first, second = result.stderr.splitlines()
     assert first.endswith(f': metadata.generateName: Invalid value: "Web-": {SUBDOMAIN}')
     assert ': metadata.name: Invalid value: "Web-' in second and second.endswith(SUBDOMAIN)
 
 
-def test_every_error_of_the_pod_is_reported_once_per_line(tmp_path, demo_json):
+def test_every_error_of_the_pod_is_reported_once_per_line(tmp_path):
     pod = make_pod({"spec.tolerations": [{"key": "k", "effect": "Sometimes"}],
                     "spec.containers": [container(**res(requests={"cpu": "-1"}))]})
-    result, path = place(pod, tmp_path, demo_json)
+    result, path = place(pod, tmp_path)
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         f'error: {path}: Pod shop/web: {C0}.resources.requests[cpu]: Invalid value: "-1": '
@@ -402,30 +404,30 @@ def test_every_error_of_the_pod_is_reported_once_per_line(tmp_path, demo_json):
         '"NoSchedule", "PreferNoSchedule", "NoExecute"']
 
 
-def test_a_workload_is_validated_as_its_template_with_the_workloads_field_paths(tmp_path, demo_json):
+def test_a_workload_is_validated_as_its_template_with_the_workloads_field_paths(tmp_path):
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
                   "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
                       "metadata": {"labels": {"app": "web"}},
                       "spec": {"containers": [{"name": "app", "image": "", "imagee": "x"}]}}}}
-    result, path = place(deployment, tmp_path, demo_json)
+    result, path = place(deployment, tmp_path)
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         f'error: {path}: Deployment shop/web: strict decoding error: unknown field '
         '"spec.template.spec.containers[0].imagee"']
     del deployment["spec"]["template"]["spec"]["containers"][0]["imagee"]
     deployment["spec"]["template"]["metadata"]["labels"]["tier"] = "front end"
-    result, path = place(deployment, tmp_path, demo_json)
+    result, path = place(deployment, tmp_path)
     assert result.stderr.splitlines() == [
         f'error: {path}: Deployment shop/web: spec.template.labels: Invalid value: "front end": {LABEL_VALUE}',
         f"error: {path}: Deployment shop/web: spec.template.spec.containers[0].image: Required value"]
 
 
-def test_a_cronjob_template_path(tmp_path, demo_json):
+def test_a_cronjob_template_path(tmp_path):
     cronjob = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "report", "namespace": "shop"},
                "spec": {"schedule": "0 * * * *", "jobTemplate": {"spec": {"template": {"spec": {
                    "restartPolicy": "Never", "containers": [{"name": "r", "image": "busybox",
                                                              "resources": {"requests": {"cpu": "-2"}}}]}}}}}}
-    result, path = place(cronjob, tmp_path, demo_json)
+    result, path = place(cronjob, tmp_path)
     assert result.stderr.splitlines() == [
         f'error: {path}: CronJob shop/report: spec.jobTemplate.spec.template.spec.containers[0].resources'
         '.requests[cpu]: Invalid value: "-2": must be greater than or equal to 0']
