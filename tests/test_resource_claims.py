@@ -207,3 +207,56 @@ def test_admin_access_claims_need_the_namespace_label():
                             {"ml": {"resource.kubernetes.io/admin-access": "true"}})
     unknown_namespace = create_claims(_template_pod(), templates, lambda ns, name: False, {})
     assert len(allowed.claims) == len(unknown_namespace.claims) == 1
+
+
+# --- pods deleted for good: the controller releases their claims ---------------------------------------
+
+def _drain_cluster():
+    from tests.builders import cluster, make_node, make_pod
+
+    owner = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7c9", "uid": "rs-1", "controller": True}]
+    gpu_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                 "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU}"'}}]}}
+    slices = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-gpus"},
+               "spec": {"driver": GPU, "nodeName": n, "pool": {"name": n, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": "gpu-0"}]}} for n in ("n1", "n2")]
+    shared = _claim("shared", ["gpu-0"], reserved=["web-1"])
+    shared["status"]["allocation"]["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}
+    pod = (make_pod("web-1").node(name="n1").set("metadata.uid", "uid-web-1").set("metadata.ownerReferences", owner)
+           .set("status.phase", "Running").set("spec.resourceClaims", [{"name": "g", "resourceClaimName": "shared"}])
+           .obj())
+    nodes = [make_node(n).capacity(cpu="4", memory="8Gi", pods="10").obj() for n in ("n1", "n2")]
+    return cluster(nodes, [pod], [gpu_class, *slices, shared])
+
+
+def test_a_drained_pods_last_reservation_deallocates_its_claim_so_the_replacement_allocates_it_elsewhere():
+    from kwhatif.whatif.changes import new_scenario
+    from kwhatif.whatif.drain import drain
+    from kwhatif.whatif.drain_rules import DrainOptions
+
+    scenario = new_scenario(_drain_cluster())
+    report = drain(scenario, ("n1",), None, DrainOptions())
+    [outcome] = report.pods
+    assert outcome.action == "evict" and outcome.placement["node"] == "n2"
+    assert report.safe
+
+
+def test_pod_deleted_deletes_the_claims_it_owns_and_releases_the_others():
+    owned = {**_claim("owned", ["gpu-1"], reserved=["p"])}
+    owned["metadata"]["ownerReferences"] = [{"kind": "Pod", "name": "p", "uid": "uid-p", "controller": True}]
+    snap = _snapshot(owned, _claim("a", ["gpu-2"], reserved=["p", "q"]), _claim("held", ["gpu-0"], reserved=["p"]))
+    pod = PodInfo({"metadata": {"name": "p", "namespace": "default", "uid": "uid-p"},
+                   "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "x"}], "resourceClaims": [
+                       {"name": "o", "resourceClaimName": "owned"}, {"name": "a", "resourceClaimName": "a"},
+                       {"name": "h", "resourceClaimName": "held"}]}})
+    before = _state(snap)
+    snap.fork()
+    snap.resource_claims.pod_deleted(pod.pod)
+    store = snap.resource_claims
+    assert ("default", "owned") not in store
+    assert [r["name"] for r in store.get(("default", "a"))["status"]["reservedFor"]] == ["q"]  # still allocated
+    assert "status" not in store.get(("default", "held"))  # its last reservation: deallocated
+    assert store.in_use == {(GPU, "n1", "gpu-2"): 1}
+    snap.revert()
+    assert _state(snap) == before and ("default", "owned") in snap.resource_claims

@@ -209,6 +209,7 @@ class DraCluster:
                 self._selected.append((s, NodeSelector(spec["nodeSelector"])))
         self._pools: dict[str, list[Pool]] = {}
         self._matches: dict[tuple[str, tuple], bool | Exception] = {}
+        self._outcomes: dict[tuple, bool | tuple[int, Exception]] = {}
         self.notes: set[str] = set()
         self._note_unmodelled(cluster)
 
@@ -266,6 +267,27 @@ class DraCluster:
                 names.add(d.name)
         pools = self._pools[node_info.name] = list(by_id.values())
         return pools
+
+    def selectors_outcome(self, expressions: tuple[str, ...], device: Device) -> bool | tuple[int, Exception]:
+        """All of ``expressions`` on the device, in order: True, False at the first false, or the index and
+        CelError of the first that fails; kept per (expressions, device) for the run, so that a sequence
+        does not ask again at every step."""
+        from kwhatif.api.dra_cel import CelError
+
+        key = (expressions, device)  # the device object itself: pools_for keeps it for the run
+        outcome = self._outcomes.get(key)
+        if outcome is None:
+            outcome = True
+            for index, expression in enumerate(expressions):
+                try:
+                    if not self.selector_matches(expression, device):
+                        outcome = False
+                        break
+                except CelError as exc:
+                    outcome = (index, exc)
+                    break
+            self._outcomes[key] = outcome
+        return outcome
 
     def selector_matches(self, expression: str, device: Device) -> bool:
         """One CEL selector on one device; raises CelError (compile or run time), cached either way.
@@ -407,6 +429,13 @@ class _RequestData:
     klass: Mapping | None
     num_devices: int = 0
     all_devices: list[Device] | None = None
+    class_selectors: tuple = ()
+    request_selectors: tuple = ()
+
+    def __post_init__(self) -> None:
+        self.class_selectors = tuple(((s or {}).get("cel") or {}).get("expression")
+                                     for s in ((self.klass or {}).get("spec") or {}).get("selectors") or [])
+        self.request_selectors = tuple(self.request.selectors)
 
 
 class Allocator:
@@ -424,22 +453,20 @@ class Allocator:
 
     def selectable(self, claim_index: int, data: _RequestData, device: Device) -> bool:
         """isSelectable: the class's selectors, then the request's, stopping at the first false."""
-        from kwhatif.api.dra_cel import CelError
-
         if device.raw.get("bindingConditions"):
             return False  # DRADeviceBindingConditions is off
-        for owner, selectors in ((data.klass, (data.klass or {}).get("spec", {}).get("selectors") or []),
-                                 (None, [{"cel": {"expression": e}} for e in data.request.selectors])):
-            for i, selector in enumerate(selectors):
-                expression = ((selector or {}).get("cel") or {}).get("expression")
-                where = (f"class {_name(owner)}" if owner is not None
-                         else f"claim {claim_key(self.claims[claim_index])}")
-                try:
-                    if not self.dra.selector_matches(expression, device):
-                        return False
-                except CelError as exc:
-                    kind = "compile" if str(exc).startswith("compilation failed") else "runtime"
-                    raise AllocationError(f"{where}: selector #{i}: CEL {kind} error: {exc}") from None
+        for selectors, of_class in ((data.class_selectors, True), (data.request_selectors, False)):
+            if not selectors:
+                continue
+            outcome = self.dra.selectors_outcome(selectors, device)
+            if outcome is True:
+                continue
+            if outcome is False:
+                return False
+            index, exc = outcome
+            where = f"class {_name(data.klass)}" if of_class else f"claim {claim_key(self.claims[claim_index])}"
+            kind = "compile" if str(exc).startswith("compilation failed") else "runtime"
+            raise AllocationError(f"{where}: selector #{index}: CEL {kind} error: {exc}")
         return True
 
 

@@ -5,7 +5,8 @@ allocation (the in-flight allocation becomes the claim's ``status.allocation``, 
 it), and every allocated claim of the pod is reserved for it (``status.reservedFor``). Forgetting the
 pod undoes exactly that (Unreserve): the reservation goes, and so do the allocations the pod's own
 assume made. The resourceclaim controller's claims for template-backed pods are added with
-``create``. Every change is journaled for the Snapshot's open fork, so that ``revert`` restores the
+``create``; a pod deleted for good (``pod_deleted``) loses its claims as the controller and the garbage
+collector take them away. Every change is journaled for the Snapshot's open fork, so that ``revert`` restores the
 claims (and the devices in use) as they were.
 """
 
@@ -43,6 +44,45 @@ def pod_claim_names(pod: Mapping) -> list[str]:
         if name:
             names.append(name)
     return names
+
+
+def after_pod_deleted(claim: Mapping, pod_uid: str) -> Mapping | None:
+    """The claim once the pod with ``pod_uid`` is deleted, as the resourceclaim controller and the garbage
+    collector leave it: None when the pod owned it (a claim made from a template); otherwise without the
+    pod's reservation and, when that was the last one, deallocated (syncClaim); the claim itself when the
+    pod did not use it."""
+    meta = claim.get("metadata") or {}
+    if any(o.get("uid") == pod_uid and o.get("controller") for o in meta.get("ownerReferences") or []):
+        return None
+    status = claim.get("status") or {}
+    reserved = status.get("reservedFor") or []
+    kept = [r for r in reserved if r.get("uid") != pod_uid]
+    if len(kept) == len(reserved):
+        return claim
+    status = {k: v for k, v in status.items() if k not in ("reservedFor", "allocation")}
+    if kept:
+        status["reservedFor"] = kept
+        if (claim.get("status") or {}).get("allocation"):
+            status["allocation"] = claim["status"]["allocation"]
+    rest = {k: v for k, v in claim.items() if k != "status"}
+    return {**rest, "status": status} if status else rest
+
+
+def claims_after_pods_deleted(claims: list[Mapping], pods: list[Mapping]) -> list[Mapping]:
+    """``after_pod_deleted`` for each of ``pods`` (a new list; the claims are not changed in place)."""
+    uids = [(p.get("metadata") or {}).get("uid") for p in pods if p.get("spec", {}).get("resourceClaims")]
+    uids = [uid for uid in uids if uid]
+    if not uids:
+        return claims
+    out = []
+    for claim in claims:
+        for uid in uids:
+            claim = after_pod_deleted(claim, uid)
+            if claim is None:
+                break
+        if claim is not None:
+            out.append(claim)
+    return out
 
 
 class ResourceClaims:
@@ -120,6 +160,23 @@ class ResourceClaims:
             if changed:
                 claim = {k: v for k, v in claim.items() if k != "status"}
                 self._change(key, {**claim, "status": status} if status else claim)
+
+    def pod_deleted(self, pod: Mapping) -> None:
+        """The pod is gone for good (evicted, deleted): its claims as ``after_pod_deleted`` leaves them."""
+        meta = pod.get("metadata") or {}
+        uid, namespace = meta.get("uid") or "", meta.get("namespace") or "default"
+        if not uid:
+            return
+        for name in pod_claim_names(pod):
+            key = (namespace, name)
+            claim = self._claims.get(key)
+            if claim is None:
+                continue
+            after = after_pod_deleted(claim, uid)
+            if after is not claim:
+                self._change(key, after)
+                if self._allocated_by.get(key) is not None and not (after or {}).get("status", {}).get("allocation"):
+                    self._set_allocated_by(key, None)
 
     # --- fork / revert / commit (driven by the Snapshot) --------------------------------------------
 

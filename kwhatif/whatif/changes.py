@@ -20,6 +20,7 @@ from kwhatif.api import labels as labelsel
 from kwhatif.api.defaults import default_uid
 from kwhatif.errors import InputError
 from kwhatif.plugins.helper import tolerations_tolerate_taint
+from kwhatif.state.claims import claims_after_pods_deleted
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.whatif.eviction import Budgets, pod_key, pod_phase
 
@@ -277,10 +278,12 @@ def pods_by_node(pods: list[dict], names: set[str]) -> dict[str, list[dict]]:
 
 
 def drop_pods(cluster: Cluster, pods: list[dict]) -> None:
-    """Take ``pods`` (these very objects) out of the cluster's pod list, in one pass."""
+    """Take ``pods`` (these very objects) out of the cluster's pod list, in one pass; their
+    ResourceClaims go or lose them as the resourceclaim controller handles a deleted pod."""
     if pods:
         ids = {id(pod) for pod in pods}
         cluster.pods[:] = [pod for pod in cluster.pods if id(pod) not in ids]
+        cluster.resource_claims = claims_after_pods_deleted(cluster.resource_claims, pods)
 
 
 def remove_pods(scenario: Scenario, pods: list[dict], node_name: str, why: str) -> None:

@@ -58,6 +58,7 @@ class Placer:
     def forget(self, pod: dict) -> None:
         """A bound pod left after placements began: off the engine's snapshot too."""
         if self._engine is not None:
+            self._engine.snapshot.resource_claims.pod_deleted(pod)
             self._engine.snapshot.forget_pod(PodInfo(pod))
 
     def _engine_for_cluster(self):
