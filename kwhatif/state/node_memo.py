@@ -7,7 +7,10 @@ kept with the node's ``generation`` and reused while the node has that generatio
 schedule is of the same class (the same pod apart from its name and UID). Every change of a node
 through the Snapshot gives it a new generation, and copies of nodes (preemption dry runs, nominated
 pods assumed) are never served from or stored in the memo, so a reused value is exactly the value a
-fresh computation would give; tests/test_sequence_incremental.py checks every step against one.
+fresh computation would give; tests/test_sequence_incremental.py checks every step against one. Nothing
+DynamicResources computes is kept: its Filter reads the snapshot's ResourceClaims (devices taken by pods
+on other nodes, network-attached devices shared by many nodes), so it runs in full at every step
+(tests/test_sequence_dra.py checks DRA sequences against fresh evaluations).
 """
 
 from __future__ import annotations
