@@ -102,9 +102,6 @@ class ResourceClaims:
     def __contains__(self, key: ClaimKey) -> bool:
         return key in self._claims
 
-    def __len__(self) -> int:
-        return len(self._claims)
-
     def create(self, claim: Mapping) -> None:
         key = claim_key(claim)
         if key in self._claims:
