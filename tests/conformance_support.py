@@ -24,7 +24,7 @@ def run_case(case: dict, extender_port) -> dict:
     setup = SchedulerSetup()
     cfg = case.get("schedulerConfig")
     if cfg:
-        from kwhatif.framework.scheduler_config import scheduler_config_from_dict
+        from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 
         if needs_extender(case):
             cfg = json.loads(json.dumps(cfg).replace(PORT_PLACEHOLDER, str(extender_port())))
@@ -109,7 +109,7 @@ SEQUENCES_DIR = Path(os.environ.get("KWHATIF_CONFORMANCE_SEQUENCES", CASES_DIR.p
 
 def run_sequence_case(case: dict) -> dict:
     """A sequence case as ``kwhatif place PODS.json`` runs it: the pods in the order listed."""
-    from kwhatif.framework.scheduler_config import scheduler_config_from_dict
+    from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
     from kwhatif.state.cluster import Cluster
     from kwhatif.whatif import SchedulerSetup
     from kwhatif.whatif.sequence import place_sequence

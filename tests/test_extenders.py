@@ -1,4 +1,4 @@
-"""Scheduler extenders over real HTTP (kwhatif/extenders.py): loopback servers in threads answer the
+"""Scheduler extenders over real HTTP (kwhatif/extenders/): loopback servers in threads answer the
 kube-scheduler extender protocol, and every expectation is what kube-scheduler v1.34 does with the
 same answers (pkg/scheduler/extender.go, schedule_one.go, framework/preemption/preemption.go)."""
 
@@ -16,14 +16,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from kwhatif.errors import ExitStatus, KwhatifError, UnreachableError
-from kwhatif.extenders import (
-    ExtenderError,
-    ExtenderUnreachableError,
-    build_extenders,
-    decode_filter_result,
-    decode_host_priority_list,
-    decode_preemption_result,
-)
+from kwhatif.extenders.answers import decode_filter_result, decode_host_priority_list, decode_preemption_result
+from kwhatif.extenders.errors import ExtenderError, ExtenderUnreachableError
+from kwhatif.extenders.extender import build_extenders
+from kwhatif.extenders.gojson import JSONError
 from kwhatif.whatif import SchedulerSetup, place_pod
 from tests.builders import cluster, make_node, make_pod
 from tests.conftest import free_port
@@ -283,7 +279,7 @@ def test_managed_resources_decide_whether_the_extender_is_asked(servers, incomin
 
 
 def test_ignored_by_scheduler_resources_are_not_checked_by_node_resources_fit(servers):
-    from kwhatif.framework.scheduler_config import scheduler_config_from_dict
+    from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 
     server = servers().on("filter", keep())
     incoming = pod(cpu="1", **{"example.com/widget": "1"})
@@ -696,9 +692,7 @@ def test_field_names_match_case_insensitively_and_trailing_bytes_are_ignored():
                             "of type []string"),
 ])
 def test_filter_answer_decoding_errors(body, message):
-    from kwhatif.extenders import _JSONError
-
-    with pytest.raises(_JSONError) as info:
+    with pytest.raises(JSONError) as info:
         decode_filter_result(body)
     assert str(info.value) == message
 
@@ -714,9 +708,7 @@ def test_filter_answer_decoding_errors(body, message):
     (b'["a"]', "json: cannot unmarshal string into Go value of type v1.HostPriority"),
 ])
 def test_prioritize_answer_decoding_errors(body, message):
-    from kwhatif.extenders import _JSONError
-
-    with pytest.raises(_JSONError) as info:
+    with pytest.raises(JSONError) as info:
         decode_host_priority_list(body)
     assert str(info.value) == message
 
@@ -724,7 +716,5 @@ def test_prioritize_answer_decoding_errors(body, message):
 def test_preemption_answer_decoding():
     assert decode_preemption_result(b'{"NodeNameToMetaVictims": {"n1": {"Pods": [{"UID": "u"}], '
                                     b'"NumPDBViolations": 2}}}') == {"n1": (["u"], 2)}
-    from kwhatif.extenders import _JSONError
-
-    with pytest.raises(_JSONError, match="Go struct field MetaPod.NodeNameToMetaVictims.Pods.UID of type string"):
+    with pytest.raises(JSONError, match="Go struct field MetaPod.NodeNameToMetaVictims.Pods.UID of type string"):
         decode_preemption_result(b'{"NodeNameToMetaVictims": {"n1": {"Pods": [{"UID": 1}]}}}')

@@ -20,7 +20,8 @@ BAD_IMPORTS = [
     # state reading files through the loader
     ("state/cluster.py", "import kwhatif.loader", "kwhatif.state.cluster -> kwhatif.loader"),
     # the scheduler-config loader importing the service layer
-    ("framework/scheduler_config.py", "import kwhatif.whatif", "kwhatif.framework.scheduler_config -> kwhatif.whatif"),
+    ("framework/scheduler_config/loader.py", "import kwhatif.whatif",
+     "kwhatif.framework.scheduler_config.loader -> kwhatif.whatif"),
     # a plugin importing the runtime
     ("plugins/pod_topology_spread.py", "import kwhatif.framework.runtime",
      "kwhatif.plugins.pod_topology_spread -> kwhatif.framework.runtime"),

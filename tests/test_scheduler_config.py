@@ -11,13 +11,9 @@ import pytest
 from kwhatif.errors import InputError
 from kwhatif.framework.config import DEFAULT_PLUGIN_ARGS
 from kwhatif.framework.runtime import Framework
-from kwhatif.framework.scheduler_config import (
-    default_plugin_args,
-    format_go_duration,
-    load_scheduler_config,
-    parse_go_duration,
-    scheduler_config_from_dict,
-)
+from kwhatif.api.goduration import format_ns as format_go_duration, parse_ns as parse_go_duration
+from kwhatif.framework.scheduler_config.loader import load_scheduler_config, scheduler_config_from_dict
+from kwhatif.framework.scheduler_config.plugin_args import default_plugin_args
 from kwhatif.state.cluster import Cluster
 from kwhatif.whatif import place_pod
 from tests.builders import make_node, make_pod, snapshot
@@ -586,7 +582,7 @@ def test_go_duration_errors(text, message):
 def test_extension_point_table_covers_the_registry():
     """Framework checks use upstream's interface table; every registered plugin must be in it."""
     from kwhatif.framework.registry import REGISTRY
-    from kwhatif.framework.scheduler_config import PLUGIN_EXTENSION_POINTS
+    from kwhatif.framework.scheduler_config.framework_check import PLUGIN_EXTENSION_POINTS
 
     assert set(PLUGIN_EXTENSION_POINTS) == set(REGISTRY)
 

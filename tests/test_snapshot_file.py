@@ -298,7 +298,7 @@ def test_place_from_dump_and_snapshot_agree(case_path, tmp_path, extender_port):
     case = orjson.loads(raw)  # parsed again for each pod: cheaper than copy.deepcopy
     setup = None
     if case.get("schedulerConfig"):
-        from kwhatif.framework.scheduler_config import scheduler_config_from_dict
+        from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 
         cfg = case["schedulerConfig"]
         if needs_extender(case):

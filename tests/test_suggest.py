@@ -44,7 +44,7 @@ def _inputs(case: dict, extender_port):
     setup = SchedulerSetup()
     cfg = case.get("schedulerConfig")
     if cfg:
-        from kwhatif.framework.scheduler_config import scheduler_config_from_dict
+        from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 
         if needs_extender(case):
             cfg = json.loads(json.dumps(cfg).replace(PORT_PLACEHOLDER, str(extender_port())))

@@ -88,7 +88,7 @@ def load_inputs(cluster: str | None, scheduler_config: str | None, kubeconfig: s
 
     setup = None
     if scheduler_config:
-        from kwhatif.framework.scheduler_config import load_scheduler_config
+        from kwhatif.framework.scheduler_config.loader import load_scheduler_config
 
         setup = load_scheduler_config(scheduler_config)
     state = whatif.load_cluster(cluster) if cluster else whatif.load_live_cluster(kubeconfig, context)

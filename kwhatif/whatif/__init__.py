@@ -127,7 +127,7 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
     snapshot = snapshot or Snapshot(cluster)
     framework = Framework(profile, snapshot)
     if extenders is None and setup.extenders:
-        from kwhatif.extenders import build_extenders
+        from kwhatif.extenders.extender import build_extenders
 
         extenders = build_extenders(setup.extenders, trace=trace)
     with snapshot.forked():  # the claims created for the pod are the question's, not the snapshot's

@@ -184,7 +184,7 @@ class SequencePlacer:
             snapshot.memo = NodeMemo(snapshot)
         self.setup = setup or SchedulerSetup()
         if extenders is None and self.setup.extenders:
-            from kwhatif.extenders import build_extenders
+            from kwhatif.extenders.extender import build_extenders
 
             extenders = build_extenders(self.setup.extenders)
         self.extenders = extenders or []

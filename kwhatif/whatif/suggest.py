@@ -83,7 +83,7 @@ class _Prober:
         self.cluster, self.setup, self.snapshot, self.source = cluster, setup, snapshot, source
         self.extenders = None
         if setup.extenders:
-            from kwhatif.extenders import build_extenders
+            from kwhatif.extenders.extender import build_extenders
 
             self.extenders = build_extenders(setup.extenders)
 

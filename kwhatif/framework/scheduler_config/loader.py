@@ -1,0 +1,57 @@
+"""Loading a KubeSchedulerConfiguration file: decode, default, validate, then the checks of building
+the scheduler, as kube-scheduler v1.34 starts."""
+
+from __future__ import annotations
+
+from kwhatif.errors import InputError
+from kwhatif.framework.config import Profile
+from kwhatif.framework.scheduler_config.decode import decode_config
+from kwhatif.framework.scheduler_config.defaults import default_config
+from kwhatif.framework.scheduler_config.field import Refused
+from kwhatif.framework.scheduler_config.framework_check import apply_extender_resources, check_framework
+from kwhatif.framework.scheduler_config.schema import KIND
+from kwhatif.framework.scheduler_config.strict import duplicate_field_errors
+from kwhatif.framework.scheduler_config.validation import validate_config
+
+
+def scheduler_config_from_dict(data: dict, source: str, _strict_errors: list[str] | None = None):
+    """A decoded KubeSchedulerConfiguration as kube-scheduler v1.34 would run it: defaulted, validated,
+    and checked the way each profile's framework is built. Raises InputError naming ``source``."""
+    from kwhatif.framework.config import SchedulerSetup
+
+    try:
+        config = decode_config(data, _strict_errors or [])
+        global_percentage = config.get("percentageOfNodesToScore")
+        config, profiles = default_config(config)
+        validate_config(config, profiles)
+        extenders = config.get("extenders") or []
+        apply_extender_resources(extenders, profiles)
+        for profile in profiles:
+            check_framework(profile)
+    except Refused as exc:
+        raise InputError(f"{source}: {exc}") from None
+    return SchedulerSetup(
+        profiles=[Profile(
+            scheduler_name=p.scheduler_name,
+            plugins=p.plugins,
+            plugin_config={e["name"]: e["args"] for e in p.plugin_config},
+            # The profile's own value wins; otherwise the global one applies (numFeasibleNodesToFind).
+            percentage_of_nodes_to_score=p.percentage if p.percentage is not None else global_percentage,
+        ) for p in profiles],
+        extenders=extenders,
+        percentage_of_nodes_to_score=config["percentageOfNodesToScore"],
+        parallelism=config["parallelism"],
+        leader_election=config["leaderElection"],
+        source=source,
+    )
+
+
+def load_scheduler_config(path: str):
+    """The KubeSchedulerConfiguration in a YAML or JSON file (the first document, as kube-scheduler reads)."""
+    from kwhatif.api.documents import parse_documents, read_text
+
+    text = read_text(path)
+    documents = parse_documents(text, path)
+    if not documents:
+        raise InputError(f"{path}: no {KIND} found (the file is empty)")
+    return scheduler_config_from_dict(documents[0], path, duplicate_field_errors(text))
