@@ -368,13 +368,13 @@ def pod_terminating_by_preemption(pi: PodInfo) -> bool:
 class Evaluator:
     """One preemption attempt for one pod against one snapshot (preemption.Evaluator + DefaultPreemption)."""
 
-    def __init__(self, framework: "Framework", snapshot: "Snapshot", args: Mapping | None = None,
+    def __init__(self, framework: "Framework", snapshot: "Snapshot", args: Mapping,
                  extenders: Iterable[PreemptionExtender] = (), clock: Callable[[], datetime] = utc_now) -> None:
-        args = args or {}
+        """``args``: DefaultPreemption's, defaulted."""
         self.framework = framework
         self.snapshot = snapshot
-        self.min_candidate_nodes_percentage = int(args.get("minCandidateNodesPercentage", 10))
-        self.min_candidate_nodes_absolute = int(args.get("minCandidateNodesAbsolute", 100))
+        self.min_candidate_nodes_percentage = args["minCandidateNodesPercentage"]
+        self.min_candidate_nodes_absolute = args["minCandidateNodesAbsolute"]
         self.extenders = list(extenders)
         self.start_times = StartTimes(clock())
 

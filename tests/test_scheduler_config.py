@@ -10,10 +10,10 @@ import pytest
 
 from kwhatif.errors import InputError
 from kwhatif.framework.config import DEFAULT_PLUGIN_ARGS
+from kwhatif.framework.registry import REGISTRY, plugin_class
 from kwhatif.framework.runtime import Framework
 from kwhatif.api.goduration import format_ns as format_go_duration, parse_ns as parse_go_duration
 from kwhatif.framework.scheduler_config.loader import load_scheduler_config, scheduler_config_from_dict
-from kwhatif.framework.scheduler_config.plugin_args import default_plugin_args
 from kwhatif.state.cluster import Cluster
 from kwhatif.whatif import place_pod
 from tests.builders import make_node, make_pod, snapshot
@@ -232,9 +232,27 @@ def test_plugin_args_defaulting(plugin, args, expected):
     framework(prof)  # the plugins accept their args
 
 
-@pytest.mark.parametrize("plugin", sorted(DEFAULT_PLUGIN_ARGS))
+# SetDefaults_*Args of apis/config/v1/defaults.go on empty args (DRASchedulerFilterTimeout on, the
+# StorageCapacityScoring gate off).
+UPSTREAM_DEFAULT_ARGS = {
+    "DefaultPreemption": {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100},
+    "InterPodAffinity": {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False},
+    "NodeAffinity": {},
+    "NodeResourcesBalancedAllocation": {"resources": CPU_MEM},
+    "NodeResourcesFit": {"ignoredResources": [], "ignoredResourceGroups": [],
+                         "scoringStrategy": {"type": "LeastAllocated", "resources": CPU_MEM}},
+    "PodTopologySpread": {"defaultingType": "System", "defaultConstraints": []},
+    "VolumeBinding": {"bindTimeoutSeconds": 600},
+    "DynamicResources": {"filterTimeout": "10s"},
+}
+
+
+def test_default_profile_args_are_upstream_defaults():
+    assert DEFAULT_PLUGIN_ARGS == UPSTREAM_DEFAULT_ARGS
+
+
+@pytest.mark.parametrize("plugin", sorted(UPSTREAM_DEFAULT_ARGS))
 def test_empty_args_default_to_the_default_profile_args(plugin):
-    assert default_plugin_args(plugin, {}) == DEFAULT_PLUGIN_ARGS[plugin]
     prof = load(profiles=[profile(plugin_config=[{"name": plugin}])]).profiles[0]
     assert prof.plugin_config[plugin] == DEFAULT_PLUGIN_ARGS[plugin]
 
@@ -399,6 +417,14 @@ ERROR_CASES = [
                                                                        "defaultConstraints": [
         {"maxSkew": 1, "topologyKey": "", "whenUnsatisfiable": "DoNotSchedule"}]})]},
      "profiles[0].pluginConfig[0].args.defaultConstraints[0].topologyKey: Required value: can not be empty"),
+    # validation.RegexError's wording: each example followed by a comma, joined with " or ".
+    ("spread topology key syntax", {"profiles": [args_of("PodTopologySpread", {"defaultingType": "List",
+                                                                              "defaultConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone_", "whenUnsatisfiable": "DoNotSchedule"}]})]},
+     'profiles[0].pluginConfig[0].args.defaultConstraints[0].topologyKey: Invalid value: "zone_": name part must '
+     "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character "
+     "(e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+     "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
     ("balanced weight", {"profiles": [args_of("NodeResourcesBalancedAllocation", {
         "resources": [{"name": "cpu", "weight": 2}, {"name": "cpu"}]})]},
      "[profiles[0].pluginConfig[0].args.resources[0].weight: Invalid value: 2: must be 1, "
@@ -579,12 +605,31 @@ def test_go_duration_errors(text, message):
         parse_go_duration(text)
 
 
-def test_extension_point_table_covers_the_registry():
-    """Framework checks use upstream's interface table; every registered plugin must be in it."""
-    from kwhatif.framework.registry import REGISTRY
-    from kwhatif.framework.scheduler_config.framework_check import PLUGIN_EXTENSION_POINTS
+# The extension points kwhatif runs, and the method each calls.
+RUN_POINTS = {"preEnqueue": "pre_enqueue", "queueSort": "less", "preFilter": "pre_filter", "filter": "filter",
+              "postFilter": "post_filter", "preScore": "pre_score", "score": "score"}
 
-    assert set(PLUGIN_EXTENSION_POINTS) == set(REGISTRY)
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_the_capability_table_matches_each_plugin(name):
+    """The registry's extension points are upstream's interfaces; at every point kwhatif runs, a plugin
+    implements exactly those, and it is built with the args type the registry names."""
+    cls = plugin_class(name)
+    implemented = {point for point, method in RUN_POINTS.items() if callable(getattr(cls, method, None))}
+    assert implemented == REGISTRY[name].extension_points & set(RUN_POINTS)
+    assert cls.args_type is REGISTRY[name].args
+
+
+@pytest.mark.parametrize("plugins", [
+    {"filter": {"enabled": [{"name": "DynamicResources"}]}},
+    {"reserve": {"enabled": [{"name": "DynamicResources"}]}},
+    {"preBind": {"enabled": [{"name": "VolumeBinding"}]}},
+], ids=["DRA filter", "DRA reserve", "VolumeBinding preBind"])
+def test_a_configuration_that_validates_also_runs(plugins):
+    """One capability table: what the loader accepts, the framework builds (kube-scheduler runs it)."""
+    setup = load(profiles=[profile(plugins)])
+    result = place_pod(make_pod("p").obj(), "pod.json", Cluster.from_objects([(make_node("n1").obj(), "t")]), setup)
+    assert result.feasible == ["n1"] and result.error is None
 
 
 def test_the_given_dict_is_not_modified():

@@ -552,3 +552,22 @@ def test_validation_of_any_mangled_pod_ends_in_errors_never_a_crash(data):
         assert "quantity" in str(exc) or "expected a map" in str(exc)
         return
     assert all(str(e) for e in errors)
+
+
+@pytest.mark.parametrize("name, extended", [
+    ("example.com/gpu", True),
+    ("nvidia.com/gpu", True),
+    ("cpu", False),  # no domain: native
+    ("hugepages-2Mi", False),
+    ("kubernetes.io/foo", False),  # the kubernetes.io/ namespace: native
+    ("node.kubernetes.io/foo", False),
+    ("requests.example.com/gpu", False),  # quota's requests. prefix
+    ("example.com/gpu_", False),  # "requests.example.com/gpu_" is not a qualified name
+    ("Example.com/gpu", False),  # the prefix must be a lowercase DNS subdomain
+])
+def test_is_extended_resource_name(name, extended):
+    """v1helper.IsExtendedResourceName: the one answer for the fit check, the extenders' managedResources
+    validation and pod validation."""
+    from kwhatif.api.validation import is_extended_resource_name
+
+    assert is_extended_resource_name(name) is extended

@@ -83,18 +83,15 @@ def _go_type(kind: str) -> str:
             "datetime": "time"}.get(kind, kind.removeprefix("V1").removeprefix("Core"))
 
 
-def _json_type(value) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "null" if value is None else type(value).__name__
+_JSON_KINDS = ((bool, "bool"), ((int, float), "number"), (str, "string"), (list, "array"), (dict, "object"))
+
+
+def json_kind(value, otherwise: str = "string") -> str:
+    """The JSON kind Go's decoders name in a type error ("null" for None); other Python values (YAML
+    timestamps and the like) are ``otherwise``: they reach Go as strings."""
+    if value is None:
+        return "null"
+    return next((kind for types, kind in _JSON_KINDS if isinstance(value, types)), otherwise)
 
 
 _ZERO = {"str": "", "datetime": "", "int": 0, "float": 0, "bool": False}
@@ -118,7 +115,7 @@ class _Decoder:
         self.type_errors: list[str] = []
 
     def mismatch(self, value, kind: str, path: str):
-        self.type_errors.append(f"{path}: cannot unmarshal {_json_type(value)} into a field of type {_go_type(kind)}")
+        self.type_errors.append(f"{path}: cannot unmarshal {json_kind(value, type(value).__name__)} into a field of type {_go_type(kind)}")
         return _zero(kind)
 
     def value(self, value, kind: str, path: str, quantity: bool = False):
@@ -183,7 +180,7 @@ def strict_decode(obj: dict) -> tuple[list[str], dict]:
     api_version = obj.get("apiVersion")
     for name, value in (("apiVersion", api_version), ("kind", kind)):
         if value is not None and not isinstance(value, str):
-            return [f"{name}: cannot unmarshal {_json_type(value)} into a field of type string"], obj
+            return [f"{name}: cannot unmarshal {json_kind(value, type(value).__name__)} into a field of type string"], obj
     if not api_version:
         return ["apiVersion not set"], obj
     removed = api_version in REMOVED_VERSIONS.get(kind, ())

@@ -24,10 +24,6 @@ def is_scalar_resource_name(name: str) -> bool:
     return "/" in name or name.startswith("hugepages-") or name.startswith("attachable-volumes-")
 
 
-def is_extended_resource_name(name: str) -> bool:
-    return "/" in name and "kubernetes.io/" not in name and not name.startswith("requests.")
-
-
 def is_supported_pod_level_resource(name: str) -> bool:
     return name in ("cpu", "memory") or name.startswith("hugepages-")
 

@@ -18,6 +18,7 @@ import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
 from kwhatif.api.decoding import strict_decode
 from kwhatif.api.defaults import default_pod_level_requests
@@ -309,7 +310,10 @@ def is_native_resource(name: str) -> bool:
     return "/" not in name or "kubernetes.io/" in name
 
 
-def is_extended_resource(name: str) -> bool:
+@lru_cache(maxsize=4096)
+def is_extended_resource_name(name: str) -> bool:
+    """v1helper.IsExtendedResourceName: not native, not quota's requests. prefix, and a valid qualified
+    name once that prefix is added. Cached: the fit check asks it for every resource of every node."""
     if is_native_resource(name) or name.startswith("requests."):
         return False
     return not is_qualified_name("requests." + name)
@@ -334,7 +338,7 @@ def _validate_container_resource_name(name: str, path: str) -> list[FieldError]:
     if "/" not in name:
         if not (name in _STANDARD_CONTAINER_RESOURCES or is_hugepages(name)):
             return errs + [invalid(path, name, "must be a standard resource for containers")]
-    elif not is_native_resource(name) and not is_extended_resource(name):
+    elif not is_native_resource(name) and not is_extended_resource_name(name):
         return errs + [invalid(path, name, "doesn't follow extended resource name standard")]
     return errs
 
@@ -352,7 +356,7 @@ def _validate_quantity_value(name: str, value: Decimal, raw, path: str) -> list[
     errs = []
     if value < 0:
         errs.append(invalid(path, canonical_quantity(raw), "must be greater than or equal to 0"))
-    if (name in _INTEGER_RESOURCES or is_extended_resource(name)) and milli_value(value) % 1000:
+    if (name in _INTEGER_RESOURCES or is_extended_resource_name(name)) and milli_value(value) % 1000:
         errs.append(invalid(path, canonical_quantity(raw), "must be an integer"))
     return errs
 

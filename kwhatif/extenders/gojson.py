@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
+from kwhatif.api.decoding import json_kind
+
 
 class JSONError(Exception):
     """A decode failure, worded as Go's json.Decoder words it."""
@@ -260,12 +262,6 @@ class _Literal:
 def _json_kind(value: Any) -> str:
     if isinstance(value, _Literal):
         return f"number {value.text}"
-    if isinstance(value, _GoFloat) or isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, _GoFloat):
         return "number"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return json_kind(value)

@@ -1,5 +1,6 @@
-"""Scheduler profiles: the v1.34 default plugin set, plugin args defaults, and how custom plugin
-sets merge into the defaults (apis/config/v1/default_plugins.go, defaults.go).
+"""Scheduler profiles: the v1.34 default plugin set, plugin args defaults, how custom plugin sets merge
+into the defaults (apis/config/v1/default_plugins.go, defaults.go), and which plugins a profile runs at
+each extension point (frameworkruntime.NewFramework's updatePluginList and expandMultiPointPlugins).
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ import copy
 from dataclasses import dataclass, field
 
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME
+from kwhatif.api.validation import go_quote
+from kwhatif.framework.registry import PLUGIN_ARGS, REGISTRY, extends
 from kwhatif.errors import InputError
 
 # Extension point keys of KubeSchedulerConfiguration's `plugins`, in the framework's order.
@@ -38,23 +41,13 @@ DEFAULT_MULTI_POINT = (
     ("DefaultBinder", None),
 )
 
-DEFAULT_RESOURCES = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
-
 # Plugin args after v1 defaulting (SetDefaults_*Args).
-DEFAULT_PLUGIN_ARGS: dict[str, dict] = {
-    "DefaultPreemption": {"minCandidateNodesPercentage": 10, "minCandidateNodesAbsolute": 100},
-    "InterPodAffinity": {"hardPodAffinityWeight": 1, "ignorePreferredTermsOfExistingPods": False},
-    "NodeAffinity": {},
-    "NodeResourcesBalancedAllocation": {"resources": DEFAULT_RESOURCES},
-    "NodeResourcesFit": {
-        "ignoredResources": [],
-        "ignoredResourceGroups": [],
-        "scoringStrategy": {"type": "LeastAllocated", "resources": DEFAULT_RESOURCES},
-    },
-    "PodTopologySpread": {"defaultingType": "System", "defaultConstraints": []},
-    "VolumeBinding": {"bindTimeoutSeconds": 600},
-    "DynamicResources": {"filterTimeout": "10s"},
-}
+DEFAULT_PLUGIN_ARGS: dict[str, dict] = {name: args.default() for name, args in PLUGIN_ARGS.items()}
+
+# frameworkImpl.getExtensionPoints order (the order NewFramework finds errors in) and the Go interface names.
+FRAMEWORK_POINTS = ("preFilter", "filter", "postFilter", "reserve", "preScore", "score", "preBind", "bind",
+                    "postBind", "permit", "preEnqueue", "queueSort")
+GO_PLUGIN_TYPE = {p: p[0].upper() + p[1:] + "Plugin" for p in FRAMEWORK_POINTS}
 
 
 def default_plugins() -> dict:
@@ -92,6 +85,68 @@ def merge_plugins(defaults: dict, custom: dict | None) -> dict:
     for point in ("multiPoint",) + EXTENSION_POINTS:
         merged[point] = merge_plugin_set(defaults.get(point) or {}, custom.get(point))
     return merged
+
+
+class PluginSetError(Exception):
+    """An enabled plugin NewFramework refuses; str() is upstream's text. ``written_at`` is the plugin set
+    the entry came from (the extension point itself or multiPoint)."""
+
+    UNKNOWN, NOT_EXTENDING, DUPLICATE = "unknown", "not extending", "duplicate"
+
+    def __init__(self, problem: str, name: str, point: str, written_at: str, entry: dict) -> None:
+        self.problem, self.name, self.point, self.written_at, self.entry = problem, name, point, written_at, entry
+        go_type = GO_PLUGIN_TYPE[point]
+        super().__init__({
+            self.UNKNOWN: f"{go_type} {go_quote(name)} does not exist",
+            self.NOT_EXTENDING: f"plugin {go_quote(name)} does not extend {go_type} plugin",
+            self.DUPLICATE: f"plugin {go_quote(name)} already registered as {go_quote(go_type)}",
+        }[problem])
+
+
+def _explicit_plugins(plugins: dict, point: str) -> list[str]:
+    """updatePluginList: the plugins enabled at the point itself, each known, extending it, and once."""
+    names: list[str] = []
+    for entry in (plugins.get(point) or {}).get("enabled") or []:
+        name = entry.get("name")
+        if name not in REGISTRY:
+            raise PluginSetError(PluginSetError.UNKNOWN, name, point, point, entry)
+        if not extends(name, point):
+            raise PluginSetError(PluginSetError.NOT_EXTENDING, name, point, point, entry)
+        if name in names:
+            raise PluginSetError(PluginSetError.DUPLICATE, name, point, point, entry)
+        names.append(name)
+    return names
+
+
+def _expand_multi_point(plugins: dict, point: str, enabled: list[str]) -> list[str]:
+    """expandMultiPointPlugins for one extension point: overridden, then MultiPoint, then the rest."""
+    disabled = {p.get("name") for p in (plugins.get(point) or {}).get("disabled") or []}
+    if "*" in disabled:
+        return enabled
+    from_multi: list[str] = []
+    overridden: set[str] = set()
+    for entry in (plugins.get("multiPoint") or {}).get("enabled") or []:
+        name = entry.get("name")
+        if name not in REGISTRY:
+            raise PluginSetError(PluginSetError.UNKNOWN, name, point, "multiPoint", entry)
+        if not extends(name, point) or name in disabled:
+            continue
+        if name in enabled:
+            overridden.add(name)
+            continue
+        if name in from_multi:
+            raise PluginSetError(PluginSetError.DUPLICATE, name, point, "multiPoint", entry)
+        from_multi.append(name)
+    return [n for n in enabled if n in overridden] + from_multi + [n for n in enabled if n not in overridden]
+
+
+def plugins_by_point(plugins: dict) -> dict[str, list[str]]:
+    """The plugin names a profile runs at each extension point, in order: every point's own list
+    checked first, then MultiPoint expanded (raises PluginSetError where NewFramework fails)."""
+    explicit = {point: _explicit_plugins(plugins, point) for point in FRAMEWORK_POINTS}
+    if not (plugins.get("multiPoint") or {}).get("enabled"):
+        return explicit
+    return {point: _expand_multi_point(plugins, point, explicit[point]) for point in FRAMEWORK_POINTS}
 
 
 @dataclass

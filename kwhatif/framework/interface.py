@@ -154,16 +154,18 @@ class Plugin:
     - ``pre_score(state, pod, nodes) -> Status | None``
     - ``score(state, pod, node_info) -> int`` and ``normalize_score(state, pod, scores: list[NodeScore])``
     - ``pre_enqueue(pod) -> Status | None``
-    A plugin is built as ``cls(args: dict, handle: Handle)``; ``args`` are the plugin's defaulted args.
+    A plugin is built as ``cls(args: dict, handle: Handle)``. A plugin that takes args names their type
+    (kwhatif/plugins/args/) in ``args_type``, and is built with them defaulted and validated by it.
     """
 
     name: str = ""
+    args_type = None  # a kwhatif.plugins.args PluginArgs subclass
     # True when the plugin's Filter verdict and raw Score for a node depend only on that node and the
     # pod (not on other nodes or pods): a sequence may then reuse them while the node is unchanged.
     node_local: bool = False
 
     def __init__(self, args: dict | None = None, handle: "Handle | None" = None) -> None:
-        self.args = args or {}
+        self.args = self.args_type.for_plugin(args) if self.args_type is not None else (args or {})
         self.handle = handle
 
 

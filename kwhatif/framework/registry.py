@@ -1,38 +1,87 @@
-"""Plugin name -> implementation (framework/plugins/registry.go), imported on first use."""
+"""The in-tree plugins (framework/plugins/registry.go): for each name, its implementation (imported on
+first use), the extension points it implements in v1.34 and its args type.
+
+The extension points are the Go interfaces the upstream plugin satisfies. Configuration checks and the
+runtime's MultiPoint expansion both read them here; kwhatif models scheduling up to Score, so a plugin
+may be placed at a point whose method kwhatif never calls (Reserve, PreBind, Bind ...).
+"""
 
 from __future__ import annotations
 
 import importlib
+from typing import NamedTuple
 
 from kwhatif.framework.interface import Plugin
+from kwhatif.plugins.args.base import PluginArgs
+from kwhatif.plugins.args.default_preemption import DefaultPreemptionArgs
+from kwhatif.plugins.args.dynamic_resources import DynamicResourcesArgs
+from kwhatif.plugins.args.inter_pod_affinity import InterPodAffinityArgs
+from kwhatif.plugins.args.node_affinity import NodeAffinityArgs
+from kwhatif.plugins.args.node_resources_balanced_allocation import NodeResourcesBalancedAllocationArgs
+from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
+from kwhatif.plugins.args.pod_topology_spread import PodTopologySpreadArgs
+from kwhatif.plugins.args.volume_binding import VolumeBindingArgs
 
-REGISTRY: dict[str, str] = {
-    "SchedulingGates": "kwhatif.plugins.scheduling_gates:SchedulingGates",
-    "PrioritySort": "kwhatif.plugins.queue_sort:PrioritySort",
-    "NodeUnschedulable": "kwhatif.plugins.node_unschedulable:NodeUnschedulable",
-    "NodeName": "kwhatif.plugins.node_name:NodeName",
-    "TaintToleration": "kwhatif.plugins.taint_toleration:TaintToleration",
-    "NodeAffinity": "kwhatif.plugins.node_affinity:NodeAffinity",
-    "NodePorts": "kwhatif.plugins.node_ports:NodePorts",
-    "NodeResourcesFit": "kwhatif.plugins.node_resources_fit:NodeResourcesFit",
-    "VolumeRestrictions": "kwhatif.plugins.volume_restrictions:VolumeRestrictions",
-    "NodeVolumeLimits": "kwhatif.plugins.node_volume_limits:NodeVolumeLimits",
-    "VolumeBinding": "kwhatif.plugins.volume_binding:VolumeBinding",
-    "VolumeZone": "kwhatif.plugins.volume_zone:VolumeZone",
-    "PodTopologySpread": "kwhatif.plugins.pod_topology_spread:PodTopologySpread",
-    "InterPodAffinity": "kwhatif.plugins.inter_pod_affinity:InterPodAffinity",
-    "DynamicResources": "kwhatif.plugins.dynamic_resources:DynamicResources",
-    "DefaultPreemption": "kwhatif.plugins.default_preemption:DefaultPreemption",
-    "NodeResourcesBalancedAllocation":
+
+class Registration(NamedTuple):
+    target: str  # "module:Class"
+    extension_points: frozenset[str]
+    args: type[PluginArgs] | None = None  # None: the plugin takes no args (any given stay raw)
+
+
+def _points(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+REGISTRY: dict[str, Registration] = {
+    "SchedulingGates": Registration("kwhatif.plugins.scheduling_gates:SchedulingGates", _points("preEnqueue")),
+    "PrioritySort": Registration("kwhatif.plugins.queue_sort:PrioritySort", _points("queueSort")),
+    "NodeUnschedulable": Registration("kwhatif.plugins.node_unschedulable:NodeUnschedulable", _points("filter")),
+    "NodeName": Registration("kwhatif.plugins.node_name:NodeName", _points("filter")),
+    "TaintToleration": Registration("kwhatif.plugins.taint_toleration:TaintToleration",
+                                    _points("filter", "preScore", "score")),
+    "NodeAffinity": Registration("kwhatif.plugins.node_affinity:NodeAffinity",
+                                 _points("preFilter", "filter", "preScore", "score"), NodeAffinityArgs),
+    "NodePorts": Registration("kwhatif.plugins.node_ports:NodePorts", _points("preFilter", "filter")),
+    "NodeResourcesFit": Registration("kwhatif.plugins.node_resources_fit:NodeResourcesFit",
+                                     _points("preFilter", "filter", "preScore", "score"), NodeResourcesFitArgs),
+    "VolumeRestrictions": Registration("kwhatif.plugins.volume_restrictions:VolumeRestrictions",
+                                       _points("preFilter", "filter")),
+    "NodeVolumeLimits": Registration("kwhatif.plugins.node_volume_limits:NodeVolumeLimits",
+                                     _points("preFilter", "filter")),
+    "VolumeBinding": Registration("kwhatif.plugins.volume_binding:VolumeBinding",
+                                  _points("preFilter", "filter", "reserve", "preBind", "preScore", "score"),
+                                  VolumeBindingArgs),
+    "VolumeZone": Registration("kwhatif.plugins.volume_zone:VolumeZone", _points("preFilter", "filter")),
+    "PodTopologySpread": Registration("kwhatif.plugins.pod_topology_spread:PodTopologySpread",
+                                      _points("preFilter", "filter", "preScore", "score"), PodTopologySpreadArgs),
+    "InterPodAffinity": Registration("kwhatif.plugins.inter_pod_affinity:InterPodAffinity",
+                                     _points("preFilter", "filter", "preScore", "score"), InterPodAffinityArgs),
+    "DynamicResources": Registration("kwhatif.plugins.dynamic_resources:DynamicResources",
+                                     _points("preEnqueue", "preFilter", "filter", "postFilter", "reserve", "preBind"),
+                                     DynamicResourcesArgs),
+    "DefaultPreemption": Registration("kwhatif.plugins.default_preemption:DefaultPreemption",
+                                      _points("preEnqueue", "postFilter"), DefaultPreemptionArgs),
+    "NodeResourcesBalancedAllocation": Registration(
         "kwhatif.plugins.node_resources_balanced_allocation:NodeResourcesBalancedAllocation",
-    "ImageLocality": "kwhatif.plugins.image_locality:ImageLocality",
-    "DefaultBinder": "kwhatif.plugins.default_binder:DefaultBinder",
+        _points("preScore", "score"), NodeResourcesBalancedAllocationArgs),
+    "ImageLocality": Registration("kwhatif.plugins.image_locality:ImageLocality", _points("score")),
+    "DefaultBinder": Registration("kwhatif.plugins.default_binder:DefaultBinder", _points("bind")),
 }
+
+# The args types registered in kubescheduler.config.k8s.io/v1; other plugins' args stay raw.
+PLUGIN_ARGS: dict[str, type[PluginArgs]] = {name: r.args for name, r in REGISTRY.items() if r.args is not None}
+
+
+def extends(name: str, point: str) -> bool:
+    """Whether the plugin implements the extension point (False for an unknown plugin)."""
+    registration = REGISTRY.get(name)
+    return registration is not None and point in registration.extension_points
 
 
 def plugin_class(name: str) -> type[Plugin]:
     try:
-        target = REGISTRY[name]
+        target = REGISTRY[name].target
     except KeyError:
         raise KeyError(name) from None
     module_name, class_name = target.split(":")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kwhatif.framework.config import EXTENSION_POINTS, Profile
+from kwhatif.framework.config import EXTENSION_POINTS, PluginSetError, Profile, plugins_by_point
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import (
     MAX_NODE_SCORE,
@@ -19,31 +19,10 @@ from kwhatif.framework.interface import (
     PreFilterResult,
     Status,
 )
-from kwhatif.framework.registry import plugin_class
+from kwhatif.framework.registry import extends, plugin_class
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
-# Extension point -> the method a plugin defines to implement it.
-EXTENSION_METHODS = {
-    "preEnqueue": "pre_enqueue",
-    "queueSort": "less",
-    "preFilter": "pre_filter",
-    "filter": "filter",
-    "postFilter": "post_filter",
-    "preScore": "pre_score",
-    "score": "score",
-    "reserve": "reserve",
-    "permit": "permit",
-    "preBind": "pre_bind",
-    "bind": "bind",
-    "postBind": "post_bind",
-}
-
-
 _SUCCESS = Code.SUCCESS
-
-
-def implements(plugin: Plugin, point: str) -> bool:
-    return callable(getattr(plugin, EXTENSION_METHODS[point], None))
 
 
 class NodeToStatus:
@@ -126,20 +105,19 @@ class Framework:
         self.snapshot = snapshot
         self.handle = Handle(snapshot, self)
         plugins_cfg = profile.plugins
+        try:
+            names_by_point = plugins_by_point(plugins_cfg)
+        except PluginSetError as exc:
+            raise ConfigError(f"profile {profile.scheduler_name!r}: {exc}") from None
         multi_point = (plugins_cfg.get("multiPoint") or {}).get("enabled") or []
         self.plugins_map: dict[str, Plugin] = {}
         for entry in list(multi_point) + [p for point in EXTENSION_POINTS
                                           for p in (plugins_cfg.get(point) or {}).get("enabled") or []]:
             name = entry.get("name")
             if name not in self.plugins_map:
-                try:
-                    cls = plugin_class(name)
-                except KeyError:
-                    raise ConfigError(f"profile {profile.scheduler_name!r}: plugin {name!r} does not exist") from None
-                self.plugins_map[name] = cls(profile.args_for(name), self.handle)
-        self.points: dict[str, list[Plugin]] = {}
-        for point in EXTENSION_POINTS:
-            self.points[point] = self._plugins_for(point, plugins_cfg, multi_point)
+                self.plugins_map[name] = plugin_class(name)(profile.args_for(name), self.handle)
+        self.points: dict[str, list[Plugin]] = {
+            point: [self.plugins_map[name] for name in names] for point, names in names_by_point.items()}
         self.score_weights = self._score_weights(plugins_cfg, multi_point)
         # The methods the per-node loops call, bound once (a dry run calls them ~100,000 times).
         self._filters = [(pl.name, pl.filter) for pl in self.points["filter"]]
@@ -153,40 +131,11 @@ class Framework:
         self._remove_pod_extensions = [(pl.name, pl.remove_pod) for pl in self.points["preFilter"]
                                        if hasattr(pl, "remove_pod")]
 
-    def _plugins_for(self, point: str, plugins_cfg: dict, multi_point: list) -> list[Plugin]:
-        """Explicit plugins of the point plus MultiPoint expansion (expandMultiPointPlugins)."""
-        point_cfg = plugins_cfg.get(point) or {}
-        enabled = []
-        for entry in point_cfg.get("enabled") or []:
-            name = entry.get("name")
-            if not implements(self.plugins_map[name], point):
-                raise ConfigError(f"plugin {name!r} does not extend {point} plugin")
-            if name in enabled:
-                raise ConfigError(f"plugin {name!r} already registered as {point} plugin")
-            enabled.append(name)
-        disabled = {p.get("name") for p in point_cfg.get("disabled") or []}
-        if "*" in disabled:
-            return [self.plugins_map[n] for n in enabled]
-        from_multi: list[str] = []
-        overridden: list[str] = []
-        for entry in multi_point:
-            name = entry.get("name")
-            if not implements(self.plugins_map[name], point) or name in disabled:
-                continue
-            if name in enabled:
-                overridden.append(name)
-                continue
-            if name in from_multi:
-                raise ConfigError(f"plugin {name!r} already registered as {point} plugin")
-            from_multi.append(name)
-        ordered = [n for n in enabled if n in overridden] + from_multi + [n for n in enabled if n not in overridden]
-        return [self.plugins_map[n] for n in ordered]
-
     def _score_weights(self, plugins_cfg: dict, multi_point: list) -> dict[str, int]:
         weights: dict[str, int] = {}
         for entry in list((plugins_cfg.get("score") or {}).get("enabled") or []) + list(multi_point):
             name = entry.get("name")
-            if name in weights or not implements(self.plugins_map[name], "score"):
+            if name in weights or not extends(name, "score"):
                 continue
             weights[name] = int(entry.get("weight") or 0) or 1
         return weights

@@ -7,12 +7,14 @@ in the CycleState (PREEMPTION_OUTCOME_KEY) for reporting."""
 from __future__ import annotations
 
 from kwhatif.framework.interface import PREEMPTION_OUTCOME_KEY, Plugin, Status
+from kwhatif.plugins.args.default_preemption import DefaultPreemptionArgs
 
 MESSAGE_PREFIX = "preemption: "
 
 
 class DefaultPreemption(Plugin):
     name = "DefaultPreemption"
+    args_type = DefaultPreemptionArgs
 
     def pre_enqueue(self, pod):
         """Upstream holds a pod back while its asynchronous preemption is in flight; a what-if never

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from kwhatif.framework.interface import CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, NOTES_KEY, Code, Plugin, Status
+from kwhatif.plugins.args.dynamic_resources import DynamicResourcesArgs
 
 STATE_KEY = "DynamicResources"
 RESERVED_FOR_MAX_SIZE = 256  # resourceapi.ResourceClaimReservedForMaxSize
@@ -104,6 +105,7 @@ class _State:
 
 class DynamicResources(Plugin):
     name = "DynamicResources"
+    args_type = DynamicResourcesArgs
 
     def _dra(self):
         return dra_cluster(self.handle.snapshot)

@@ -12,8 +12,8 @@ import dataclasses
 from typing import Mapping
 
 from kwhatif.api.labels import SelectorError
-from kwhatif.errors import InputError
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
+from kwhatif.plugins.args.inter_pod_affinity import InterPodAffinityArgs
 from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm
 
 NAME = "InterPodAffinity"
@@ -24,8 +24,6 @@ ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy exis
 ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
 
-MIN_HARD_POD_AFFINITY_WEIGHT = 0
-MAX_HARD_POD_AFFINITY_WEIGHT = 100
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
@@ -171,15 +169,12 @@ def _process_terms(scores: dict[str, dict[str, int]], terms: list[WeightedAffini
 
 class InterPodAffinity(Plugin):
     name = NAME
+    args_type = InterPodAffinityArgs
 
     def __init__(self, args: dict | None = None, handle=None) -> None:
         super().__init__(args, handle)
-        weight = self.args.get("hardPodAffinityWeight")
-        self.hard_pod_affinity_weight = 1 if weight is None else int(weight)
-        if not MIN_HARD_POD_AFFINITY_WEIGHT <= self.hard_pod_affinity_weight <= MAX_HARD_POD_AFFINITY_WEIGHT:
-            raise InputError(f"hardPodAffinityWeight: Invalid value: {self.hard_pod_affinity_weight}: not in valid "
-                             f"range [{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]")
-        self.ignore_preferred_terms_of_existing_pods = bool(self.args.get("ignorePreferredTermsOfExistingPods"))
+        self.hard_pod_affinity_weight = self.args["hardPodAffinityWeight"]
+        self.ignore_preferred_terms_of_existing_pods = self.args["ignorePreferredTermsOfExistingPods"]
         # id(PodInfo) -> (PodInfo, the PodInfo to read its terms from), for pods with (anti-)affinity;
         # the PodInfo is kept so that its id is not reused.
 

@@ -10,6 +10,7 @@ from typing import Mapping
 
 from kwhatif.api import labels as labelsel
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, PreFilterResult, Status
+from kwhatif.plugins.args.node_affinity import NodeAffinityArgs
 from kwhatif.plugins.helper import default_normalize_score
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -109,6 +110,7 @@ class RequiredNodeAffinity:
 
 class NodeAffinity(Plugin):
     name = "NodeAffinity"
+    args_type = NodeAffinityArgs
     node_local = True
 
     def __init__(self, args=None, handle=None):

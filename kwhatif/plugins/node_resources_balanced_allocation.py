@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
+from kwhatif.plugins.args.node_resources_balanced_allocation import NodeResourcesBalancedAllocationArgs
 from kwhatif.plugins.resource_allocation import ResourceAllocationScorer
 
 PRE_SCORE_KEY = "PreScoreNodeResourcesBalancedAllocation"
@@ -34,12 +35,12 @@ def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> in
 
 class NodeResourcesBalancedAllocation(Plugin):
     name = "NodeResourcesBalancedAllocation"
+    args_type = NodeResourcesBalancedAllocationArgs
     node_local = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
-        resources = self.args.get("resources") or [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
-        self.scorer = ResourceAllocationScorer(resources, balanced_resource_scorer, use_requested=True,
+        self.scorer = ResourceAllocationScorer(self.args["resources"], balanced_resource_scorer, use_requested=True,
                                                feature_gates_applied=True)
 
     def pre_score(self, state, pod, nodes):

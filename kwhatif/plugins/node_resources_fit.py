@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from kwhatif.api.resources import is_extended_resource_name, pod_requests
+from kwhatif.api.resources import pod_requests
+from kwhatif.api.validation import is_extended_resource_name
+from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
 from kwhatif.framework.interface import Code, Plugin, Status
 from kwhatif.plugins.resource_allocation import (
     ResourceAllocationScorer,
@@ -67,13 +69,14 @@ def insufficient_resources(request: Resource, node_info, ignored: set[str] = fro
 
 class NodeResourcesFit(Plugin):
     name = "NodeResourcesFit"
+    args_type = NodeResourcesFitArgs
     node_local = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
-        self.ignored_resources = set(self.args.get("ignoredResources") or [])
-        self.ignored_resource_groups = set(self.args.get("ignoredResourceGroups") or [])
-        self.scorer = build_scorer(self.args.get("scoringStrategy") or {"type": "LeastAllocated"})
+        self.ignored_resources = set(self.args["ignoredResources"])
+        self.ignored_resource_groups = set(self.args["ignoredResourceGroups"])
+        self.scorer = build_scorer(self.args["scoringStrategy"])
 
     def pre_filter(self, state, pod, nodes):
         state.write(PRE_FILTER_KEY, compute_pod_resource_request(pod))

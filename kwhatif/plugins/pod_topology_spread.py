@@ -23,7 +23,12 @@ from typing import Iterable, Mapping
 from kwhatif.api import labels as labelsel
 from kwhatif.framework.gomath import go_div, go_round
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
-from kwhatif.framework.interface import ConfigError
+from kwhatif.plugins.args.pod_topology_spread import (
+    DO_NOT_SCHEDULE,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULTING,
+    PodTopologySpreadArgs,
+)
 from kwhatif.plugins.helper import find_matching_untolerated_taint
 from kwhatif.plugins.node_affinity import RequiredNodeAffinity
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
@@ -36,12 +41,8 @@ PRE_SCORE_KEY = "PreScore" + NAME
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
-DO_NOT_SCHEDULE = "DoNotSchedule"
-SCHEDULE_ANYWAY = "ScheduleAnyway"
 HONOR = "Honor"
 IGNORE = "Ignore"
-SYSTEM_DEFAULTING = "System"
-LIST_DEFAULTING = "List"
 
 SYSTEM_DEFAULT_CONSTRAINTS = (
     {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
@@ -347,48 +348,15 @@ def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
 # --- the plugin ------------------------------------------------------------------------------
 
 
-def _validate_args(defaulting_type: str, constraints: list[Mapping]) -> None:
-    """ValidatePodTopologySpreadArgs, run by New (topology key syntax is not checked here)."""
-    errors: list[str] = []
-    if defaulting_type not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
-        errors.append(f'defaultingType: Unsupported value: "{defaulting_type}": supported values: '
-                      f'"{SYSTEM_DEFAULTING}", "{LIST_DEFAULTING}"')
-    elif defaulting_type == SYSTEM_DEFAULTING and constraints:
-        errors.append(f'defaultingType: Invalid value: "{defaulting_type}": when .defaultConstraints are not empty')
-    for i, c in enumerate(constraints):
-        path = f"defaultConstraints[{i}]"
-        max_skew = int(c.get("maxSkew") or 0)
-        if max_skew <= 0:
-            errors.append(f"{path}.maxSkew: Invalid value: {max_skew}: not in valid range (0, inf)")
-        if not c.get("topologyKey"):
-            errors.append(f"{path}.topologyKey: Required value: can not be empty")
-        action = c.get("whenUnsatisfiable") or ""
-        if not action:
-            errors.append(f"{path}.whenUnsatisfiable: Required value: can not be empty")
-        elif action not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-            errors.append(f'{path}.whenUnsatisfiable: Unsupported value: "{action}": supported values: '
-                          f'"{DO_NOT_SCHEDULE}", "{SCHEDULE_ANYWAY}"')
-        if c.get("labelSelector") is not None:
-            errors.append(f"{path}.labelSelector: Forbidden: constraint must not define a selector, "
-                          f"as they deduced for each pod")
-        for other in constraints[:i]:
-            if (other.get("topologyKey"), other.get("whenUnsatisfiable")) == (c.get("topologyKey"), action):
-                errors.append(f'defaultConstraints[{i}]: Duplicate value: "{{{c.get("topologyKey")}, {action}}}"')
-                break
-    if errors:
-        raise ConfigError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
-
-
 class PodTopologySpread(Plugin):
     name = NAME
+    args_type = PodTopologySpreadArgs
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
-        defaulting_type = self.args.get("defaultingType") or SYSTEM_DEFAULTING
-        default_constraints = list(self.args.get("defaultConstraints") or [])
-        _validate_args(defaulting_type, default_constraints)
-        self.system_defaulted = defaulting_type == SYSTEM_DEFAULTING
-        self.default_constraints = list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted else default_constraints
+        self.system_defaulted = self.args["defaultingType"] == SYSTEM_DEFAULTING
+        self.default_constraints = (list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted
+                                    else list(self.args["defaultConstraints"]))
 
     # --- constraints ---
 

@@ -17,6 +17,7 @@ from typing import Callable, Mapping
 from kwhatif.api import labels as labelsel
 from kwhatif.api.quantity import ceil_int, parse_quantity
 from kwhatif.framework.interface import Code, Plugin, Status
+from kwhatif.plugins.args.volume_binding import VolumeBindingArgs
 from kwhatif.plugins.volume_helpers import (
     ANN_BIND_COMPLETED,
     ANN_SELECTED_NODE,
@@ -226,6 +227,7 @@ class _StateData:
 
 class VolumeBinding(Plugin):
     name = "VolumeBinding"
+    args_type = VolumeBindingArgs
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)

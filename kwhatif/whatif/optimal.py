@@ -46,7 +46,7 @@ from typing import Callable, Iterable
 import orjson
 
 from kwhatif.api.labels import SelectorError, parse
-from kwhatif.api.resources import is_extended_resource_name
+from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.errors import InputError
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.runtime import Framework

@@ -10,6 +10,7 @@ profile without exactly one QueueSort or without a Bind plugin, and invalid Node
 kwhatif does all of this when loading, so every config kube-scheduler would refuse to start with is
 an InputError naming the file and the field, in kube-scheduler's own wording.
 
-Modules, in the order loading runs them: ``decode`` (with ``strict`` and its ``schema``), ``defaults``,
-``validation`` (``plugin_args`` for the args), ``framework_check``; ``loader`` ties them together.
+Modules, in the order loading runs them: ``decode`` (with its ``schema`` and ``duplicate_keys``), ``defaults``,
+``validation`` (plugin args by their types in kwhatif/plugins/args/), ``framework_check``; ``loader``
+ties them together.
 """

@@ -3,9 +3,12 @@ every typed plugin args."""
 
 from __future__ import annotations
 
-from kwhatif.framework.scheduler_config.field import quote, refuse
-from kwhatif.framework.scheduler_config.schema import API_VERSION, ARGS_TYPES, CONFIG, KIND, SCHEME
-from kwhatif.framework.scheduler_config.strict import DecodeError, StrictDecoder, json_kind
+from kwhatif.api.decoding import json_kind
+from kwhatif.api.strict_json import DecodeError, StrictDecoder
+from kwhatif.api.validation import go_quote as quote
+from kwhatif.framework.registry import PLUGIN_ARGS
+from kwhatif.framework.scheduler_config.refusal import refuse
+from kwhatif.framework.scheduler_config.schema import API_VERSION, CONFIG, KIND, SCHEME
 
 
 def decode_config(data, extra_strict: list[str]) -> dict:
@@ -39,18 +42,20 @@ def decode_config(data, extra_strict: list[str]) -> dict:
         refuse("strict decoding error: " + ", ".join(strict))
     return config
 
+
 def _decode_args(entry: dict, where: str) -> str | None:
     """PluginConfig.decodeNestedObjects: typed args are decoded strictly (unknown fields are returned as
     a strict error, wrapped as upstream wraps them); other plugins' args stay raw."""
     name = entry.get("name", "")
-    typ = ARGS_TYPES.get(name)
-    if typ is None:
+    args_type = PLUGIN_ARGS.get(name)
+    if args_type is None:
         entry["args"] = entry.get("args") or {}
         return None
+    typ = args_type.schema
     raw = entry.get("args")
     if isinstance(raw, dict) and raw.get("kind") not in (None, "", typ.name):
         refuse(f"decoding {where}: args for plugin {name} were not of type "
-                  f"{typ.name}.kubescheduler.config.k8s.io, got {raw.get('kind')}")
+               f"{typ.name}.kubescheduler.config.k8s.io, got {raw.get('kind')}")
     decoder = StrictDecoder()
     try:
         entry["args"] = decoder.decode(raw, typ, "", typ.name, "") or {}

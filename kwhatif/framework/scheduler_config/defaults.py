@@ -5,9 +5,8 @@ from __future__ import annotations
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME
 from kwhatif.api.goduration import parse_ns as parse_go_duration
 from kwhatif.framework.config import default_plugins, merge_plugins
-from kwhatif.framework.scheduler_config.plugin_args import default_plugin_args
+from kwhatif.framework.registry import PLUGIN_ARGS
 from kwhatif.framework.scheduler_config.profile import ProfileConfig, enabled_names
-from kwhatif.framework.scheduler_config.schema import ARGS_TYPES
 
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 DEFAULT_EXTENDER_TIMEOUT = "5s"  # extender.go DefaultExtenderTimeout, applied when httpTimeout is zero
@@ -62,11 +61,11 @@ def _default_profile(index: int, raw: dict) -> ProfileConfig:
     entries = []
     for entry in raw.get("pluginConfig") or []:
         name = entry.get("name", "")
-        args = default_plugin_args(name, entry["args"]) if name in ARGS_TYPES else entry["args"]
+        args = PLUGIN_ARGS[name].defaults(entry["args"]) if name in PLUGIN_ARGS else entry["args"]
         entries.append({"name": name, "args": args})
     configured = {e["name"] for e in entries}
     for name in enabled_names(plugins):
-        if name in ARGS_TYPES and name not in configured:
-            entries.append({"name": name, "args": default_plugin_args(name, {}), "defaulted": True})
+        if name in PLUGIN_ARGS and name not in configured:
+            entries.append({"name": name, "args": PLUGIN_ARGS[name].default(), "defaulted": True})
     return ProfileConfig(index, raw.get("schedulerName"), raw.get("percentageOfNodesToScore"), plugins, custom,
-                          entries)
+                         entries)

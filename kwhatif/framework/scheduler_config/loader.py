@@ -7,10 +7,10 @@ from kwhatif.errors import InputError
 from kwhatif.framework.config import Profile
 from kwhatif.framework.scheduler_config.decode import decode_config
 from kwhatif.framework.scheduler_config.defaults import default_config
-from kwhatif.framework.scheduler_config.field import Refused
+from kwhatif.framework.scheduler_config.duplicate_keys import duplicate_field_errors
 from kwhatif.framework.scheduler_config.framework_check import apply_extender_resources, check_framework
+from kwhatif.framework.scheduler_config.refusal import Refused
 from kwhatif.framework.scheduler_config.schema import KIND
-from kwhatif.framework.scheduler_config.strict import duplicate_field_errors
 from kwhatif.framework.scheduler_config.validation import validate_config
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from kwhatif.api.goduration import parse_ns as parse_go_duration
 from kwhatif.framework.config import EXTENSION_POINTS
-from kwhatif.framework.scheduler_config import field
-from kwhatif.framework.scheduler_config.field import aggregate, child, index, quote, refuse
-from kwhatif.framework.scheduler_config.names import is_extended_resource_name, is_qualified_name
-from kwhatif.framework.scheduler_config.plugin_args import CONFIG_ARGS_VALIDATORS
+from kwhatif.api import validation as field
+from kwhatif.api.strict_json import child, index
+from kwhatif.api.validation import go_quote as quote, is_extended_resource_name, is_qualified_name
+from kwhatif.framework.registry import PLUGIN_ARGS
 from kwhatif.framework.scheduler_config.profile import ProfileConfig
+from kwhatif.framework.scheduler_config.refusal import refuse
+from kwhatif.plugins.args.base import aggregate
 from kwhatif.framework.scheduler_config.schema import API_VERSION
 
 # Plugins removed from kubescheduler.config.k8s.io/v1 (validation.invalidPluginsByVersion).
@@ -16,7 +18,7 @@ INVALID_V1_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimi
 
 
 def validate_config(config: dict, profiles: list[ProfileConfig]) -> None:
-    errs: list[str] = []
+    errs: list = []
     if config["clientConnection"]["burst"] < 0:
         errs.append(field.invalid("clientConnection.burst", config["clientConnection"]["burst"], "must be non-negative"))
     errs += _validate_leader_election(config["leaderElection"])
@@ -32,7 +34,7 @@ def validate_config(config: dict, profiles: list[ProfileConfig]) -> None:
         errs += _validate_plugin_config(path, profile)
         if name in seen_names:
             # Upstream prints the earlier field path object itself, which renders as {}.
-            errs.append(field.duplicate(child(path, "schedulerName"), name)
+            errs.append(str(field.duplicate(child(path, "schedulerName"), name))
                         + f" (also profiles[{seen_names[name]}].schedulerName)")
         seen_names[name] = profile.index
     errs += _validate_common_queue_sort(profiles)
@@ -83,8 +85,8 @@ def _validate_plugin_config(path: str, profile: ProfileConfig) -> list[str]:
         if name in INVALID_V1_PLUGINS:
             errs.append(field.invalid(entry_path, name, f"was invalid in version {quote(API_VERSION)} "
                                                    f"(KubeSchedulerConfiguration is version {quote(API_VERSION)})"))
-        elif name in CONFIG_ARGS_VALIDATORS:
-            errs += CONFIG_ARGS_VALIDATORS[name](child(entry_path, "args"), entry["args"])
+        elif name in PLUGIN_ARGS and PLUGIN_ARGS[name].checked_with_config:
+            errs += PLUGIN_ARGS[name].errors(entry["args"], child(entry_path, "args"))
     return errs
 
 def _validate_common_queue_sort(profiles: list[ProfileConfig]) -> list[str]:

@@ -1,35 +1,81 @@
-"""Strict decoding (sigs.k8s.io/json): unknown fields, type errors in Go's words, and keys repeated
-in the file."""
+"""Go struct types and strict decoding into them, as sigs.k8s.io/json decodes in strict mode: unknown
+fields are collected (with their index path), a value of the wrong type stops decoding with
+encoding/json's words. KubeSchedulerConfiguration and the plugin args types are declared with these.
+"""
 
 from __future__ import annotations
 
 import base64
 import copy
-import json
+from dataclasses import dataclass
+from typing import ClassVar
 
-import yaml
-
+from kwhatif.api.decoding import json_kind
 from kwhatif.api.goduration import format_ns as format_go_duration, parse_ns as parse_go_duration
-from kwhatif.framework.scheduler_config.field import child, index, quote
-from kwhatif.framework.scheduler_config.schema import List, Map, Raw, Scalar, Struct
+from kwhatif.api.validation import go_quote
+
+
+def child(path: str, name: str) -> str:
+    """field.Path.Child, as text."""
+    return f"{path}.{name}" if path else name
+
+
+def index(path: str, i) -> str:
+    """field.Path.Index (or Key), as text."""
+    return f"{path}[{i}]"
+
+
+@dataclass(frozen=True)
+class Scalar:
+    kind: str  # string, int, float, bool, duration, bytes
+    go: str
+    bits: int = 64
+
+
+@dataclass(frozen=True)
+class _Container:
+    item: object
+    go_prefix: ClassVar[str] = ""
+
+    @property
+    def go(self) -> str:
+        return self.go_prefix + self.item.go
+
+
+class List(_Container):
+    go_prefix = "[]"
+
+
+class Map(_Container):
+    """map[string]<item>."""
+
+    go_prefix = "map[string]"
+
+
+@dataclass(frozen=True)
+class Struct:
+    name: str
+    pkg: str
+    fields: dict
+
+    @property
+    def go(self) -> str:
+        return f"{self.pkg}.{self.name}"
+
+
+class Raw:
+    """runtime.RawExtension: any JSON, kept as written."""
+
+
+STRING, BOOL = Scalar("string", "string"), Scalar("bool", "bool")
+INT32, INT64 = Scalar("int", "int32", 32), Scalar("int", "int64", 64)
+FLOAT32 = Scalar("float", "float32")
+DURATION, BYTES = Scalar("duration", "v1.Duration"), Scalar("bytes", "[]uint8")
+TYPE_META = {"apiVersion": STRING, "kind": STRING}
 
 
 class DecodeError(Exception):
     """A non-strict decoding error: decoding stops (encoding/json's type errors)."""
-
-
-def json_kind(value) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"  # YAML timestamps and the like reach Go as strings
 
 
 class StrictDecoder:
@@ -52,7 +98,7 @@ class StrictDecoder:
                 key = str(key)
                 field_path = child(path, key)
                 if key not in typ.fields:
-                    self.unknown.append(f"unknown field {quote(field_path)}")
+                    self.unknown.append(f"unknown field {go_quote(field_path)}")
                     continue
                 decoded = self.decode(item, typ.fields[key], field_path, typ.name, child(fields, key))
                 if decoded is not None:
@@ -62,12 +108,12 @@ class StrictDecoder:
             if not isinstance(value, list):
                 self._type_error(json_kind(value), typ, path, struct, fields)
             items = [self.decode(item, typ.item, index(path, i), struct, fields) for i, item in enumerate(value)]
-            return [_zero(typ.item) if item is None else item for item in items]
+            return [zero(typ.item) if item is None else item for item in items]
         if isinstance(typ, Map):
             if not isinstance(value, dict):
                 self._type_error(json_kind(value), typ, path, struct, fields)
             decoded = {str(k): self.decode(v, typ.item, index(path, k), struct, fields) for k, v in value.items()}
-            return {k: _zero(typ.item) if v is None else v for k, v in decoded.items()}
+            return {k: zero(typ.item) if v is None else v for k, v in decoded.items()}
         return self._scalar(value, typ, path, struct, fields)
 
     def _scalar(self, value, typ: Scalar, path: str, struct: str, fields: str):
@@ -114,7 +160,7 @@ class StrictDecoder:
         raise DecodeError(f"{path + ': ' if path else ''}json: cannot unmarshal {kind} into {where} of type {typ.go}")
 
 
-def _zero(typ):
+def zero(typ):
     """Go's zero value of a list element or map value that was JSON null."""
     if isinstance(typ, (Struct, Map)):
         return {}
@@ -123,66 +169,3 @@ def _zero(typ):
     if isinstance(typ, Scalar):
         return {"string": "", "int": 0, "float": 0.0, "bool": False, "duration": "0s", "bytes": ""}[typ.kind]
     return None
-
-
-# --- duplicate keys in the file (strict decoding's "duplicate field") --------------------------------------
-
-class _PairsDict(dict):
-    """A JSON object that remembers which of its keys were repeated."""
-
-    repeated: list = []
-
-
-def duplicate_field_errors(text: str) -> list[str]:
-    """Keys repeated within one mapping, which the YAML/JSON parsers would silently collapse: the JSON
-    decoder's "duplicate field" errors, or go-yaml's "already set in map" for YAML."""
-    if text.lstrip().startswith("{"):
-        def hook(pairs):
-            obj, seen = _PairsDict(pairs), set()
-            obj.repeated = []
-            for key, _ in pairs:
-                if key in seen:
-                    obj.repeated.append(key)
-                seen.add(key)
-            return obj
-
-        try:
-            root = json.loads(text, object_pairs_hook=hook)
-        except ValueError:
-            root = None  # YAML flow style: checked below
-        if root is not None:
-            found: list[str] = []
-
-            def walk_json(value, path: str) -> None:
-                if isinstance(value, dict):
-                    found.extend(f"duplicate field {quote(child(path, k))}"
-                                 for k in dict.fromkeys(getattr(value, "repeated", [])))
-                    for key, item in value.items():
-                        walk_json(item, child(path, key))
-                elif isinstance(value, list):
-                    for i, item in enumerate(value):
-                        walk_json(item, index(path, i))
-
-            walk_json(root, "")
-            return found
-    try:
-        root = next(iter(yaml.compose_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))), None)
-    except yaml.YAMLError:
-        return []  # parse_documents reports malformed YAML
-    errs: list[str] = []
-
-    def walk(node) -> None:
-        if isinstance(node, yaml.MappingNode):
-            seen = set()
-            for key, value in node.value:
-                if isinstance(key, yaml.ScalarNode):
-                    if key.value in seen:
-                        errs.append(f"line {key.start_mark.line + 1}: key {quote(key.value)} already set in map")
-                    seen.add(key.value)
-                walk(value)
-        elif isinstance(node, yaml.SequenceNode):
-            for item in node.value:
-                walk(item)
-
-    walk(root)
-    return ["yaml: unmarshal errors: " + "; ".join(errs)] if errs else []
