@@ -20,13 +20,13 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from kwhatif import KUBERNETES_VERSION
 from kwhatif.api.defaults import Admission
 from kwhatif.errors import InputError
 from kwhatif.framework.runtime import Framework
-from kwhatif.preemption import start_time_key
+from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.state.cluster import Cluster
@@ -145,16 +145,16 @@ def queue_order(pods: list[PreparedPod]) -> list[PreparedPod]:
     return sorted(pods, key=lambda p: -p.info.priority)
 
 
-def latest_start_time(cluster: Cluster) -> datetime:
-    """The latest ``status.startTime`` among the cluster's pods (now when none has one): bound pods
-    start a second apart after it, so pods placed later look younger to preemption."""
+def latest_start_time(cluster: Cluster, clock: Callable[[], datetime] = utc_now) -> datetime:
+    """The latest ``status.startTime`` among the cluster's pods (the clock's now when none has one):
+    bound pods start a second apart after it, so pods placed later look younger to preemption."""
     latest = None
     for pod in cluster.pods:
         key = start_time_key((pod.get("status") or {}).get("startTime"))
         if key is not None and (latest is None or key > latest):
             latest = key
     if latest is None:
-        return datetime.now(timezone.utc).replace(microsecond=0)
+        return clock().replace(microsecond=0)
     return datetime.strptime(latest[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc) + timedelta(
         microseconds=int(latest[20:26]))
 
@@ -178,8 +178,10 @@ class SequencePlacer:
     fork it first to keep the original). One Framework per scheduler profile, shared by all steps."""
 
     def __init__(self, snapshot: Snapshot, setup: SchedulerSetup | None = None, extenders: list | None = None,
-                 seed: int | None = None, base_start_time: datetime | None = None) -> None:
+                 seed: int | None = None, base_start_time: datetime | None = None,
+                 clock: Callable[[], datetime] = utc_now) -> None:
         self.snapshot = snapshot
+        self.clock = clock
         if snapshot.memo is None:
             snapshot.memo = NodeMemo(snapshot)
         self.setup = setup or SchedulerSetup()
@@ -190,7 +192,7 @@ class SequencePlacer:
         self.extenders = extenders or []
         self.seed = seed
         self._random = random.Random(seed) if seed is not None else None
-        self.base_start_time = base_start_time or latest_start_time(snapshot.cluster)
+        self.base_start_time = base_start_time or latest_start_time(snapshot.cluster, clock)
         self._schedulers: dict[str, Scheduler] = {}
         self.steps = 0
         self.warnings: list[str] = []
@@ -200,7 +202,8 @@ class SequencePlacer:
         profile = self.setup.profile_for(pod.spec.get("schedulerName"))
         scheduler = self._schedulers.get(profile.scheduler_name)
         if scheduler is None:
-            scheduler = Scheduler(Framework(profile, self.snapshot), self.extenders, self.setup.parallelism)
+            scheduler = Scheduler(Framework(profile, self.snapshot), self.extenders, self.setup.parallelism,
+                                  self.clock)
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler
 
