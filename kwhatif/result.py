@@ -15,6 +15,18 @@ def status_dict(status: Status) -> dict:
     return {"plugin": status.plugin, "code": status.code.label, "reasons": list(status.reasons)}
 
 
+@dataclass(frozen=True)
+class NodeUsage:
+    """A node's requested and allocatable cpu (millicores), memory (bytes) and pod count when evaluated."""
+
+    cpu_requested: int
+    cpu_allocatable: int
+    memory_requested: int
+    memory_allocatable: int
+    pods: int
+    max_pods: int
+
+
 @dataclass
 class ScheduleResult:
     pod: PodInfo
@@ -55,7 +67,10 @@ class ScheduleResult:
     skipped_kinds: dict[str, int] = field(default_factory=dict)
     # The cluster changes this answer is about (Scenario.to_dict()), None when there are none.
     scenario: dict | None = None
-    # The snapshot evaluated, for renderers (node order, allocatable vs requested); not serialized.
+    # Every node in the snapshot's order and what each has requested, for the human table; not serialized.
+    node_names: list[str] = field(default_factory=list)
+    usage: dict[str, NodeUsage] = field(default_factory=dict)
+    # The snapshot evaluated, for what-ifs that schedule again from it (suggest); renderers never read it.
     snapshot: object = field(default=None, repr=False)
 
     @property
@@ -71,6 +86,7 @@ class ScheduleResult:
             "profile": self.profile,
             "admission": self.admission.to_dict(),
             "gated": self.gated,
+            **({"gate": status_dict(self.gate_status)} if self.gate_status is not None else {}),
             "preFilter": status_dict(self.pre_filter_status) if self.pre_filter_status else None,
             "feasible": sorted(self.feasible),
             "filtered": {name: status_dict(s) for name, s in sorted(self.filtered.items())},

@@ -122,7 +122,7 @@ def test_table_marks_the_sample_and_names_kube_schedulers_pick():
     setup = SchedulerSetup(parallelism=1)
     result = place_pod(make_pod("p").req(cpu="1").obj(), "pod.yaml", _large_cluster(), setup)
     out = io.StringIO()
-    render_place(result, console=Console(file=out, width=250, no_color=True))
+    render_place(result, console=Console(file=out, width=250, no_color=True), all_nodes=True)
     text = out.getvalue()
     rows = {line.split()[0]: line for line in text.splitlines() if line[:2] in ("a-", "b-")}
     assert "◆" in rows["b-010"] and "◆" in rows["a-001"] and "◆" not in rows["b-070"] + rows["a-056"]

@@ -15,9 +15,20 @@ from kwhatif.errors import ExitStatus, KwhatifError
 PLUGIN_EXECUTABLE = "kubectl-whatif"
 
 
+NO_COLOR_FLAG = "--no-color"
+
+
 class Group(typer.core.TyperGroup):
     """Usage errors as every other error: one ``error:`` line on stderr (and a hint where to look),
-    exit 2, instead of typer's usage block and boxed panel."""
+    exit 2, instead of typer's usage block and boxed panel. ``--no-color`` is a root option that may be
+    written anywhere on the command line (as after ``kwhatif place pod.yaml``): it is moved in front of
+    the command before click parses."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        end = args.index("--") if "--" in args else len(args)
+        if NO_COLOR_FLAG in args[:end]:
+            args = [NO_COLOR_FLAG] + [a for a in args[:end] if a != NO_COLOR_FLAG] + args[end:]
+        return super().parse_args(ctx, args)
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -57,8 +68,14 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                      help="Print the version and exit.")) -> None:
+                                      help="Print the version and exit."),
+         no_color: bool = typer.Option(False, NO_COLOR_FLAG,
+                                       help="Plain text without colour on a terminal too (also: NO_COLOR=1). "
+                                            "May be given after the command.")) -> None:
     """kwhatif never writes to the cluster: it reads (get/list) and simulates."""
+    from kwhatif.render.env import set_no_color
+
+    set_no_color(no_color)
 
 
 def _register() -> None:

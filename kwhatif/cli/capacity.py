@@ -42,7 +42,7 @@ def capacity(
     """Copies of a pod placed one after another until the first that does not fit (or --max): how many
     fit, why the next one does not, and where they went."""
     from kwhatif.loader import load_pod
-    from kwhatif.render.output import to_json, to_yaml
+    from kwhatif.render.output import machine_output
     from kwhatif.whatif.sequence import capacity as run_capacity
 
     options = OptimalOptions(optimal, movable, time_limit)
@@ -63,8 +63,6 @@ def capacity(
     if options.enabled:
         capacity_comparison(raw, source, cluster_state, setup, result, options, data, table, max_instances,
                             excluded)
-    if output == MachineOutput.json:
-        typer.echo(to_json(data))
-    elif output == MachineOutput.yaml:
-        typer.echo(to_yaml(data), nl=False)
+    if not table:
+        typer.echo(machine_output("CapacityResult", data, output.value), nl=False)
     raise typer.Exit(int(ExitStatus.FITS if result.instances else ExitStatus.DOES_NOT_FIT))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Optional
 
 import typer
@@ -32,6 +31,7 @@ def leader(
     from kwhatif import leader as election
     from kwhatif import whatif
     from kwhatif.api.documents import parse_documents, read_text
+    from kwhatif.render.env import current as current_output
     from kwhatif.snapshot_file import is_snapshot
 
     if not cluster:
@@ -59,7 +59,7 @@ def leader(
         raise InputError(f"{scheduler_config}: {exc}") from None
     when = at or (state.metadata.get("capturedAt") if cluster else None)
     try:
-        now = election.parse_time(when) if when else datetime.now(timezone.utc)
+        now = election.parse_time(when) if when else current_output().clock()
     except ValueError as exc:
         raise InputError(f"--at: {exc}") from None
     try:
@@ -82,8 +82,8 @@ def leader(
 
         render_leader(report)
     else:
-        from kwhatif.render.output import to_json, to_yaml
+        from kwhatif.render.output import machine_output
 
-        typer.echo(to_json(report) if output == MachineOutput.json else to_yaml(report), nl=output == MachineOutput.json)
+        typer.echo(machine_output("LeaderReport", report, output.value), nl=False)
     unhealthy = any(v.status != election.HEALTHY for v in verdicts) or report["missingLease"]
     raise typer.Exit(1 if unhealthy else 0)

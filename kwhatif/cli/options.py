@@ -52,6 +52,9 @@ MachineOutputOption = Annotated[MachineOutput, typer.Option("--output", "-o", me
                                                             help="Output format: table, json or yaml.")]
 NodeOption = Annotated[Optional[list[str]], typer.Option(
     "--node", metavar="NODE", help="Only show these nodes (repeatable); an unknown name is an error.")]
+AllNodesOption = Annotated[bool, typer.Option(
+    "--all-nodes", help="Every node (preempt --explain: every candidate and its victims); by default a large "
+                        "cluster shows the best nodes and groups the rejected ones by reason.")]
 ExplainOption = Annotated[bool, typer.Option(
     "--explain", help="Every candidate node with its victims and the five criteria, which criterion decided, "
                       "and why preemption cannot help elsewhere.")]

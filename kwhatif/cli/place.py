@@ -9,8 +9,8 @@ import typer
 from kwhatif.cli.changes import ChangesCommand, apply_current_changes
 from kwhatif.cli.common import check_node_names, load_inputs, refuse_stdin_twice, user_errors
 from kwhatif.cli.optimal import OptimalOptions, movable_option, optimal_option, sequence_comparison, time_limit_option
-from kwhatif.cli.options import (ClusterOption, ContextOption, KubeconfigOption, NodeOption, Output, OutputOption,
-                                 PodArgument, SchedulerConfigOption)
+from kwhatif.cli.options import (AllNodesOption, ClusterOption, ContextOption, KubeconfigOption, NodeOption, Output,
+                                 OutputOption, PodArgument, SchedulerConfigOption)
 from kwhatif.errors import ExitStatus
 
 
@@ -25,6 +25,7 @@ def place(
     scheduler_config: SchedulerConfigOption = None,
     output: OutputOption = Output.table,
     node: NodeOption = None,
+    all_nodes: AllNodesOption = False,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     trace_extenders: bool = typer.Option(False, "--trace-extenders",
@@ -77,9 +78,9 @@ def place(
     result.warnings.extend(expansion.notes)
     result.scenario = scenario
     if suggest:
-        _emit_with_suggestions(raw, source, cluster_state, setup, result, output, node)
+        _emit_with_suggestions(raw, source, cluster_state, setup, result, output, node, all_nodes)
     else:
-        render_output.emit(result, output.value, nodes=node or None)
+        render_output.emit(result, output.value, nodes=node or None, all_nodes=all_nodes)
     if trace and output in (Output.table, Output.wide):
         from kwhatif.render.extenders import render_trace
 
@@ -87,7 +88,8 @@ def place(
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))
 
 
-def _emit_with_suggestions(raw, source, cluster_state, setup, result, output: Output, node) -> None:
+def _emit_with_suggestions(raw, source, cluster_state, setup, result, output: Output, node,
+                           all_nodes: bool) -> None:
     """The answer followed by what would make the pod fit (nothing when it fits)."""
     from kwhatif.render import output as render_output
     from kwhatif.whatif.suggest import suggest
@@ -97,12 +99,11 @@ def _emit_with_suggestions(raw, source, cluster_state, setup, result, output: Ou
         data = result.to_dict()
         data["suggestions"] = found.to_dict()
         data["suggestionNotes"] = list(found.notes)
-        typer.echo(render_output.to_json(data) if output == Output.json else render_output.to_yaml(data),
-                   nl=output == Output.json)
+        typer.echo(render_output.machine_output("PlaceResult", data, output.value), nl=False)
         return
     from kwhatif.render.suggest import render_suggestions
 
-    render_output.emit(result, output.value, nodes=node or None)
+    render_output.emit(result, output.value, nodes=node or None, all_nodes=all_nodes)
     if not result.fits:
         render_suggestions(found)
 
@@ -110,7 +111,7 @@ def _emit_with_suggestions(raw, source, cluster_state, setup, result, output: Ou
 def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int | None,
                     scenario: dict | None, options: OptimalOptions) -> None:
     """The expansion's pods, already in the order to place them, one after another."""
-    from kwhatif.render.output import to_json, to_yaml
+    from kwhatif.render.output import machine_output
     from kwhatif.whatif.sequence import place_sequence
 
     result = place_sequence(expansion.pods, cluster_state, setup, in_order=True, seed=seed)
@@ -127,8 +128,6 @@ def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int |
         render_sequence(result)
     if options.enabled:
         sequence_comparison(expansion.pods, cluster_state, setup, result, options, data, table)
-    if output == Output.json:
-        typer.echo(to_json(data))
-    elif output == Output.yaml:
-        typer.echo(to_yaml(data), nl=False)
+    if not table:
+        typer.echo(machine_output("PlaceSequence", data, output.value), nl=False)
     raise typer.Exit(int(ExitStatus.FITS if result.all_placed else ExitStatus.DOES_NOT_FIT))

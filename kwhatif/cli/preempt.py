@@ -6,8 +6,8 @@ import typer
 
 from kwhatif.cli.changes import ChangesCommand, apply_current_changes
 from kwhatif.cli.common import load_inputs, refuse_stdin_twice, user_errors
-from kwhatif.cli.options import (ClusterOption, ContextOption, ExplainOption, KubeconfigOption, MachineOutput,
-                                 MachineOutputOption, PodArgument, SchedulerConfigOption)
+from kwhatif.cli.options import (AllNodesOption, ClusterOption, ContextOption, ExplainOption, KubeconfigOption,
+                                 MachineOutput, MachineOutputOption, PodArgument, SchedulerConfigOption)
 from kwhatif.errors import ExitStatus
 
 
@@ -21,6 +21,7 @@ def preempt(
     cluster: ClusterOption = None,
     scheduler_config: SchedulerConfigOption = None,
     explain: ExplainOption = False,
+    all_nodes: AllNodesOption = False,
     output: MachineOutputOption = MachineOutput.table,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
@@ -38,5 +39,5 @@ def preempt(
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     result = whatif.place(pod, cluster_state, setup)
     result.scenario = scenario
-    render_preemption.emit(result, output.value, explain=explain)
+    render_preemption.emit(result, output.value, explain=explain, all_nodes=all_nodes)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))

@@ -98,9 +98,9 @@ def _report_written(path: str, size: int, cluster, seconds: float) -> None:
 
 
 def show_summary(path: str) -> None:
-    from rich.console import Console
     from rich.table import Table
 
+    from kwhatif.render.table import make_console
     from kwhatif.snapshot_file import is_snapshot, read_document
 
     if not is_snapshot(path):
@@ -109,7 +109,7 @@ def show_summary(path: str) -> None:
     doc = read_document(path)
     meta = doc.get("metadata") or {}
     objects = doc["objects"]
-    console = Console(highlight=False)
+    console = make_console()
     console.print(f"[bold]{path}[/]  ({human_size(os.path.getsize(path))}, snapshot format v{doc['version']}, "
                   f"written by kwhatif {meta.get('kwhatifVersion') or '?'})", soft_wrap=True)
     info = Table.grid(padding=(0, 2))
@@ -132,14 +132,14 @@ def show_summary(path: str) -> None:
 
 def _show_dump_summary(path: str) -> None:
     """A dump given to --summary: what it holds, said to be a dump (and how to make it a snapshot)."""
-    from rich.console import Console
     from rich.markup import escape
 
     from kwhatif import whatif
+    from kwhatif.render.table import make_console
     from kwhatif.state.cluster import KINDS
 
     cluster = whatif.load_dump(path)
-    console = Console(highlight=False)
+    console = make_console()
     console.print(f"[bold]{escape(path)}[/] is a dump, not a snapshot (kwhatif reads it as it is; "
                   f"kwhatif snapshot --from {escape(path)} -o FILE converts it)", soft_wrap=True)
     captured = cluster.metadata.get("capturedAt")
@@ -154,15 +154,11 @@ def _show_dump_summary(path: str) -> None:
 
 
 def _print_kinds(console, objects: dict[str, list]) -> None:
-    from rich.table import Table
+    from kwhatif.render.tables import Column, print_table
 
-    table = Table(show_edge=False, pad_edge=False)
-    table.add_column("KIND")
-    table.add_column("OBJECTS", justify="right")
-    table.add_column("NOTES")
-    for kind, items in objects.items():
-        table.add_row(kind, f"{len(items):,}", _notes(kind, items))
-    console.print(table)
+    console.file.write("\n")
+    print_table(console, [Column("KIND"), Column("OBJECTS", right=True), Column("NOTES", wrap=True)],
+                [[kind, f"{len(items):,}", _notes(kind, items)] for kind, items in objects.items()])
 
 
 def _notes(kind: str, items: list) -> str:

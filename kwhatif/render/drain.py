@@ -4,38 +4,47 @@ from __future__ import annotations
 
 import sys
 
+from rich.console import Console
+from rich.text import Text
+
 from kwhatif.render.scenario import placement_text, scenario_lines
+from kwhatif.render.table import make_console
+from kwhatif.render.tables import Column, print_table
 
 
-def emit(report: dict, fmt: str) -> None:
+def emit(report: dict, fmt: str, console: Console | None = None) -> None:
     if fmt in ("json", "yaml"):
-        from kwhatif.render.output import to_json, to_yaml
+        from kwhatif.render.output import machine_output
 
-        sys.stdout.write(to_json(report) + "\n" if fmt == "json" else to_yaml(report))
+        sys.stdout.write(machine_output("DrainReport", report, fmt))
         return
-    sys.stdout.write("\n".join(drain_lines(report)) + "\n")
+    render_drain(report, make_console(console))
 
 
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  " + "   ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+_ACTION_STYLE = {"blocked": "red", "evict": "yellow", "delete": "yellow"}
 
 
-def drain_lines(report: dict) -> list[str]:
-    lines = scenario_lines(report["scenario"])
+def render_drain(report: dict, console: Console) -> None:
+    """Per drained node its pods, what happens to each and where it lands; then the verdict."""
+    for line in scenario_lines(report["scenario"]):
+        console.print(Text(line))
+    columns = [Column("POD"), Column("ACTION"), Column("LANDS ON", wrap=True),
+               Column("REASON", wrap=True)]
     for node in report["drained"]:
         pods = [p for p in report["pods"] if p["from"] == node]
-        state = "drained" if report["nodes"][node] else "NOT drained"
-        lines += ["", f"{node}: {state} ({len(pods)} pod{'s' if len(pods) != 1 else ''})"]
+        drained = report["nodes"][node]
+        console.file.write("\n")
+        console.print(Text.assemble((node, "bold"), ": ", ("drained", "green") if drained else ("NOT drained", "red"),
+                                    f" ({len(pods)} pod{'s' if len(pods) != 1 else ''})"))
         if pods:
-            rows = [["POD", "ACTION", "LANDS ON", "REASON"]]
+            rows = []
             for p in pods:
                 where = placement_text(p["placement"]) if p["placement"] else (
                     "(not re-created)" if p["action"] in ("evict", "delete") else "-")
-                rows.append([p["pod"], p["action"], where, p["reason"] or ""])
-            lines += _table(rows)
-    lines += ["", verdict(report)]
-    return lines
+                rows.append([p["pod"], (p["action"], _ACTION_STYLE.get(p["action"], "")), where, p["reason"] or ""])
+            print_table(console, columns, rows)
+    console.file.write("\n")
+    console.print(Text(verdict(report), style="green" if report["safe"] else "red"))
 
 
 def verdict(report: dict) -> str:

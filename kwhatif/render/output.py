@@ -1,4 +1,8 @@
-"""Machine output (json, yaml) to stdout, or the human table."""
+"""Machine output (json, yaml) to stdout, or the human table.
+
+Every document carries ``apiVersion: kwhatif.io/v1`` and a ``kind`` naming its schema in
+docs/schema/ (``PlaceResult``, ``PlaceSequence``, ``CapacityResult``, ``PreemptResult``,
+``DrainReport``, ``LeaderReport``), so a script can tell what it reads and which version."""
 
 from __future__ import annotations
 
@@ -9,22 +13,23 @@ import orjson
 from kwhatif.result import ScheduleResult
 
 
-def to_json(data) -> str:
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+API_VERSION = "kwhatif.io/v1"
 
 
-def to_yaml(data) -> str:
+def machine_output(kind: str, data: dict, fmt: str) -> str:
+    """``data`` as a versioned document of ``kind``, in JSON or YAML, ending with a newline."""
+    document = {"apiVersion": API_VERSION, "kind": kind, **data}
+    if fmt == "json":
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
     import yaml
 
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    return yaml.safe_dump(document, sort_keys=False, default_flow_style=False)
 
 
-def emit(result: ScheduleResult, fmt: str, nodes: list[str] | None = None) -> None:
-    if fmt == "json":
-        sys.stdout.write(to_json(result.to_dict()) + "\n")
-    elif fmt == "yaml":
-        sys.stdout.write(to_yaml(result.to_dict()))
+def emit(result: ScheduleResult, fmt: str, nodes: list[str] | None = None, all_nodes: bool = False) -> None:
+    if fmt in ("json", "yaml"):
+        sys.stdout.write(machine_output("PlaceResult", result.to_dict(), fmt))
     else:
         from kwhatif.render.table import render_place
 
-        render_place(result, wide=(fmt == "wide"), nodes=nodes)
+        render_place(result, wide=(fmt == "wide"), nodes=nodes, all_nodes=all_nodes)

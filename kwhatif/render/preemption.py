@@ -18,11 +18,12 @@ from kwhatif.preemption import (
     criteria_dict,
     display_time,
 )
-from kwhatif.render.text_table import print_table
-from kwhatif.result import ScheduleResult
+from kwhatif.render.tables import Column, console_width, print_table, shared_suffix
+from kwhatif.result import ScheduleResult, status_dict
 from kwhatif.state.nodeinfo import PodInfo
 
 EXAMPLE_NODES = 5  # node names listed per "cannot help" reason
+CANDIDATES_SHOWN = 10  # --explain: the nominated node and the runners-up, unless --all-nodes
 
 
 # --- data ---------------------------------------------------------------------------------------
@@ -113,6 +114,7 @@ def explain_data(result: ScheduleResult) -> dict:
         "pod": result.pod.key,
         "admission": result.admission.to_dict(),
         "fits": result.fits,
+        **({"gate": status_dict(result.gate_status)} if result.gate_status is not None else {}),
         "selected": sorted(result.selected),
         "message": result.message,
         "preemption": None,
@@ -144,36 +146,40 @@ def explain_data(result: ScheduleResult) -> dict:
 
 # --- output -------------------------------------------------------------------------------------
 
-def emit(result: ScheduleResult, fmt: str, explain: bool = False, console: Console | None = None) -> None:
+def emit(result: ScheduleResult, fmt: str, explain: bool = False, console: Console | None = None,
+         all_nodes: bool = False) -> None:
     if fmt in ("json", "yaml"):
-        from kwhatif.render.output import to_json, to_yaml
+        from kwhatif.render.output import machine_output
 
         data = explain_data(result)
-        sys.stdout.write(to_json(data) + "\n" if fmt == "json" else to_yaml(data))
+        sys.stdout.write(machine_output("PreemptResult", data, fmt))
         return
     from kwhatif.render.table import make_console
 
-    render_preempt(result, explain, make_console(console))
+    render_preempt(result, explain, make_console(console), all_nodes)
 
 
-def render_preempt(result: ScheduleResult, explain: bool, console: Console) -> None:
+def render_preempt(result: ScheduleResult, explain: bool, console: Console, all_nodes: bool = False) -> None:
     adm = result.admission
-    console.print(f"Pod [bold]{result.pod.key}[/] (priority {adm.priority}"
-                  f"{', class ' + adm.priority_class_name if adm.priority_class_name else ''}, "
-                  f"{adm.preemption_policy}) on {result.num_all_nodes} nodes")
+    console.print(Text.assemble("Pod ", (result.pod.key, "bold"),
+                                f" (priority {adm.priority}"
+                                f"{', class ' + adm.priority_class_name if adm.priority_class_name else ''}, "
+                                f"{adm.preemption_policy}) on {result.num_all_nodes} nodes"))
     if result.gated:
-        console.print(f"[yellow]Gated:[/] {result.gate_status.message}. No scheduling attempt, so no preemption.")
+        console.print(Text.assemble(("Gated:", "yellow"), f" {result.gate_status.message}. No scheduling attempt, "
+                                    "so no preemption."))
         return
     if result.fits:
         where = ", ".join(result.selected)
         tie = " (tied for the top score; kube-scheduler picks one at random)" if len(result.selected) > 1 else ""
-        console.print(f"[green]Fits without preemption[/]: kube-scheduler would bind it to [bold]{where}[/]{tie}. "
-                      f"Nothing would be evicted.")
+        console.print(Text.assemble(("Fits without preemption", "green"), ": kube-scheduler would bind it to ",
+                                    (where, "bold"), f"{tie}. Nothing would be evicted."))
         return
     console.print(Text(f"Does not fit: {_filter_part(result)}"))
     outcome = result.preemption
     if outcome is None:
-        console.print("[yellow]No PostFilter plugin in this profile: kube-scheduler would not try preemption.[/]")
+        console.print(Text("No PostFilter plugin in this profile: kube-scheduler would not try preemption.",
+                           style="yellow"))
         return
     if not outcome.attempted:
         console.print(Text(f"Preemption did not run: an earlier PostFilter plugin ended the chain "
@@ -183,14 +189,21 @@ def render_preempt(result: ScheduleResult, explain: bool, console: Console) -> N
         console.print(Text(f"Not eligible to preempt: {outcome.not_eligible_reason}", style="yellow"))
         return
     _summary(outcome, console)
+    ranked = ranked_candidates(outcome)
+    if explain and not all_nodes:
+        ranked = ranked[:max(CANDIDATES_SHOWN, len(outcome.nominated_nodes))]
+    names = result.node_names or list(outcome.candidates)
+    suffix = shared_suffix(names) if console_width(console) is not None else ""
+    if suffix and (outcome.candidates or explain):
+        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
     if outcome.candidates and explain:
-        _criteria_table(outcome, console)
+        _criteria_table(outcome, ranked, suffix, console)
     if outcome.candidates:
-        shown = set(outcome.candidates if explain else outcome.nominated_nodes)
-        _victims_table(result, outcome, [n for n in ranked_candidates(outcome) if n in shown], console)
+        shown = set(ranked if explain else outcome.nominated_nodes)
+        _victims_table(result, outcome, [n for n in ranked if n in shown], suffix, console)
     if explain:
-        _cannot_help_table(outcome, console)
-    _notes(outcome, explain, console)
+        _cannot_help_table(outcome, suffix, console)
+    _notes(outcome, explain, len(ranked), console)
 
 
 def _filter_part(result: ScheduleResult) -> str:
@@ -225,43 +238,53 @@ def _summary(outcome: PreemptionOutcome, console: Console) -> None:
                            + ", ".join(pi.key for pi in outcome.nominated_pods_to_clear)))
 
 
-def _criteria_table(outcome: PreemptionOutcome, console: Console) -> None:
-    headers = ["NODE", "1 PDB VIOLATIONS", "2 HIGHEST VICTIM PRIORITY", "3 PRIORITY SUM (+2³¹ EACH)", "4 VICTIMS",
-               "5 EARLIEST START, TOP-PRIORITY VICTIMS", "VERDICT"]
+def _short(name: str, suffix: str) -> str:
+    return name[: -len(suffix)] if suffix and name.endswith(suffix) else name
+
+
+def _criteria_table(outcome: PreemptionOutcome, nodes: list[str], suffix: str, console: Console) -> None:
+    columns = [Column("NODE"), Column("1 PDB VIOLATIONS", right=True), Column("2 HIGHEST VICTIM PRIORITY", right=True),
+               Column("3 PRIORITY SUM (+2³¹ EACH)", right=True), Column("4 VICTIMS", right=True),
+               Column("5 EARLIEST START, TOP-PRIORITY VICTIMS", wrap=True, min_width=10),
+               Column("VERDICT", wrap=True, min_width=10)]
     rows = []
-    for node in ranked_candidates(outcome):
+    for node in nodes:
         pdb, highest, compared_sum, count, earliest = outcome.criteria[node]
         raw_sum = compared_sum - count * PRIORITY_OFFSET
-        rows.append([node, str(pdb), str(highest), f"{count}×2³¹{raw_sum:+d}", str(count), display_time(earliest),
-                     verdict(outcome, node)])
-    print_table(console, "Candidates, by pickOneNodeForPreemption's criteria (in order)", headers, rows,
-                 right={1, 2, 3, 4})
+        won = node in outcome.nominated_nodes
+        rows.append([(_short(node, suffix), "bold" if won else ""), str(pdb), str(highest),
+                     f"{count}×2³¹{raw_sum:+d}", str(count), display_time(earliest),
+                     (verdict(outcome, node), "green" if won else "")])
+    print_table(console, columns, rows, title="Candidates, by pickOneNodeForPreemption's criteria (in order)")
 
 
-def _victims_table(result: ScheduleResult, outcome: PreemptionOutcome, nodes: list[str],
+def _victims_table(result: ScheduleResult, outcome: PreemptionOutcome, nodes: list[str], suffix: str,
                    console: Console) -> None:
     owners = Owners(getattr(result.snapshot, "cluster", None))
     rows = []
     for node in nodes:
         for i, pi in enumerate(outcome.candidates[node].pods):
             v = victim_dict(pi, outcome, node, owners)
-            rows.append([node if i == 0 else "", v["pod"], str(v["priority"]), v["startTime"] or "",
-                         v["owner"] or "-", ", ".join(v["violatesPDBs"]) or "-"])
-    print_table(console, "Victims (evicted, most important first)",
-                 ["NODE", "VICTIM", "PRIORITY", "STARTED", "OWNER", "VIOLATES PDB"], rows, right={2})
+            rows.append([_short(node, suffix) if i == 0 else "", (v["pod"], "yellow"), str(v["priority"]),
+                         v["startTime"] or "", v["owner"] or "-", ", ".join(v["violatesPDBs"]) or "-"])
+    columns = [Column("NODE"), Column("VICTIM", wrap=True, min_width=20), Column("PRIORITY", right=True),
+               Column("STARTED", wrap=True, min_width=10), Column("OWNER", wrap=True),
+               Column("VIOLATES PDB", wrap=True, min_width=8)]
+    print_table(console, columns, rows, title="Victims (evicted, most important first)")
 
 
-def _cannot_help_table(outcome: PreemptionOutcome, console: Console) -> None:
+def _cannot_help_table(outcome: PreemptionOutcome, suffix: str, console: Console) -> None:
     groups = cannot_help_groups(outcome)
     if not groups:
         return
     rows = []
     for g in groups:
-        names = g["nodes"]
+        names = [_short(n, suffix) for n in g["nodes"]]
         examples = ", ".join(names[:EXAMPLE_NODES]) + (f", … (+{len(names) - EXAMPLE_NODES})"
                                                        if len(names) > EXAMPLE_NODES else "")
-        rows.append([_why(g), str(len(names)), examples])
-    print_table(console, "Nodes where preemption cannot help", ["WHY", "NODES", "EXAMPLES"], rows, right={1})
+        rows.append([_why(g), f"{len(names):,}", examples])
+    print_table(console, [Column("WHY", wrap=True), Column("NODES", right=True), Column("EXAMPLES", wrap=True)],
+                rows, title="Nodes where preemption cannot help")
 
 
 def _why(group: dict) -> str:
@@ -277,15 +300,19 @@ def _why(group: dict) -> str:
     return reason
 
 
-def _notes(outcome: PreemptionOutcome, explain: bool, console: Console) -> None:
+def _notes(outcome: PreemptionOutcome, explain: bool, shown: int, console: Console) -> None:
+    if explain and shown < len(outcome.candidates):
+        console.print(Text(f"The {shown} best of {len(outcome.candidates):,} candidate nodes are shown "
+                           f"(--all-nodes lists every candidate and its victims).", style="dim"))
     if outcome.sampled:
-        console.print(f"[dim]kwhatif dry-ran all {len(outcome.potential_nodes)} nodes where preemption might help; "
-                      f"kube-scheduler starts at a random node and stops once it has "
-                      f"{outcome.num_candidates_to_find} candidates (minCandidateNodesPercentage / "
-                      f"minCandidateNodesAbsolute), so it may nominate another candidate than the best shown.[/]")
+        console.print(Text(f"kwhatif dry-ran all {len(outcome.potential_nodes)} nodes where preemption might help; "
+                           f"kube-scheduler starts at a random node and stops once it has "
+                           f"{outcome.num_candidates_to_find} candidates (minCandidateNodesPercentage / "
+                           f"minCandidateNodesAbsolute), so it may nominate another candidate than the best shown.",
+                           style="dim"))
     for step in outcome.extender_steps:
-        console.print(f"Extender {step.extender} (preempt verb) kept {len(step.kept)} candidate(s)"
-                      f"{', dropped ' + ', '.join(step.dropped) if step.dropped else ''}.")
+        console.print(Text(f"Extender {step.extender} (preempt verb) kept {len(step.kept)} candidate(s)"
+                           f"{', dropped ' + ', '.join(step.dropped) if step.dropped else ''}."))
     if not explain and outcome.candidates:
-        console.print("[dim]Run with --explain for every candidate, the five criteria and the nodes where "
-                      "preemption cannot help.[/]")
+        console.print(Text("Run with --explain for every candidate, the five criteria and the nodes where "
+                           "preemption cannot help.", style="dim"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.text import Text
 
 from kwhatif.result import ScheduleResult
 
@@ -17,8 +18,8 @@ def render_preemption_summary(result: ScheduleResult, console: Console) -> None:
         ties = list(outcome.nominated_nodes) or [nominated]
         tie_note = f" (tied with {', '.join(n for n in ties if n != nominated)}; the scheduler picks arbitrarily)" \
             if len(ties) > 1 else ""
-        console.print(f"[yellow]Preemption:[/] the pod would be nominated to [bold]{nominated}[/]{tie_note}, "
-                      f"evicting {len(victims)} pod(s): {', '.join(victims) or '-'}. "
-                      f"Run `kwhatif preempt --explain` for the full reasoning.")
+        console.print(Text.assemble(("Preemption:", "yellow"), " the pod would be nominated to ", (nominated, "bold"),
+                                    f"{tie_note}, evicting {len(victims)} pod(s): {', '.join(victims) or '-'}. "
+                                    f"Run `kwhatif preempt --explain` for the full reasoning."))
     elif outcome.message:
-        console.print(f"[yellow]Preemption cannot help:[/] {outcome.message}")
+        console.print(Text.assemble(("Preemption cannot help:", "yellow"), f" {outcome.message}"))

@@ -4,24 +4,25 @@ where the new pods went (with the cpu and memory those nodes have left)."""
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from kwhatif.render.table import _cpu, _mem, make_console
-from kwhatif.render.text_table import print_table
+from kwhatif.render.tables import Column, print_table
 
 
 def _placement_rows(placements) -> list[list[str]]:
     rows = []
     for p in placements:
         if p.gated:
-            rows.append([p.pod, "Gated", "", "", "scheduling gates: never attempted"])
+            rows.append([p.pod, ("Gated", "yellow"), "", "", "scheduling gates: never attempted"])
         elif p.node is None:
             reason = p.message or ""
             if p.nominated_nodes:
                 reason += f" Preemption would nominate {', '.join(p.nominated_nodes)} (not applied)."
-            rows.append([p.pod, "Pending", "", "", reason])
+            rows.append([p.pod, ("Pending", "red"), "", "", reason])
         else:
-            rows.append([p.pod, p.node, str(p.total), str(len(p.tie_set)) if len(p.tie_set) > 1 else "", ""])
+            rows.append([p.pod, (p.node, "green"), str(p.total), str(len(p.tie_set)) if len(p.tie_set) > 1 else "",
+                         ""])
     return rows
 
 
@@ -31,7 +32,8 @@ def _distribution(sequence, console: Console) -> None:
     rows = [[name, str(u.new_pods), _cpu(u.cpu_left), _mem(u.memory_left)]
             for name, u in sorted(sequence.by_node.items(), key=lambda item: (-item[1].new_pods, item[0]))]
     console.file.write("\n")
-    print_table(console, None, ["NODE", "NEW PODS", "CPU LEFT", "MEMORY LEFT"], rows, {1, 2, 3})
+    print_table(console, [Column("NODE"), Column("NEW PODS", right=True), Column("CPU LEFT", right=True),
+                          Column("MEMORY LEFT", right=True)], rows)
 
 
 def _ties(sequence, console: Console) -> None:
@@ -40,28 +42,28 @@ def _ties(sequence, console: Console) -> None:
         return
     rule = (f"picked at random with seed {sequence.seed}" if sequence.seed is not None else
             "the lowest node name was taken (kube-scheduler picks at random; --seed N to do so too)")
-    console.print(f"{ties} step(s) had several top-scoring nodes: {rule}.")
+    console.print(Text(f"{ties} step(s) had several top-scoring nodes: {rule}."))
 
 
 def _footer(sequence, console: Console) -> None:
     if sequence.skipped_kinds:
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(sequence.skipped_kinds.items()))
-        console.print(f"[dim]Skipped objects of kinds scheduling does not read: {kinds}.[/]")
+        console.print(Text(f"Skipped objects of kinds scheduling does not read: {kinds}.", style="dim"))
     for warning in sequence.warnings:
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"))
 
 
 def render_sequence(sequence, console: Console | None = None) -> None:
     console = make_console(console)
-    print_table(console, None, ["POD", "NODE", "SCORE", "TIES", "REASON"], _placement_rows(sequence.placements),
-                {2, 3})
+    print_table(console, [Column("POD", wrap=True, min_width=20), Column("NODE"), Column("SCORE", right=True),
+                          Column("TIES", right=True), Column("REASON", wrap=True)], _placement_rows(sequence.placements))
     pending = sequence.pending
     line = f"{sequence.placed}/{len(sequence.placements)} placed"
     if pending:
         first = next((p.message for p in pending if p.message), None)
         line += f"; {len(pending)} do not fit" + (f": {first}" if first else " (gated)")
     console.file.write("\n")
-    console.print(escape(line), style="green" if not pending else "red")
+    console.print(Text(line, style="green" if not pending else "red"))
     _ties(sequence, console)
     _distribution(sequence, console)
     _footer(sequence, console)
@@ -70,9 +72,9 @@ def render_sequence(sequence, console: Console | None = None) -> None:
 def render_capacity(result, console: Console | None = None) -> None:
     console = make_console(console)
     sequence = result.sequence
-    console.print(f"The cluster can schedule {result.instances} instance(s) of the pod {escape(result.template)}.")
+    console.print(Text(f"The cluster can schedule {result.instances} instance(s) of the pod {result.template}."))
     reason = "LimitReached" if result.limit_reached else "Unschedulable"
-    console.print(f"Termination reason: {reason}: {escape(result.stop_reason)}")
+    console.print(Text(f"Termination reason: {reason}: {result.stop_reason}"))
     _ties(sequence, console)
     _distribution(sequence, console)
     _footer(sequence, console)

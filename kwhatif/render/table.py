@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
-from kwhatif.plugins.dra_explain import summarize
-from kwhatif.render.text_table import print_table
-from kwhatif.result import ScheduleResult
+from kwhatif.plugins.dra_explain import summarize as summarize_dra
+from kwhatif.render import env
+from kwhatif.render.tables import Column, console_width, print_table, shared_suffix
+from kwhatif.result import NodeUsage, ScheduleResult
+
+
+MAX_ROWS = 40  # a cluster larger than this is summarized unless --all-nodes
+TOP_FEASIBLE = 15  # feasible nodes listed, best first, when summarized
+GROUPS_SHOWN = 20  # rejection groups listed when summarized
+EXAMPLE_NAMES = 3  # node names shown per rejection group
 
 
 def make_console(console: Console | None = None) -> Console:
-    """A terminal console; when piped, wide enough that no column is squeezed out (as kubectl does)."""
-    if console is not None:
-        return console
-    console = Console(highlight=False)
-    if not console.is_terminal:
-        console.width = 250
-    return console
+    """The console to render on: the given one (tests), else the current output environment's."""
+    return console if console is not None else env.current().console()
 
 
 def _cpu(milli: int) -> str:
@@ -32,7 +34,8 @@ def _mem(value: int) -> str:
 
 
 def _rows_in_order(result: ScheduleResult, nodes: list[str] | None) -> list[str]:
-    names = [ni.name for ni in result.snapshot.node_info_list]
+    """Selected first, then feasible nodes best score first, then rejected nodes by name."""
+    names = result.node_names or sorted({*result.feasible, *result.filtered})
     selected = set(result.selected)
 
     def key(name: str):
@@ -40,7 +43,9 @@ def _rows_in_order(result: ScheduleResult, nodes: list[str] | None) -> list[str]
             return (0, 0, name)
         if name in result.scores:
             return (1, -result.scores[name].total_score, name)
-        return (2, 0, name)
+        if name not in result.filtered:
+            return (2, 0, name)
+        return (3, 0, name)
 
     ordered = sorted(names, key=key)
     if nodes:
@@ -49,62 +54,102 @@ def _rows_in_order(result: ScheduleResult, nodes: list[str] | None) -> list[str]
     return ordered
 
 
-def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | None = None,
-                 console: Console | None = None) -> None:
-    console = make_console(console)
-    pod = result.pod
-    adm = result.admission
-    header = (f"Pod [bold]{pod.key}[/] (priority {adm.priority}"
-              f"{', class ' + adm.priority_class_name if adm.priority_class_name else ''}, "
-              f"{adm.preemption_policy}) with profile [bold]{result.profile}[/] "
-              f"on {result.num_all_nodes} nodes")
-    console.print(header)
-    if result.gated:
-        if result.gate_status.plugin == "DynamicResources":
-            console.print(f"[yellow]Not attempted:[/] {result.gate_status.message}. kube-scheduler does not "
-                          f"attempt a pod until every ResourceClaim it references exists.")
-        else:
-            console.print(f"[yellow]Gated:[/] {result.gate_status.message}. kube-scheduler does not attempt a "
-                          f"pod until its scheduling gates are removed.")
-        return
-    if result.pre_filter_status is not None:
-        s = result.pre_filter_status
-        console.print(f"[red]Rejected before any node was tried[/] by {s.plugin} ({s.code.label}): {s.message}")
-
+def _score_columns(result: ScheduleResult) -> tuple[list[str], list[str]]:
+    """The score plugins in order, and the extenders shown in place of the "Extender" pseudo plugin."""
     score_plugins: list[str] = []
     for nps in result.scores.values():
         for ps in nps.scores:
             if ps.name not in score_plugins:
                 score_plugins.append(ps.name)
-    # The "Extender" pseudo plugin is shown as one column per extender, named by its urlPrefix.
     extender_names: list[str] = []
     for per_node in result.extender_scores.values():
         extender_names += [name for name in per_node if name not in extender_names]
     if extender_names and "Extender" in score_plugins:
         score_plugins.remove("Extender")
+    return score_plugins, extender_names
+
+
+def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | None = None,
+                 console: Console | None = None, all_nodes: bool = False) -> None:
+    """The placement: one row per node (a large cluster summarized unless ``all_nodes`` or ``nodes``),
+    then kube-scheduler's own summary lines."""
+    console = make_console(console)
+    pod = result.pod
+    adm = result.admission
+    header = Text("Pod ")
+    header.append(pod.key, style="bold")
+    header.append(f" (priority {adm.priority}{', class ' + adm.priority_class_name if adm.priority_class_name else ''}"
+                  f", {adm.preemption_policy}) with profile ")
+    header.append(result.profile, style="bold")
+    header.append(f" on {result.num_all_nodes} nodes")
+    console.print(header)
+    if result.gated:
+        what = ("Not attempted:", "kube-scheduler does not attempt a pod until every ResourceClaim it references "
+                "exists.") if result.gate_status.plugin == "DynamicResources" else (
+                "Gated:", "kube-scheduler does not attempt a pod until its scheduling gates are removed.")
+        console.print(Text.assemble((what[0], "yellow"), f" {result.gate_status.message}. {what[1]}"))
+        return
+    if result.pre_filter_status is not None:
+        s = result.pre_filter_status
+        console.print(Text.assemble(("Rejected before any node was tried", "red"),
+                                    f" by {s.plugin} ({s.code.label}): {s.message}"))
+    ordered = _rows_in_order(result, nodes)
+    summarize = not all_nodes and not nodes and len(ordered) > MAX_ROWS
+    shown = ordered
+    if summarize:
+        feasible = [n for n in ordered if n not in result.filtered]
+        shown = feasible[:max(TOP_FEASIBLE, len(result.selected))]
+    suffix = shared_suffix(ordered) if console_width(console) is not None else ""
+    columns, rows = _node_table(result, shown, wide, suffix)
+    if summarize and len(feasible) > len(shown):
+        rest = feasible[len(shown):]
+        totals = [result.scores[n].total_score for n in rest if n in result.scores]
+        span = f", scores {min(totals)}-{max(totals)}" if totals else ""
+        rows.append([f"... {len(rest):,} more", ("fits", "green"), "",
+                     f"{len(rest):,} more feasible nodes{span} (--all-nodes lists them)"]
+                    + [""] * (len(columns) - 4))
+    if suffix:
+        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
+    if print_table(console, columns, rows):
+        console.print(Text("Some per-plugin score columns are left out to fit the terminal (-o json has every "
+                           "score).", style="dim"))
+    if summarize:
+        _rejected_groups(result, ordered, suffix, console)
+    _footer(result, console)
+
+
+def _node_table(result: ScheduleResult, names: list[str], wide: bool, suffix: str) -> tuple[list[Column], list]:
+    score_plugins, extender_names = _score_columns(result)
     sampled = _sampled_nodes(result)
-    headers = ["NODE", "VERDICT", "REJECTED BY", "REASON"]
+    columns = [Column("NODE"), Column("VERDICT"), Column("REJECTED BY"), Column("REASON", wrap=True)]
     if wide:
-        headers += ["CPU REQ/ALLOC", "MEM REQ/ALLOC", "PODS"]
+        columns += [Column("CPU REQ/ALLOC", right=True), Column("MEM REQ/ALLOC", right=True), Column("PODS", right=True)]
         if result.dra:
-            headers.append("DEVICES")
-    headers += [_abbreviate(name) for name in score_plugins] + extender_names
+            columns.append(Column("DEVICES", wrap=True))
     scored = bool(score_plugins or extender_names)
+    columns += [Column(_abbreviate(name), right=True, optional=True) for name in score_plugins]
+    columns += [Column(name, right=True, optional=True) for name in extender_names]
     if scored:
-        headers.append("TOTAL")
-    right = set(range(4, len(headers))) - ({headers.index("DEVICES")} if "DEVICES" in headers else set())
+        columns.append(Column("TOTAL", right=True))
     selected = set(result.selected)
+    cut = len(suffix)
     rows = []
-    for name in _rows_in_order(result, nodes):
+    for name in names:
         status = result.filtered.get(name)
-        verdict = "★ selected" if name in selected else ("fits" if status is None else "rejected")
+        if name in selected:
+            verdict = ("★ selected", "bold green")
+        elif status is None:
+            verdict = ("fits", "green")
+        else:
+            verdict = ("rejected", "red")
         if name in sampled:
-            verdict += " ◆"
-        row = [name, verdict, status.plugin if status else "", "; ".join(status.reasons) if status else ""]
+            verdict = (verdict[0] + " ◆", verdict[1])
+        row = [name[:-cut] if cut else name, verdict, status.plugin if status else "",
+               "; ".join(status.reasons) if status else ""]
         if wide:
-            row += _wide_columns(result.snapshot.get(name))
+            row += _wide_columns(result.usage.get(name))
             if result.dra:
-                row.append(summarize(result.dra[name]) if name in result.dra else "")
+                row.append(summarize_dra(result.dra[name]) if name in result.dra else "")
         if scored:
             nps = result.scores.get(name)
             plugin_scores = {ps.name: ps.score for ps in nps.scores} if nps else {}
@@ -113,8 +158,32 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
             row += [str(per_extender[e]) if e in per_extender else "" for e in extender_names]
             row.append(str(nps.total_score) if nps else "")
         rows.append(row)
-    print_table(console, None, headers, rows, right)
-    _footer(result, console)
+    return columns, rows
+
+
+def _rejected_groups(result: ScheduleResult, ordered: list[str], suffix: str, console: Console) -> None:
+    """The rejected nodes of a large cluster, grouped by plugin and reason, largest group first."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name in ordered:
+        status = result.filtered.get(name)
+        if status is not None:
+            groups.setdefault((status.plugin, "; ".join(status.reasons)), []).append(name)
+    if not groups:
+        return
+    cut = len(suffix)
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    rows = []
+    for (plugin, reason), names in ranked[:GROUPS_SHOWN]:
+        examples = ", ".join(n[:-cut] if cut else n for n in names[:EXAMPLE_NAMES])
+        rows.append([(f"{len(names):,}", "red"), plugin, reason,
+                     examples + (", ..." if len(names) > EXAMPLE_NAMES else "")])
+    if len(ranked) > GROUPS_SHOWN:
+        rest = ranked[GROUPS_SHOWN:]
+        rows.append([f"{sum(len(names) for _, names in rest):,}", "", f"{len(rest)} other reasons", ""])
+    console.file.write("\n")
+    print_table(console, [Column("NODES", right=True), Column("REJECTED BY"), Column("REASON", wrap=True),
+                          Column("FOR EXAMPLE", wrap=True)], rows,
+                title="Rejected nodes, by plugin and reason (--all-nodes lists every node)")
 
 
 def _abbreviate(plugin: str) -> str:
@@ -122,12 +191,12 @@ def _abbreviate(plugin: str) -> str:
             "PodTopologySpread": "TopologySpread", "InterPodAffinity": "PodAffinity"}.get(plugin, plugin)
 
 
-def _wide_columns(ni) -> list[str]:
-    if ni is None:
+def _wide_columns(usage: NodeUsage | None) -> list[str]:
+    if usage is None:
         return ["", "", ""]
-    return [f"{_cpu(ni.requested.milli_cpu)}/{_cpu(ni.allocatable.milli_cpu)}",
-            f"{_mem(ni.requested.memory)}/{_mem(ni.allocatable.memory)}",
-            f"{len(ni.pods)}/{ni.allocatable.allowed_pod_number}"]
+    return [f"{_cpu(usage.cpu_requested)}/{_cpu(usage.cpu_allocatable)}",
+            f"{_mem(usage.memory_requested)}/{_mem(usage.memory_allocatable)}",
+            f"{usage.pods}/{usage.max_pods}"]
 
 
 def _sampled_nodes(result: ScheduleResult) -> set[str]:
@@ -140,23 +209,26 @@ def _sampled_nodes(result: ScheduleResult) -> set[str]:
 
 
 def _footer(result: ScheduleResult, console: Console) -> None:
+    """kube-scheduler's verdict and the notes under the table (user text never read as markup)."""
+    say = console.print
     if result.nominated_node_fast_path:
-        console.print(f"[green]Fits.[/] kube-scheduler would bind the pod to [bold]{result.selected[0]}[/], its "
-                      f"status.nominatedNodeName: nominated node passed the filters: chosen without scoring. The "
-                      f"other nodes' verdicts and scores are shown for information.")
+        say(Text.assemble(("Fits.", "green"), " kube-scheduler would bind the pod to ", (result.selected[0], "bold"),
+                          ", its status.nominatedNodeName: nominated node passed the filters: chosen without "
+                          "scoring. The other nodes' verdicts and scores are shown for information."))
     elif result.selected:
         if len(result.selected) > 1:
-            console.print(f"[green]Fits.[/] {len(result.selected)} nodes tie for the top score "
-                          f"({', '.join(result.selected)}): kube-scheduler picks one of them at random.")
+            say(Text.assemble(("Fits.", "green"), f" {len(result.selected)} nodes tie for the top score "
+                              f"({', '.join(result.selected)}): kube-scheduler picks one of them at random."))
         else:
-            console.print(f"[green]Fits.[/] kube-scheduler would bind the pod to [bold]{result.selected[0]}[/].")
+            say(Text.assemble(("Fits.", "green"), " kube-scheduler would bind the pod to ",
+                              (result.selected[0], "bold"), "."))
         if result.extender_bind:
-            console.print(f"The binding would be done by extender {result.extender_bind} (kwhatif never binds).")
+            say(Text(f"The binding would be done by extender {result.extender_bind} (kwhatif never binds)."))
     if result.error:
-        console.print(f"[red]Scheduling failed with an error:[/] {escape(result.error)}. kube-scheduler retries "
-                      f"the pod later; it does not try preemption.")
+        say(Text.assemble(("Scheduling failed with an error:", "red"), f" {result.error}. kube-scheduler retries "
+                          "the pod later; it does not try preemption."))
     elif result.message:
-        console.print(f"[red]Does not fit.[/] {result.message}", markup=True)
+        say(Text.assemble(("Does not fit.", "red"), f" {result.message}"))
     if result.preemption is not None:
         from kwhatif.render.preemption_summary import render_preemption_summary
 
@@ -164,11 +236,11 @@ def _footer(result: ScheduleResult, console: Console) -> None:
     _sampling_note(result, console)
     if result.skipped_kinds:
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(result.skipped_kinds.items()))
-        console.print(f"[dim]Skipped objects of kinds scheduling does not read: {kinds}.[/]")
+        say(Text(f"Skipped objects of kinds scheduling does not read: {kinds}.", style="dim"))
     for change in result.admission.changes:
-        console.print(f"[dim]Admission changed the pod: {escape(str(change))}.[/]")
+        say(Text(f"Admission changed the pod: {change}.", style="dim"))
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        say(Text.assemble(("warning:", "yellow"), f" {warning}"))
 
 
 def _sampling_note(result: ScheduleResult, console: Console) -> None:
@@ -178,17 +250,17 @@ def _sampling_note(result: ScheduleResult, console: Console) -> None:
         return
     k = sampling.num_feasible_nodes_to_find
     if not sampling.deterministic:
-        console.print(f"[dim]kwhatif evaluated all {result.num_all_nodes} nodes; kube-scheduler stops filtering "
-                      f"after finding {k} feasible nodes (percentageOfNodesToScore), and with parallelism "
-                      f"{sampling.parallelism} which ones depends on timing, so it may pick a node outside the top "
-                      f"of this table.[/]")
+        console.print(Text(f"kwhatif evaluated all {result.num_all_nodes} nodes; kube-scheduler stops filtering "
+                           f"after finding {k} feasible nodes (percentageOfNodesToScore), and with parallelism "
+                           f"{sampling.parallelism} which ones depends on timing, so it may pick a node outside "
+                           f"the top of this table.", style="dim"))
         return
     if len(sampling.examined_feasible) >= len(result.feasible):
         return  # every feasible node is in the sample: the table is kube-scheduler's choice
     pick = sampling.selected
     picks = pick[0] if len(pick) == 1 else f"one of {', '.join(pick)} at random"
     best = result.selected[0] if len(result.selected) == 1 else f"{', '.join(result.selected)}"
-    console.print(f"Sampling: kube-scheduler's first cycle examines {sampling.nodes_examined} of "
-                  f"{result.num_all_nodes} nodes (node tree order, zones in turn) and stops at {k} feasible "
-                  f"nodes (◆); scoring only those, it would bind the pod to [bold]{picks}[/] "
-                  f"(best over all nodes: {best}).")
+    console.print(Text.assemble(
+        f"Sampling: kube-scheduler's first cycle examines {sampling.nodes_examined} of {result.num_all_nodes} "
+        f"nodes (node tree order, zones in turn) and stops at {k} feasible nodes (◆); scoring only those, it "
+        f"would bind the pod to ", (picks, "bold"), f" (best over all nodes: {best})."))

@@ -15,7 +15,7 @@ from kwhatif.api.documents import describe
 from kwhatif.loader import load_objects
 from kwhatif.loader import load_dump as load_dump_objects
 from kwhatif.preemption import utc_now
-from kwhatif.result import ScheduleResult
+from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_runtime_class, check_limit_ranges,
                                    check_namespace, check_user_priority)
@@ -133,6 +133,10 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
     with snapshot.forked():  # the claims created for the pod are the question's, not the snapshot's
         pod, notes = create_resource_claims(pod, snapshot)
         result = Scheduler(framework, extenders or [], setup.parallelism, clock).schedule(pod, admission)
+        result.node_names = [ni.name for ni in snapshot.node_info_list]
+        result.usage = {ni.name: NodeUsage(ni.requested.milli_cpu, ni.allocatable.milli_cpu, ni.requested.memory,
+                                           ni.allocatable.memory, len(ni.pods), ni.allocatable.allowed_pod_number)
+                        for ni in snapshot.node_info_list}
     result.warnings.extend(notes)
     if trace:
         result.extender_trace = trace

@@ -1,0 +1,103 @@
+"""Golden files for every human table, rendered through the CLI at 80, 120 and 160 columns, with and
+without colour, in an injected output environment (no terminal needed). A rendered line is never
+wider than the terminal. Regenerate deliberately: ``KWHATIF_UPDATE_GOLDEN=1 pytest tests/test_golden_output.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from rich.cells import cell_len
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
+from kwhatif.render import env as env_module
+from kwhatif.render.env import OutputEnv, use
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+DEMO = "fixtures/clusters/demo.yaml"
+WIDTHS = (80, 120, 160)
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+# name -> the command line (after "kwhatif"); the README's examples are checked against these files.
+CASES = {
+    "place": ["place", "fixtures/pods/web.yaml", "--cluster", DEMO],
+    "place-does-not-fit": ["place", "fixtures/pods/gpu-no-toleration.yaml", "--cluster", DEMO],
+    "place-wide": ["place", "fixtures/pods/web.yaml", "--cluster", DEMO, "-o", "wide"],
+    "preempt-explain": ["preempt", "fixtures/pods/preemptor.yaml", "--cluster", DEMO, "--explain"],
+    "capacity": ["capacity", "fixtures/pods/web.yaml", "--cluster", DEMO],
+    "drain": ["drain", "ip-10-0-2-34.eu-west-1.compute.internal", "--ignore-daemonsets", "--cluster", DEMO],
+    "leader": ["leader", "--cluster", "fixtures/leases/stale.yaml"],
+}
+
+
+def render(argv: list[str], width: int | None, colour: bool) -> str:
+    """What ``kwhatif ARGV`` prints on a terminal of ``width`` columns (None: piped)."""
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with use(OutputEnv(width=width, colour=colour)):
+            result = CliRunner().invoke(app, argv)
+    finally:
+        os.chdir(cwd)
+    assert result.exit_code in (0, 1), result.output
+    return result.stdout
+
+
+def golden_path(name: str, width: int, colour: bool) -> Path:
+    return GOLDEN / f"{name}.{width}{'.colour' if colour else ''}.txt"
+
+
+@pytest.mark.parametrize("colour", [False, True], ids=["plain", "colour"])
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", list(CASES))
+def test_output_matches_the_golden_file(name, width, colour):
+    text = render(CASES[name], width, colour)
+    path = golden_path(name, width, colour)
+    if os.environ.get("KWHATIF_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"{path.name} differs: regenerate with KWHATIF_UPDATE_GOLDEN=1 if intended"
+    too_wide = [line for line in ANSI.sub("", text).splitlines() if cell_len(line) > width]
+    assert not too_wide, f"lines wider than {width} columns: {too_wide}"
+    assert ("\x1b[" in text) == colour
+
+
+def test_piped_output_never_wraps_a_line():
+    """On a pipe the FailedScheduling message is one line however long, so ``| tail -1`` and grep see it."""
+    text = render(CASES["place-does-not-fit"], None, False)
+    verdict = text.splitlines()[-2]
+    assert verdict.startswith("Does not fit. 0/12 nodes are available:") and verdict.endswith("for scheduling.")
+    assert len(verdict) > 250
+    assert "\x1b[" not in text
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_on_a_terminal_unless_no_color(monkeypatch):
+    monkeypatch.setattr(sys, "stdout", _Terminal())
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    assert OutputEnv.detect().colour and OutputEnv.detect().width
+    assert not OutputEnv.detect(no_color=True).colour
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not OutputEnv.detect().colour
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert OutputEnv.detect() == OutputEnv()  # piped: no width, no colour
+
+
+@pytest.mark.parametrize("argv", [["--no-color", *CASES["leader"]], [*CASES["leader"], "--no-color"]])
+def test_no_color_is_taken_before_or_after_the_command(argv, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert CliRunner().invoke(app, argv).exit_code == 1  # the stale lease
+    assert env_module._no_color.get()
+    CliRunner().invoke(app, CASES["leader"])
+    assert not env_module._no_color.get()

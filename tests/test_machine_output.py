@@ -1,0 +1,71 @@
+"""Every command's ``-o json`` and ``-o yaml`` is a versioned document (apiVersion kwhatif.io/v1 and a
+kind) that validates against the JSON Schema documented in docs/schema/."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((ROOT / "docs" / "schema" / "kwhatif-v1.schema.json").read_text())
+DEMO = "fixtures/clusters/demo.yaml"
+GATED_POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gated", "namespace": "default"},
+             "spec": {"schedulingGates": [{"name": "example.com/quota"}], "containers": [{"name": "c", "image": "x"}]}}
+
+COMMANDS = {
+    "place": (["place", "fixtures/pods/web.yaml", "-c", DEMO], "PlaceResult"),
+    "place-does-not-fit": (["place", "fixtures/pods/gpu-no-toleration.yaml", "-c", DEMO], "PlaceResult"),
+    "place-gated": (["place", "GATED", "-c", DEMO], "PlaceResult"),
+    "place-replicas": (["place", "fixtures/pods/web.yaml", "--replicas", "3", "-c", DEMO], "PlaceSequence"),
+    "capacity": (["capacity", "fixtures/pods/web.yaml", "-c", DEMO], "CapacityResult"),
+    "preempt": (["preempt", "fixtures/pods/preemptor.yaml", "-c", DEMO], "PreemptResult"),
+    "preempt-gated": (["preempt", "GATED", "-c", DEMO], "PreemptResult"),
+    "drain": (["drain", "ip-10-0-3-19.eu-west-1.compute.internal", "--ignore-daemonsets", "-c", DEMO], "DrainReport"),
+    "leader": (["leader", "-c", DEMO, "--at", "2026-01-01T00:00:00Z"], "LeaderReport"),
+}
+
+
+def _run(name: str, fmt: str, tmp_path: Path, monkeypatch) -> dict:
+    monkeypatch.chdir(ROOT)
+    gated = tmp_path / "gated.json"
+    gated.write_text(json.dumps(GATED_POD))
+    argv = [str(gated) if a == "GATED" else a for a in COMMANDS[name][0]]
+    result = CliRunner().invoke(app, argv + ["-o", fmt])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout) if fmt == "json" else yaml.safe_load(result.stdout)
+
+
+def test_the_schema_is_a_valid_json_schema():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_output_validates_against_the_schema(name, fmt, tmp_path, monkeypatch):
+    document = _run(name, fmt, tmp_path, monkeypatch)
+    assert document["apiVersion"] == "kwhatif.io/v1"
+    assert document["kind"] == COMMANDS[name][1]
+    jsonschema.validate(document, SCHEMA)
+
+
+def test_the_schema_rejects_a_document_of_the_wrong_shape(tmp_path, monkeypatch):
+    document = _run("place", "json", tmp_path, monkeypatch)
+    document["feasible"] = "ip-10-0-3-19"  # a string where the contract has a list of node names
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(document, SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**document, "apiVersion": "kwhatif.io/v2"}, SCHEMA)
+
+
+@pytest.mark.parametrize("name", ["place-gated", "preempt-gated"])
+def test_json_carries_the_gate_message(name, tmp_path, monkeypatch):
+    gate = _run(name, "json", tmp_path, monkeypatch)["gate"]
+    assert gate["plugin"] == "SchedulingGates"
+    assert "example.com/quota" in " ".join(gate["reasons"])
