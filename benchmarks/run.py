@@ -16,6 +16,8 @@ fresh subprocess, so its peak RSS (``wait4`` rusage) is its own:
   defaulting and admission, framework, PreFilter, Filter, PostFilter/preemption, PreScore, Score), timed
   ``--repeats`` times in one process after one untimed warm-up (plugin imports); every repeat must give
   the identical result.
+- render: the place table of the plain pod with a row for every node (``--all-nodes``), drawn piped
+  (plain text at its natural width) and on a 160-column colour terminal, timed after the evaluation.
 - whole commands: ``kwhatif place POD --cluster SNAPSHOT`` (-o json and the default table),
   ``kwhatif preempt POD --explain`` and ``kwhatif --help``, wall time of the CLI process.
 
@@ -52,7 +54,7 @@ import generate  # noqa: E402
 PODS = ("plain", "affinity-spread", "preempt")
 TARGETS = {  # at 5,000 nodes, seconds (issue 8)
     "load-snapshot": 3.0, "plain": 0.3, "affinity-spread": 1.0, "preempt": 3.0, "cli-place-json": 4.0,
-    "cli-place-table": 4.0, "help": 0.3,
+    "cli-place-table": 4.0, "help": 0.3, "render-all-nodes": 0.5, "render-all-nodes-terminal": 0.5,
 }
 LABELS = {
     "load-dump": "load dump (JSON parse + defaulting)",
@@ -61,6 +63,8 @@ LABELS = {
     "plain": "place: plain pod (evaluation after load)",
     "affinity-spread": "place: required anti-affinity + zone spread",
     "preempt": "preempt: high-priority pod (evaluation after load)",
+    "render-all-nodes": "render the place table, every node (`--all-nodes`, piped)",
+    "render-all-nodes-terminal": "render the place table, every node (160-column colour terminal)",
     "cli-place-json": "`kwhatif place plain --cluster snap -o json`",
     "cli-place-table": "`kwhatif place plain --cluster snap` (table)",
     "cli-preempt-explain": "`kwhatif preempt --explain --cluster snap` (table)",
@@ -292,9 +296,35 @@ def worker_eval(path: str, pod_path: str, repeats: int) -> dict:
     return {"times": times}
 
 
+def worker_render(path: str, pod_path: str, repeats: int) -> dict:
+    """The place table with every node, piped and on a terminal: the cost of drawing, not of evaluating."""
+    import io
+
+    from kwhatif import whatif
+    from kwhatif.render.env import OutputEnv
+    from kwhatif.render.table import render_place
+
+    cluster, snapshot = build(path)
+    result = whatif.place_pod(orjson.loads(Path(pod_path).read_bytes()), pod_path, cluster, snapshot=snapshot)
+    out: dict[str, list[float]] = {}
+    for key, env in (("piped", OutputEnv(width=None)), ("terminal", OutputEnv(width=160, colour=True))):
+        out[key] = []
+        for _ in range(repeats + 1):  # the first draws once untimed (imports)
+            sink = io.StringIO()
+            started = time.perf_counter()
+            render_place(result, all_nodes=True, console=OutputEnv(sink, None, env.width, env.colour).console())
+            out[key].append(time.perf_counter() - started)
+            if sink.getvalue().count("\n") < len(result.node_names):
+                raise SystemExit("render: fewer lines than nodes with --all-nodes")
+        out[key] = out[key][1:]
+    return out
+
+
 def worker(args: argparse.Namespace) -> None:
     if args.worker == "load":
         out = worker_load(args.cluster)
+    elif args.worker == "render":
+        out = worker_render(args.cluster, args.pod, args.repeats)
     elif args.worker == "check":
         out = {"problems": check(Path(args.cluster), Path(args.snapshot) if args.snapshot else None)}
     else:
@@ -351,6 +381,9 @@ def measure(size: int, args: argparse.Namespace) -> dict[str, dict]:
             out["build"] = {"times": [t for r in loads for t in r["build"]], "maxrss_mb": out[key]["maxrss_mb"]}
     for kind in PODS:
         out[kind] = run_worker("eval", "--cluster", str(source), "--pod", str(pods[kind]), "--repeats", str(args.repeats))
+    drawn = run_worker("render", "--cluster", str(source), "--pod", str(pods["plain"]), "--repeats", str(args.repeats))
+    out["render-all-nodes"] = {"times": drawn["piped"], "maxrss_mb": drawn["maxrss_mb"]}
+    out["render-all-nodes-terminal"] = {"times": drawn["terminal"], "maxrss_mb": drawn["maxrss_mb"]}
     kw = kwhatif_command()
     out["cli-place-json"] = timed_cli(kw + ["place", str(pods["plain"]), "--cluster", str(source), "-o", "json"],
                                       args.repeats)
@@ -462,7 +495,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--profile", choices=("load-dump", "load-snapshot") + PODS,
                     help="cProfile one measurement at the largest size instead of benchmarking")
     ap.add_argument("--top", type=int, default=40, help="rows of the profile to print")
-    ap.add_argument("--worker", choices=("load", "eval", "check"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", choices=("load", "eval", "check", "render"), help=argparse.SUPPRESS)
     ap.add_argument("--cluster", help=argparse.SUPPRESS)
     ap.add_argument("--snapshot", help=argparse.SUPPRESS)
     ap.add_argument("--pod", help=argparse.SUPPRESS)

@@ -70,6 +70,8 @@ class ScheduleResult:
     # Every node in the snapshot's order and what each has requested, for the human table; not serialized.
     node_names: list[str] = field(default_factory=list)
     usage: dict[str, NodeUsage] = field(default_factory=dict)
+    # Each preemption victim's controlling workload ("Deployment/web"), for preempt's explanation.
+    victim_owners: dict[str, str] = field(default_factory=dict)
     # The snapshot evaluated, for what-ifs that schedule again from it (suggest); renderers never read it.
     snapshot: object = field(default=None, repr=False)
 

@@ -103,7 +103,7 @@ def test_summary_of_a_dump_says_it_is_a_dump_and_summarises_it():
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith(f"{DEMO} is a dump, not a snapshot")
-    rows = {line.split()[0]: line.split()[2] for line in lines[3:] if line.split()[0] in ("Node", "Pod")}
+    rows = {line.split()[0]: line.split()[1] for line in lines[2:] if line.split()[:1] in (["Node"], ["Pod"])}
     assert rows == {"Node": "12", "Pod": "54"}
 
 

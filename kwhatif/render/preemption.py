@@ -28,38 +28,6 @@ CANDIDATES_SHOWN = 10  # --explain: the nominated node and the runners-up, unles
 
 # --- data ---------------------------------------------------------------------------------------
 
-class Owners:
-    """A pod's controlling workload, seen through its ReplicaSet up to the Deployment when the dump
-    has the ReplicaSet: the blast radius of an eviction."""
-
-    def __init__(self, cluster) -> None:
-        self._rs_owner: dict[tuple[str, str], dict] = {}
-        for rs in getattr(cluster, "replica_sets", None) or []:
-            meta = rs.get("metadata") or {}
-            ref = _controller_ref(meta)
-            if ref is not None:
-                self._rs_owner[(meta.get("namespace") or "default", meta.get("name", ""))] = ref
-
-    def of(self, pi: PodInfo) -> str:
-        ref = _controller_ref(pi.pod.get("metadata") or {})
-        if ref is None:
-            return ""
-        kind, name = ref.get("kind", ""), ref.get("name", "")
-        if kind == "ReplicaSet":
-            parent = self._rs_owner.get((pi.namespace, name))
-            if parent is not None:
-                kind, name = parent.get("kind", ""), parent.get("name", "")
-            elif (pod_hash := pi.labels.get("pod-template-hash")) and name.endswith("-" + pod_hash):
-                # The ReplicaSet is not in the dump; the Deployment controller names it <deployment>-<hash>.
-                kind, name = "Deployment", name[: -len(pod_hash) - 1]
-        return f"{kind}/{name}"
-
-
-def _controller_ref(meta: dict) -> dict | None:
-    refs = meta.get("ownerReferences") or []
-    return next((r for r in refs if r.get("controller")), refs[0] if refs else None)
-
-
 def ranked_candidates(outcome: PreemptionOutcome) -> list[str]:
     """Candidates from the scheduler's favourite down: the tie set, then by how far each got
     through the criteria, then by the criteria themselves."""
@@ -81,11 +49,11 @@ def verdict(outcome: PreemptionOutcome, node: str) -> str:
     return f"lost on {CRITERIA[index][1]}" if index is not None else ""
 
 
-def victim_dict(pi: PodInfo, outcome: PreemptionOutcome, node: str, owners: Owners) -> dict:
+def victim_dict(pi: PodInfo, outcome: PreemptionOutcome, node: str, owners: dict[str, str]) -> dict:
     run = outcome.dry_runs.get(node)
     return {"pod": pi.key, "priority": pi.priority, "startTime": pi.start_time,
             "violatesPDBs": list(run.violated_pdbs.get(pi.key, [])) if run else [],
-            "owner": owners.of(pi)}
+            "owner": owners.get(pi.key, "")}
 
 
 def cannot_help_groups(outcome: PreemptionOutcome) -> list[dict]:
@@ -123,7 +91,7 @@ def explain_data(result: ScheduleResult) -> dict:
     outcome = result.preemption
     if outcome is None:
         return data
-    owners = Owners(getattr(result.snapshot, "cluster", None))
+    owners = result.victim_owners
     pre = outcome.to_dict()
     pre.pop("criteria", None)
     pre.pop("nodesWherePreemptionCannotHelp", None)
@@ -260,7 +228,7 @@ def _criteria_table(outcome: PreemptionOutcome, nodes: list[str], suffix: str, c
 
 def _victims_table(result: ScheduleResult, outcome: PreemptionOutcome, nodes: list[str], suffix: str,
                    console: Console) -> None:
-    owners = Owners(getattr(result.snapshot, "cluster", None))
+    owners = result.victim_owners
     rows = []
     for node in nodes:
         for i, pi in enumerate(outcome.candidates[node].pods):

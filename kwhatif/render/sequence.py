@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from kwhatif.render.table import _cpu, _mem, make_console
-from kwhatif.render.tables import Column, print_table
+from kwhatif.render.tables import Column, console_width, print_table, shared_suffix
 
 
 def _placement_rows(placements) -> list[list[str]]:
@@ -29,9 +29,12 @@ def _placement_rows(placements) -> list[list[str]]:
 def _distribution(sequence, console: Console) -> None:
     if not sequence.by_node:
         return
-    rows = [[name, str(u.new_pods), _cpu(u.cpu_left), _mem(u.memory_left)]
+    suffix = shared_suffix(list(sequence.by_node)) if console_width(console) is not None else ""
+    rows = [[name[: len(name) - len(suffix)], str(u.new_pods), _cpu(u.cpu_left), _mem(u.memory_left)]
             for name, u in sorted(sequence.by_node.items(), key=lambda item: (-item[1].new_pods, item[0]))]
     console.file.write("\n")
+    if suffix:
+        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
     print_table(console, [Column("NODE"), Column("NEW PODS", right=True), Column("CPU LEFT", right=True),
                           Column("MEMORY LEFT", right=True)], rows)
 

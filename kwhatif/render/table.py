@@ -98,15 +98,17 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
     shown = ordered
     if summarize:
         feasible = [n for n in ordered if n not in result.filtered]
-        shown = feasible[:max(TOP_FEASIBLE, len(result.selected))]
-    suffix = shared_suffix(ordered) if console_width(console) is not None else ""
+        shown = feasible[:TOP_FEASIBLE]
+    suffix = shared_suffix(result.node_names or ordered) if console_width(console) is not None else ""
     columns, rows = _node_table(result, shown, wide, suffix)
     if summarize and len(feasible) > len(shown):
         rest = feasible[len(shown):]
         totals = [result.scores[n].total_score for n in rest if n in result.scores]
         span = f", scores {min(totals)}-{max(totals)}" if totals else ""
+        tied = sum(1 for n in rest if n in result.selected)
+        also = f", {tied:,} of them tied for the top score" if tied else ""
         rows.append([f"... {len(rest):,} more", ("fits", "green"), "",
-                     f"{len(rest):,} more feasible nodes{span} (--all-nodes lists them)"]
+                     f"{len(rest):,} more feasible nodes{span}{also} (--all-nodes lists them)"]
                     + [""] * (len(columns) - 4))
     if suffix:
         console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
@@ -218,7 +220,7 @@ def _footer(result: ScheduleResult, console: Console) -> None:
     elif result.selected:
         if len(result.selected) > 1:
             say(Text.assemble(("Fits.", "green"), f" {len(result.selected)} nodes tie for the top score "
-                              f"({', '.join(result.selected)}): kube-scheduler picks one of them at random."))
+                              f"({_names(result.selected)}): kube-scheduler picks one of them at random."))
         else:
             say(Text.assemble(("Fits.", "green"), " kube-scheduler would bind the pod to ",
                               (result.selected[0], "bold"), "."))
@@ -241,6 +243,13 @@ def _footer(result: ScheduleResult, console: Console) -> None:
         say(Text(f"Admission changed the pod: {change}.", style="dim"))
     for warning in result.warnings:
         say(Text.assemble(("warning:", "yellow"), f" {warning}"))
+
+
+def _names(names: list[str], shown: int = 10) -> str:
+    """A list of node names for a sentence; -o json has them all."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])}, ... {len(names) - shown} more"
 
 
 def _sampling_note(result: ScheduleResult, console: Console) -> None:

@@ -113,6 +113,10 @@ def place(pod_path: str, cluster: Cluster, setup: SchedulerSetup | None = None,
     raw, source = expansion.pods[0]
     result = place_pod(raw, source, cluster, setup, snapshot, extenders, trace)
     result.warnings.extend(expansion.notes)
+    if result.preemption is not None and result.preemption.candidates:
+        from kwhatif.whatif.owners import victim_owners
+
+        result.victim_owners = victim_owners(result.preemption, cluster)
     return result
 
 

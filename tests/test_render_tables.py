@@ -1,0 +1,128 @@
+"""The table layout (sized to the width, wrapping inside cells, optional columns left out, a shared
+node-name suffix shown once) and the place table of a large cluster (best nodes, then the rejected ones
+grouped by plugin and reason; --all-nodes for every row), rendered in an injected output environment."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.cells import cell_len
+
+from kwhatif.render.env import OutputEnv
+from kwhatif.render.leader import human_age
+from kwhatif.render.table import MAX_ROWS, render_place
+from kwhatif.render.tables import Column, shared_suffix, table_lines
+from kwhatif.whatif import place_pod
+from tests.builders import cluster, make_node, make_pod
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _big_cluster(n: int = 120):
+    """n nodes: every third tainted, every fourth of the rest too small, the others fit."""
+    nodes = []
+    for i in range(n):
+        node = make_node(f"node-{i:05d}.eu-west-1.compute.internal")
+        if i % 3 == 0:
+            node.taint("dedicated", "infra")
+        cpu = "500m" if i % 4 == 1 else "4"
+        nodes.append(node.capacity(cpu=cpu, memory="8Gi", pods="110").obj())
+    return cluster(nodes)
+
+
+def _render(result, width: int | None, **kwargs) -> str:
+    out = io.StringIO()
+    render_place(result, console=OutputEnv(out, None, width, False).console(), **kwargs)
+    return out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def big_result():
+    return place_pod(make_pod("p").req(cpu="1").obj(), "pod.yaml", _big_cluster())
+
+
+def test_a_large_cluster_is_summarized(big_result):
+    text = _render(big_result, 120)
+    lines = text.splitlines()
+    assert len(lines) < MAX_ROWS + 10
+    # 40 tainted (0, 3, ... 117), 20 too small (1, 13, 25, ... : i % 4 == 1 and not i % 3 == 0): grouped with counts
+    assert re.search(r"^\s*40\s+TaintToleration\s+node\(s\) had untolerated taint \{dedicated: infra\}\s+"
+                     r"node-00000, node-00003, node-00006, \.\.\.$", text, re.M)
+    assert re.search(r"^\s*20\s+NodeResourcesFit\s+Insufficient cpu\s+node-00001, node-00005, node-00013", text, re.M)
+    # 60 feasible nodes tie for the top score: 15 shown, the others counted; the tie named in part
+    words = " ".join(text.split())  # the long cells and sentences wrap at 120 columns
+    assert "45 more feasible nodes, scores 473-473, 45 of them tied for the top score (--all-nodes" in words
+    assert "60 nodes tie for the top score (node-00002.eu-west-1.compute.internal, " in words
+    assert ", ... 50 more): kube-scheduler picks one of them at random." in words
+    assert "Node names end in .eu-west-1.compute.internal" in text
+
+
+def test_all_nodes_prints_every_node_and_node_focuses(big_result):
+    rows = [line for line in _render(big_result, None, all_nodes=True).splitlines()
+            if re.match(r"node-\d+\S* +(★ selected|fits|rejected)", line)]
+    assert len(rows) == 120
+    assert all(line.split()[0].endswith(".eu-west-1.compute.internal") for line in rows)  # piped: full names
+    focused = _render(big_result, 120, nodes=["node-00000.eu-west-1.compute.internal"])
+    assert [line.split()[:2] for line in focused.splitlines() if re.match(r"node-\d+ ", line)] == [
+        ["node-00000", "rejected"]]
+
+
+def test_user_text_is_never_read_as_markup():
+    pod = make_pod("gated").obj()
+    pod["spec"]["schedulingGates"] = [{"name": "example.com/quota"}, {"name": "b"}]
+    text = _render(place_pod(pod, "pod.yaml", cluster([make_node("n").capacity(cpu="1").obj()])), 120)
+    assert "waiting for scheduling gates: [example.com/quota b]" in text
+
+
+@pytest.mark.parametrize("names,suffix", [
+    (["ip-1.eu-west-1.compute.internal", "ip-22.eu-west-1.compute.internal"], ".eu-west-1.compute.internal"),
+    (["node-1", "node-2"], ""),  # no dot: nothing shared worth showing once
+    (["a.b.io", "c.b.io"], ""),  # too short to be worth it
+    (["x.eu-west-1.compute.internal"], ""),  # a single name
+    ([".eu-west-1.compute.internal", "a.eu-west-1.compute.internal"], ""),  # one name would be empty
+])
+def test_shared_suffix(names, suffix):
+    assert shared_suffix(names) == suffix
+
+
+@pytest.mark.parametrize("seconds,age", [
+    (-5, "<invalid>"), (-1, "0s"), (0, "0s"), (78.9, "78s"), (119, "119s"), (120, "2m"), (200, "3m20s"),
+    (1075, "17m"), (3 * 3600 + 59 * 60, "3h59m"), (5 * 3600, "5h"), (30 * 3600, "30h"), (50 * 3600, "2d2h"),
+    (22147 * 3600 + 52 * 60 + 20, "2y192d"), (400 * 86400, "400d"), (9 * 365 * 86400, "9y"),
+])
+def test_human_age_as_kubectl(seconds, age):
+    assert human_age(seconds) == age
+
+
+WORDS = st.text(alphabet="abcdefghij -/.★", min_size=0, max_size=60)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=st.lists(st.lists(WORDS, min_size=4, max_size=4), min_size=1, max_size=6),
+       width=st.integers(min_value=30, max_value=160), colour=st.booleans())
+def test_no_line_is_wider_than_the_width(rows, width, colour):
+    columns = [Column("NODE"), Column("VERDICT"), Column("REASON", wrap=True), Column("Score", right=True,
+                                                                                      optional=True)]
+    styled = [[(row[0], "bold green"), *row[1:]] for row in rows]
+    lines, _ = table_lines(columns, styled, width, colour)
+    assert all(cell_len(ANSI.sub("", line)) <= width for line in lines)
+    assert ("\x1b[" in "".join(lines)) == colour  # the header is bold
+
+
+def test_piped_rows_stay_on_one_line_and_long_cells_wrap_in_place():
+    columns = [Column("NODE"), Column("REASON", wrap=True), Column("TOTAL", right=True)]
+    rows = [["n1", "node(s) had untolerated taint {nvidia.com/gpu: present}", "7"], ["n22", "", "100"]]
+    piped, _ = table_lines(columns, rows, None, False)
+    assert piped == ["NODE   REASON                                                    TOTAL",
+                     "n1     node(s) had untolerated taint {nvidia.com/gpu: present}       7",
+                     "n22                                                                100"]
+    narrow, _ = table_lines(columns, rows, 40, False)
+    assert narrow == ["NODE  REASON                       TOTAL",  # the gap narrows before the text wraps
+                      "n1    node(s) had untolerated          7",
+                      "      taint {nvidia.com/gpu:",
+                      "      present}",
+                      "n22                                  100"]
