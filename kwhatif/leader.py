@@ -904,7 +904,10 @@ def _names_phrase(names: Sequence[str], lease: LeaseRecord) -> str:
 
 
 def _human(value: timedelta) -> str:
-    """A duration for sentences: Go style, rounded to the millisecond (to the second past a minute)."""
+    """A duration for sentences: Go style, rounded to the millisecond (to the second past a minute);
+    past two days as kubectl prints ages (``922d``, not ``22147h52m20s``)."""
+    if abs(value) >= timedelta(days=2):
+        return goduration.human_duration(abs(value).total_seconds())
     ns = abs(duration_ns(value))
     unit = 1_000_000_000 if ns >= 60_000_000_000 else 1_000_000
     ns = (ns + unit // 2) // unit * unit

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from kwhatif.render.env import OutputEnv
-from kwhatif.render.leader import human_age
+from kwhatif.api.goduration import human_duration
 from kwhatif.render.table import MAX_ROWS, render_place
 from kwhatif.render.tables import Column, shared_suffix, table_lines
 from kwhatif.whatif import place_pod
@@ -94,8 +94,8 @@ def test_shared_suffix(names, suffix):
     (1075, "17m"), (3 * 3600 + 59 * 60, "3h59m"), (5 * 3600, "5h"), (30 * 3600, "30h"), (50 * 3600, "2d2h"),
     (22147 * 3600 + 52 * 60 + 20, "2y192d"), (400 * 86400, "400d"), (9 * 365 * 86400, "9y"),
 ])
-def test_human_age_as_kubectl(seconds, age):
-    assert human_age(seconds) == age
+def test_human_duration_as_kubectl(seconds, age):
+    assert human_duration(seconds) == age
 
 
 WORDS = st.text(alphabet="abcdefghij -/.★", min_size=0, max_size=60)
@@ -126,3 +126,17 @@ def test_piped_rows_stay_on_one_line_and_long_cells_wrap_in_place():
                       "      taint {nvidia.com/gpu:",
                       "      present}",
                       "n22                                  100"]
+
+
+def test_an_old_lease_is_aged_as_kubectl_ages_it():
+    from datetime import datetime, timezone
+
+    from kwhatif.leader import LeaseRecord, assess
+
+    lease = LeaseRecord.from_object({
+        "kind": "Lease", "metadata": {"namespace": "kube-system", "name": "kube-scheduler"},
+        "spec": {"holderIdentity": "cp-1_abc", "leaseDurationSeconds": 15,
+                 "renewTime": "2024-05-14T09:28:41.000000Z"}})
+    verdict = assess(lease, datetime(2026, 11, 23, 0, 0, tzinfo=timezone.utc))
+    # 922 days and 14.5 hours: kubectl's 2y192d, not Go's 22142h31m19s
+    assert verdict.consequence.startswith("The lease expired 2y192d ago: cp-1_abc last renewed 2y192d ago with")

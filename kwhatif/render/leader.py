@@ -5,40 +5,11 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from kwhatif.api.goduration import human_duration
 from kwhatif.render.table import make_console
 from kwhatif.render.tables import Column, print_table
 
 _STYLE = {"healthy": "green", "expired": "red", "no-holder": "yellow"}
-
-
-def human_age(seconds: float) -> str:
-    """An age as kubectl prints one (apimachinery's duration.HumanDuration): ``45s``, ``3m20s``, ``5h``,
-    ``922d``, ``2y192d``: precise when recent, coarse when old."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m" if s % 60 == 0 else f"{minutes}m{s % 60}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = minutes // 60
-    if hours < 8:
-        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 24 * 8:
-        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = hours // 24 % 365
-        return f"{hours // 24 // 365}y" if days == 0 else f"{hours // 24 // 365}y{days}d"
-    return f"{hours // 24 // 365}y"
 
 
 def _to_the_second(timestamp: str | None) -> str:
@@ -60,7 +31,7 @@ def render_leader(report: dict, console: Console | None = None) -> None:
         lease = v["lease"]
         age = v.get("renewAgeSeconds")
         rows.append([f"{lease['namespace']}/{lease['name']}", lease.get("holderIdentity") or "-",
-                     _to_the_second(lease.get("renewTime")), human_age(age) if age is not None else "-",
+                     _to_the_second(lease.get("renewTime")), human_duration(age) if age is not None else "-",
                      _seconds(lease.get("leaseDurationSeconds")), str(lease.get("leaseTransitions") or 0),
                      (v["status"], _STYLE.get(v["status"], ""))])
     if rows:
