@@ -29,6 +29,12 @@ def matches(expression: str) -> bool:
     "[1.0].indexOf(1.1) == -1 && [].indexOf('string') == -1",
     "[true, 1].indexOf(1) == 1",  # true is not 1
     "'abca'.indexOf('a') == 0 && 'abca'.lastIndexOf('a') == 3",  # the strings overloads still apply
+    # cel-go ext.Lists
+    "[1, 2, 3, 4].slice(1, 3) == [2, 3] && [1].slice(1, 1) == []",
+    "[1, [2, [3]]].flatten() == [1, 2, [3]] && [1, [2, [3]]].flatten(2) == [1, 2, 3] && [[1]].flatten(0) == [[1]]",
+    "lists.range(3) == [0, 1, 2] && lists.range(0) == []",
+    "[1, 2, 1, 3].distinct() == [1, 2, 3] && [3, 1, 2].sort() == [1, 2, 3] && [1, 2].reverse() == [2, 1]",
+    "['b', 'a'].sort() == ['a', 'b']",
     # regex (kubernetes.regex)
     "'abc 123'.find('[0-9]+') == '123' && 'abc 123'.find('xyz') == ''",
     "'123 abc 456'.findAll('[0-9]+') == ['123', '456'] && '123 abc 456'.findAll('[0-9]+', 1) == ['123']",
@@ -77,6 +83,10 @@ def test_library_function(expression):
 @pytest.mark.parametrize("expression,error", [
     ("[].min() == 1", "min called on empty list"),
     ("[].max() == 1", "max called on empty list"),
+    ("[1, 2].slice(-1, 1) == []", "cannot slice(-1, 1), negative indexes not supported"),
+    ("[1, 2].slice(2, 1) == []", "cannot slice(2, 1), start index must be less than or equal to end index"),
+    ("[1, 2].slice(0, 3) == []", "cannot slice(0, 3), list is length 2"),
+    ("[1].flatten(-1) == []", "level must be non-negative"),
     ("'a'.find('(') == ''", "Illegal regex: error parsing regexp"),
     ("'a'.find('(?=a)') == ''", "Illegal regex: error parsing regexp: invalid or unsupported Perl syntax: `(?=`"),
     ("'aa'.findAll('(a)\\\\1').size() == 1", "Illegal regex: error parsing regexp: invalid or unsupported Perl syntax"),

@@ -1,6 +1,7 @@
 """The Kubernetes CEL libraries beyond quantities, semvers and strings that the DRA environment has
 (k8s.io/apiserver/pkg/cel/library and cel-go's ext, as environment.MustBaseEnvSet enables them for
-v1.34): lists (``isSorted``, ``sum``, ``min``, ``max``, ``indexOf``, ``lastIndexOf``), regex (``find``,
+v1.34): lists (``isSorted``, ``sum``, ``min``, ``max``, ``indexOf``, ``lastIndexOf``; cel-go's ``slice``,
+``flatten``, ``lists.range``, ``distinct``, ``reverse``, ``sort``), regex (``find``,
 ``findAll``, with Go's regexp rules for successive matches), IP addresses and CIDRs (``ip()``, ``isIP``,
 ``ip.isCanonical``, ``family`` ... ``cidr()``, ``containsIP``, ``containsCIDR`` ...), sets
 (``sets.contains``, ``sets.equivalent``, ``sets.intersects``) and string ``format``.
@@ -97,6 +98,59 @@ def cel_lists_min(items):
 
 def cel_max(items):
     return list_max(items)
+
+
+# cel-go ext.Lists (version 3 in the v1.34 environment); first()/last() (optionals) and sortBy are not here
+
+def cel_slice(items, start, end):
+    items, start, end = _list(items), int(start), int(end)
+    if start < 0 or end < 0:
+        raise ValueError(f"cannot slice({start}, {end}), negative indexes not supported")
+    if start > end:
+        raise ValueError(f"cannot slice({start}, {end}), start index must be less than or equal to end index")
+    if len(items) < end:
+        raise ValueError(f"cannot slice({start}, {end}), list is length {len(items)}")
+    return ct.ListType(items[start:end])
+
+
+def cel_flatten(items, depth=1):
+    depth = int(depth)
+    if depth < 0:
+        raise ValueError("level must be non-negative")
+    out: list = []
+    for item in _list(items):
+        if isinstance(item, (list, tuple)) and depth > 0:
+            out.extend(cel_flatten(item, depth - 1))
+        else:
+            out.append(item)
+    return ct.ListType(out)
+
+
+def cel_lists_range(n):
+    return ct.ListType([ct.IntType(i) for i in range(int(n))])
+
+
+def cel_distinct(items):
+    out: list = []
+    for item in _list(items):
+        if not any(_equal(item, seen) for seen in out):
+            out.append(item)
+    return ct.ListType(out)
+
+
+def cel_reverse(items):
+    return ct.ListType(list(reversed(_list(items))))
+
+
+def cel_sort(items):
+    items = _list(items)
+    kinds = {type(item) for item in items}
+    if len(kinds) > 1:
+        raise ValueError("list elements must have the same type")
+    try:
+        return ct.ListType(sorted(items))
+    except TypeError:
+        raise TypeError("no such overload") from None
 
 
 # --- regex ---------------------------------------------------------------------------------------------
@@ -488,6 +542,7 @@ def _type_name(value) -> str:
 
 #: The namespaced functions (``<namespace>.<function>(...)``): dra_cel rewrites such a call into the
 #: registered name ``<namespace>_<function>``.
-NAMESPACED = {("ip", "isCanonical"), ("sets", "contains"), ("sets", "equivalent"), ("sets", "intersects")}
+NAMESPACED = {("ip", "isCanonical"), ("sets", "contains"), ("sets", "equivalent"), ("sets", "intersects"),
+              ("lists", "range")}
 
 FUNCTIONS = {name[len("cel_"):]: fn for name, fn in list(globals().items()) if name.startswith("cel_")}
