@@ -23,6 +23,7 @@ from kwhatif.state.cluster import KINDS, Cluster
 from kwhatif.whatif import load_cluster, place_pod
 from tests.apiserver import api_node, api_object, api_pod, api_workload_objects
 from tests.conformance_support import CASES_DIR, PORT_PLACEHOLDER, needs_extender
+from tests.demo_cluster import demo_cluster_json
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "fixtures" / "clusters" / "demo.yaml"
@@ -241,14 +242,16 @@ def test_cli_convert_summary_and_place_fidelity_on_demo(tmp_path):
     for kind, n in dump_cluster.counts().items():
         assert [kind, f"{n:,}"] in [row[:2] for row in rows], (kind, summary.stdout)
     assert "Converted from" in summary.stdout
-    # Each fixture pod is placed on the fixture cluster that has its namespace (NamespaceLifecycle).
+    # Each fixture pod is placed on the fixture cluster that has its namespace (NamespaceLifecycle); the
+    # demo dump as JSON (the same answers as its YAML, tests/test_demo_cluster.py), read once per pod.
     pairs = {}
     for dump in (DEMO, DEMO.parent / "gpu.yaml", DEMO.parent / "fragmented.yaml"):
         snap = tmp_path / f"{dump.stem}.kwi.json.gz"
         if dump != DEMO:
             assert runner.invoke(app, ["snapshot", "--from", str(dump), "-o", str(snap)]).exit_code == 0
         for namespace in load_cluster(str(dump)).namespaces:
-            pairs.setdefault(namespace["metadata"]["name"], (dump, out if dump == DEMO else snap))
+            pairs.setdefault(namespace["metadata"]["name"],
+                             (demo_cluster_json(), out) if dump == DEMO else (dump, snap))
     for manifest in sorted(PODS.glob("*.yaml")):
         outputs = []
         first = next(yaml.safe_load_all(manifest.read_text()))
