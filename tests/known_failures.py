@@ -14,13 +14,9 @@ SUGGEST = '"What would make it fit": counterfactuals, each proven by re-running 
 
 #: non-fitting case -> what blocks it that `place --suggest` does not change yet (tests/test_suggest.py)
 NO_SUGGESTION_YET: dict[str, str] = {
-    **{case: "unbound immediate PVCs / volume binding" for case in
-       ("gen-0034-volumes", "gen-0094-volumes", "gen-0201-volumes", "gen-0236-volumes")},
     **{case: "DRA claims that cannot be allocated" for case in
        ("gen-4009-dra", "gen-4010-dra", "gen-4011-dra", "gen-4016-dra", "gen-4017-dra", "gen-4018-dra",
         "gen-4029-dra", "gen-4030-dra", "gen-4031-dra", "gen-4036-dra", "gen-4037-dra", "gen-4038-dra",
         "gen-4040-dra")},
     "gen-0183-pod-affinity": "existing pods' anti-affinity (the pod's own labels)",
-    **{case: "smaller requests refused since LimitRanger admission landed (to investigate)" for case in
-       ("gen-0097-resources", "gen-0164-resources")},
 }

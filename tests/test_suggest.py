@@ -86,18 +86,41 @@ def test_every_suggestion_makes_the_pod_fit(case_file: Path, extender_port) -> N
 
 
 def _one_unit_more(suggestion: dict) -> dict:
-    """The request suggestion with one unit (1m cpu, 1 byte, 1 device) more."""
-    (op,) = suggestion["apply"]["podPatch"]
-    value = op["value"]
-    if isinstance(value, dict):  # a whole requests/resources block was added
-        inner = value.get("requests", value)
-        (resource, quantity), = inner.items()
-        bumped = {resource: _bump(quantity)}
-        value = {"requests": bumped} if "requests" in value else bumped
-    else:
-        value = _bump(value)
-    return {**suggestion, "apply": {"podPatch": [{**op, "value": value}], "clusterFlags": []}}
+    """The request suggestion with one unit (1m cpu, 1 byte, 1 device) more (its limit too, when the
+    suggestion moves a limit along)."""
+    ops = []
+    for op in suggestion["apply"]["podPatch"]:
+        value = op["value"]
+        if isinstance(value, dict):  # a whole requests/resources block was added
+            inner = value.get("requests", value)
+            (resource, quantity), = inner.items()
+            bumped = {resource: _bump(quantity)}
+            value = {"requests": bumped} if "requests" in value else bumped
+        else:
+            value = _bump(value)
+        ops.append({**op, "value": value})
+    return {**suggestion, "apply": {"podPatch": ops, "clusterFlags": []}}
 
 
 def _bump(quantity: str) -> str:
     return f"{int(quantity[:-1]) + 1}m" if quantity.endswith("m") else str(int(quantity) + 1)
+
+
+def test_a_smaller_request_respects_the_limit_range_min() -> None:
+    """LimitRanger refuses requests under the namespace's min, so the search starts there; the answer is
+    still exact: 800m is what is free (2 cpu - 1200m), 801m does not fit."""
+    from kwhatif.whatif import place_pod
+    from kwhatif.whatif.suggest import suggest
+    from tests.builders import cluster, make_node, make_pod
+
+    limit_range = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr", "namespace": "default"},
+                   "spec": {"limits": [{"type": "Container", "min": {"cpu": "300m"}}]}}
+    nodes = [make_node("n1").capacity(cpu="2", memory="4Gi", pods="10").obj()]
+    pods = [make_pod("busy").node("n1").req(cpu="1200m").obj()]
+    state = cluster(nodes, pods, [limit_range])
+    pod = make_pod("new").req(cpu="1").obj()
+    result = place_pod(pod, "pod.json", state, None)
+    found = suggest(pod, "pod.json", state, None, result).to_dict()
+    request = next(s for s in found if s["kind"] == "request")
+    assert request["apply"]["podPatch"][0]["value"] == "800m"
+    assert request["feasibleCount"] == 1

@@ -17,6 +17,7 @@ import copy
 from dataclasses import dataclass, field
 
 from kwhatif.api.quantity import ceil_int, milli_value, parse_quantity
+from kwhatif.api.validation import is_overcommit_allowed
 from kwhatif.errors import KwhatifError
 from kwhatif.framework.runtime import Framework
 from kwhatif.result import ScheduleResult
@@ -113,6 +114,7 @@ def suggest(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | No
     groups = _taint_groups(result, snapshot)
     found += _tolerations(raw, groups, prober)
     found += _relaxed_constraints(raw, result, prober)
+    found += _volumes(raw, result, prober)
     found += _combined(raw, result, prober)
     found += _uncordon(raw, blocked.cordoned, prober, cluster, setup, source)
     found += _remove_taints(raw, groups, prober, cluster, setup, source)
@@ -230,13 +232,19 @@ def _request_target(raw: dict, resource: str) -> tuple[list, dict, int] | None:
 
 
 def _request_patch(raw: dict, path: list, block: dict, resource: str, units: int) -> list[dict]:
+    """Set the request; a resource that cannot be overcommitted (extended resources, hugepages) must
+    keep its limit equal to the request, so a limit it has moves with it."""
     value = _format_units(resource, units)
     has_block = _get(raw, path) is not None
     if not has_block:
         return [{"op": "add", "path": _pointer(*path), "value": {"requests": {resource: value}}}]
     if "requests" not in block:
-        return [{"op": "add", "path": _pointer(*path, "requests"), "value": {resource: value}}]
-    return [{"op": "add", "path": _pointer(*path, "requests", resource), "value": value}]
+        ops = [{"op": "add", "path": _pointer(*path, "requests"), "value": {resource: value}}]
+    else:
+        ops = [{"op": "add", "path": _pointer(*path, "requests", resource), "value": value}]
+    if resource in (block.get("limits") or {}) and not is_overcommit_allowed(resource):
+        ops.append({"op": "add", "path": _pointer(*path, "limits", resource), "value": value})
+    return ops
 
 
 def _get(doc, path: list):
@@ -289,10 +297,11 @@ def _smaller_request(raw: dict, resource: str, prober: _Prober) -> list[Suggesti
         except KwhatifError:
             return None  # e.g. below a limit the API would reject: treated as not fitting
 
-    low_result = attempt(0)
+    low = _lowest_admissible(attempt, current)
+    low_result = attempt(low) if low is not None else None
     if low_result is None or not low_result.feasible:
         return []  # something else blocks too
-    lo, hi = 0, current - 1  # lo fits; the answer is in [lo, hi]
+    lo, hi = low, current - 1  # lo fits; the answer is in [lo, hi]
     while lo < hi:
         mid = (lo + hi + 1) // 2
         r = attempt(mid)
@@ -302,9 +311,27 @@ def _smaller_request(raw: dict, resource: str, prober: _Prober) -> list[Suggesti
             hi = mid - 1
     best = attempt(lo)
     where = "" if path == ["spec", "resources"] else _container_label(raw, path)
-    change = f"request at most {_human(resource, lo)} {resource} instead of {_human(resource, current)}{where}"
+    wanted = f"no {resource}" if lo == 0 else f"at most {_human(resource, lo)} {resource}"
+    change = f"request {wanted} instead of {_human(resource, current)}{where}"
     return [Suggestion("request", change, len(best.feasible), would_select(best),
                        pod_patch=_request_patch(raw, path, block, resource, lo), size=1)]
+
+
+def _lowest_admissible(attempt, current: int) -> int | None:
+    """The smallest request admission accepts (a LimitRange's min or maxLimitRequestRatio refuses
+    smaller ones; both bound the request from below), None when even ``current`` is refused."""
+    if attempt(0) is not None:
+        return 0
+    lo, hi = 1, current
+    if attempt(hi) is None:
+        return None
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if attempt(mid) is not None:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _container_label(raw: dict, path: list) -> str:
@@ -425,6 +452,36 @@ def _smallest_max_skew(raw: dict, prober: _Prober, base: list, label: str, const
         else:
             lo = mid + 1
     return _try_patch(raw, prober, "spread", f"{label}: maxSkew {lo} instead of {current}", patch(lo))
+
+
+VOLUME_PLUGINS = {"VolumeBinding", "VolumeRestrictions", "VolumeZone", "NodeVolumeLimits"}
+
+
+def _volumes(raw: dict, result: ScheduleResult, prober: _Prober) -> list[Suggestion]:
+    """When a volume plugin rejects the pod (a claim missing, unbound, bound in another zone, no
+    volume to bind): the claimed volumes as emptyDirs instead, one at a time and then all of them."""
+    if not _rejecting_plugins(result) & VOLUME_PLUGINS:
+        return []
+    spec = raw.get("spec") or {}
+    pod_name = (raw.get("metadata") or {}).get("name", "")
+    claimed = []
+    for i, volume in enumerate(spec.get("volumes") or []):
+        if "persistentVolumeClaim" in volume:
+            claimed.append((i, volume["name"], (volume["persistentVolumeClaim"] or {}).get("claimName")))
+        elif "ephemeral" in volume:
+            claimed.append((i, volume["name"], f"{pod_name}-{volume['name']}"))
+    ops = {i: {"op": "replace", "path": _pointer("spec", "volumes", i), "value": {"name": name, "emptyDir": {}}}
+           for i, name, _ in claimed}
+    note = "its data would not outlive the pod"
+    out = []
+    for i, name, claim in claimed:
+        out += _try_patch(raw, prober, "volume", f"use an emptyDir for volume {name} instead of claim {claim}",
+                          [ops[i]], note=note)
+    if len(claimed) > 1:
+        out += _try_patch(raw, prober, "volume", "use emptyDirs instead of the claims "
+                          + ", ".join(str(claim) for _, _, claim in claimed), list(ops.values()),
+                          size=len(claimed), note=note)
+    return out
 
 
 FIXABLE_ON_THE_POD = ("NodeResourcesFit", "TaintToleration", "NodeAffinity", "NodeName", "InterPodAffinity",
