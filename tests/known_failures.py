@@ -18,5 +18,4 @@ NO_SUGGESTION_YET: dict[str, str] = {
        ("gen-4009-dra", "gen-4010-dra", "gen-4011-dra", "gen-4016-dra", "gen-4017-dra", "gen-4018-dra",
         "gen-4029-dra", "gen-4030-dra", "gen-4031-dra", "gen-4036-dra", "gen-4037-dra", "gen-4038-dra",
         "gen-4040-dra")},
-    "gen-0183-pod-affinity": "existing pods' anti-affinity (the pod's own labels)",
 }
