@@ -14,8 +14,4 @@ SUGGEST = '"What would make it fit": counterfactuals, each proven by re-running 
 
 #: non-fitting case -> what blocks it that `place --suggest` does not change yet (tests/test_suggest.py)
 NO_SUGGESTION_YET: dict[str, str] = {
-    **{case: "DRA claims that cannot be allocated" for case in
-       ("gen-4009-dra", "gen-4010-dra", "gen-4011-dra", "gen-4016-dra", "gen-4017-dra", "gen-4018-dra",
-        "gen-4029-dra", "gen-4030-dra", "gen-4031-dra", "gen-4036-dra", "gen-4037-dra", "gen-4038-dra",
-        "gen-4040-dra")},
 }

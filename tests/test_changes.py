@@ -266,3 +266,62 @@ def test_label_selector_syntax(text, labels, matches):
 def test_label_selector_errors():
     with pytest.raises(labelsel.SelectorError):
         labelsel.parse("zone in ()")
+
+
+def test_add_node_copies_the_resource_slices_its_driver_publishes_there():
+    """The new node gets its own pool with the same devices (free), as the DRA driver would publish."""
+    gpu = make_node("gpu-1").capacity(cpu="8", memory="32Gi", pods="10").obj()
+    local = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "gpu-1-gpu"},
+             "spec": {"driver": "gpu.example.com", "nodeName": "gpu-1",
+                      "pool": {"name": "gpu-1", "generation": 1, "resourceSliceCount": 1},
+                      "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}}
+    shared = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "net"},
+              "spec": {"driver": "net.example.com", "allNodes": True,
+                       "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1},
+                       "devices": [{"name": "nic-0"}]}}
+    scenario = apply_changes(cluster([gpu], [], [local, shared]), [Change("add-node", argument="gpu-1")])
+    slices = scenario.cluster.resource_slices
+    assert [s["spec"].get("nodeName") for s in slices] == ["gpu-1", None, "gpu-1-whatif-1"]
+    copied = slices[2]["spec"]
+    assert copied["pool"] == {"name": "gpu-1-whatif-1", "generation": 1, "resourceSliceCount": 1}
+    assert copied["devices"] == local["spec"]["devices"] and copied["driver"] == "gpu.example.com"
+    assert local["spec"]["nodeName"] == "gpu-1"  # the original is untouched
+
+
+# --- other objects ---------------------------------------------------------------------------------
+
+
+def pvc(name="data", storage_class="standard"):
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"storageClassName": storage_class, "resources": {"requests": {"storage": "1Gi"}}}}
+
+
+def test_patch_recreates_an_object_with_a_json_patch():
+    original = pvc()
+    ops = '[{"op": "replace", "path": "/spec/storageClassName", "value": "fast"}]'
+    scenario = apply_changes(cluster(three_nodes(), [], [original]),
+                             [Change("patch", target="PersistentVolumeClaim/default/data", argument=ops)])
+    assert scenario.cluster.persistent_volume_claims[0]["spec"]["storageClassName"] == "fast"
+    assert original["spec"]["storageClassName"] == "standard"
+    assert scenario.changes == [f"patch PersistentVolumeClaim/default/data {ops}"]
+
+
+@pytest.mark.parametrize("target, ops, message", [
+    ("node/n0", "[]", "nodes and pods have their own changes"),
+    ("persistentvolumeclaim/default/other", "[]", "no PersistentVolumeClaim 'default/other'"),
+    ("persistentvolumeclaim/default/data", "[{", "not JSON"),
+    ("persistentvolumeclaim/default/data", '{"op": "add"}', "a JSON list"),
+    ("persistentvolumeclaim/default/data", '[{"op": "move", "path": "/spec", "from": "/x"}]', "only add, replace"),
+    ("persistentvolumeclaim/default/data", '[{"op": "remove", "path": "/spec/nope"}]', "does not apply"),
+])
+def test_bad_patches_are_input_errors(target, ops, message):
+    with pytest.raises(InputError, match=message):
+        apply_changes(cluster(three_nodes(), [], [pvc()]), [Change("patch", target=target, argument=ops)])
+
+
+def test_the_patch_flag_takes_the_object_and_the_patch():
+    from kwhatif.cli.changes import extract_changes
+
+    changes, rest = extract_changes(["pod.yaml", "--patch", "resourceclaim/ml/gpus", "[]", "-o", "json"])
+    assert changes == [Change("patch", target="resourceclaim/ml/gpus", argument="[]")]
+    assert rest == ["pod.yaml", "-o", "json"]

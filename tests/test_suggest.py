@@ -124,3 +124,86 @@ def test_a_smaller_request_respects_the_limit_range_min() -> None:
     request = next(s for s in found if s["kind"] == "request")
     assert request["apply"]["podPatch"][0]["value"] == "800m"
     assert request["feasibleCount"] == 1
+
+
+# --- the fast path: node changes verified on a snapshot fork -----------------------------------------
+
+DS_OWNER = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": True}
+
+
+def _random_cluster(seed: int):
+    """Seeded small clusters where cluster changes open nodes: zones, tainted and cordoned nodes,
+    DaemonSet pods with a host port, busy nodes, images, pods with required anti-affinity."""
+    import random
+
+    from tests.builders import cluster, make_node, make_pod
+
+    rng = random.Random(seed)
+    nodes, pods = [], []
+    for i in range(rng.randint(4, 8)):
+        node = (make_node(f"n{i}").capacity(cpu=rng.choice(("2", "4", "8")), memory="16Gi", pods="20")
+                .label("topology.kubernetes.io/zone", rng.choice(("a", "b"))).label("pool", rng.choice(("x", "y")))
+                .images(("app:1", rng.choice((10**8, 10**9)))))
+        if rng.random() < 0.3:
+            node = node.taint(rng.choice(("gpu", "pool")), "yes", rng.choice(("NoSchedule", "NoExecute")))
+        if rng.random() < 0.2:
+            node = node.unschedulable()
+        nodes.append(node.obj())
+        agent = make_pod(f"agent-{i}").node(f"n{i}").req(cpu="100m").host_port(9100)
+        pods.append(agent.set("metadata.ownerReferences", [dict(DS_OWNER)]).obj())
+        for j in range(rng.randint(0, 3)):
+            busy = make_pod(f"busy-{i}-{j}").node(f"n{i}").req(cpu=rng.choice(("500m", "1", "1500m")))
+            busy = busy.labels(app=rng.choice(("web", "db")))
+            if rng.random() < 0.3:
+                busy = busy.affinity({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+            pods.append(busy.obj())
+    pod = make_pod("new").labels(app="web").req(cpu=rng.choice(("1500m", "3", "6"))).image("app:1")
+    if rng.random() < 0.5:
+        pod = pod.node_selector(pool=rng.choice(("x", "y")))
+    return cluster(nodes, pods), pod.obj()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_node_changes_verified_on_a_fork_equal_a_fresh_place(seed: int) -> None:
+    """Uncordon, taint removal and add-node are verified on a fork of the snapshot: every node's status
+    and score must equal a fresh ``place`` on the cluster the flags produce."""
+    from kwhatif.cli.changes import extract_changes
+    from kwhatif.state.snapshot import Snapshot
+    from kwhatif.whatif import SchedulerSetup, place_pod
+    from kwhatif.whatif.changes import scenario_for
+    from kwhatif.whatif.suggest import _Prober, _verify_flags, suggest
+
+    state, pod = _random_cluster(seed)
+    result = place_pod(pod, "pod.json", state, None)
+    if result.fits:
+        return
+    setup = SchedulerSetup()
+    prober = _Prober(state, setup, Snapshot(state), "pod.json")
+    for name in [n["metadata"]["name"] for n in state.nodes]:
+        for flags in (["--uncordon", name], ["--add-node", name], ["--taint", name, "gpu-"], ["--taint", name, "pool-"]):
+            changes, _ = extract_changes(flags)
+            fast = _verify_flags(pod, "pod.json", state, setup, changes, prober)
+            try:
+                fresh = place_pod(pod, "pod.json", scenario_for(state, changes, setup).cluster, setup)
+            except Exception:
+                assert fast is None
+                continue
+            if fast is None:
+                assert not fresh.feasible, flags
+                continue
+            assert fast.feasible == fresh.feasible, flags
+            assert {n: (s.plugin, s.reasons) for n, s in fast.filtered.items()} == \
+                   {n: (s.plugin, s.reasons) for n, s in fresh.filtered.items()}, flags
+            assert fast.scores == fresh.scores, flags
+            assert fast.selected == fresh.selected, flags
+    found = suggest(pod, "pod.json", state, None, result).to_dict()
+    for suggestion in found:
+        again = _place_with(pod, state, setup, suggestion)
+        assert (len(again.feasible), would_select_of(again)) == (suggestion["feasibleCount"], suggestion["wouldSelect"])
+
+
+def would_select_of(result):
+    from kwhatif.whatif.suggest import would_select
+
+    return would_select(result)

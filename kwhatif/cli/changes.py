@@ -28,6 +28,8 @@ OPTIONS = {
                    "the DaemonSet pods that would start there."),
     "--evict": ("NS/POD", "Evict a pod through the eviction API (PodDisruptionBudgets apply)."),
     "--delete-pod": ("NS/POD", "Delete a pod (no budget check)."),
+    "--patch": ("KIND/[NS/]NAME JSONPATCH", "Change another object (a ResourceClaim, a PersistentVolumeClaim, ...) "
+                "with an RFC 6902 JSON Patch (add/replace/remove), as if it were re-created so."),
 }
 _SELECTOR_FLAGS = ("-l", "--selector")
 _changes: ContextVar[tuple[Change, ...]] = ContextVar("kwhatif_changes", default=())
@@ -78,6 +80,8 @@ def _next(tokens: list[str], flag: str) -> str:
 
 
 def _change(kind: str, value: str, tokens: list[str]) -> Change:
+    if kind == "patch":
+        return Change(kind, target=value, argument=_next(tokens, f"--patch {value}"))
     if kind not in NODE_CHANGES:
         return Change(kind, argument=value)
     selector = None

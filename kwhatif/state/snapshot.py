@@ -184,12 +184,14 @@ class Snapshot:
         if ni is None:
             raise KeyError(f"node {name} does not exist")
         self._touch(ni)
+        images_changed = (ni.node.get("status") or {}).get("images") != (node.get("status") or {}).get("images")
         fresh = NodeInfo(node, _allocatable(node))
         ni.node, ni.labels, ni.taints = fresh.node, fresh.labels, fresh.taints
         ni.unschedulable, ni.allocatable = fresh.unschedulable, fresh.allocatable
-        if self._forks:
-            self._forks[-1].nodes_updated = True
-        self._set_image_states()
+        if images_changed:  # image states are a pass over every node: only when they can differ
+            if self._forks:
+                self._forks[-1].nodes_updated = True
+            self._set_image_states()
         return ni
 
     def remove_node(self, name: str) -> NodeInfo:
@@ -287,7 +289,7 @@ class Snapshot:
 class _Fork:
     """What one open fork saved: nodes as they were before their first change (by identity), the
     PVC use counts, and the node list, map and nominations when nodes were added or removed;
-    ``nodes_updated`` when a node object was replaced (image states then need recomputing)."""
+    ``nodes_updated`` when a node object with other images replaced one (image states need recomputing)."""
 
     __slots__ = ("nodes", "pvc_counts", "node_set", "nodes_updated")
 

@@ -33,7 +33,7 @@ _CONDITION_TAINT_PREFIXES = ("node.kubernetes.io/", "ToBeDeletedByClusterAutosca
                              "DeletionCandidateOfClusterAutoscaler", "node.cloudprovider.kubernetes.io/")
 
 NODE_CHANGES = ("cordon", "uncordon", "taint", "label", "remove-node")
-KINDS = (*NODE_CHANGES, "add-node", "evict", "delete-pod")
+KINDS = (*NODE_CHANGES, "add-node", "evict", "delete-pod", "patch")
 
 
 @dataclass(frozen=True)
@@ -45,9 +45,11 @@ class Change:
     nodes: tuple[str, ...] = ()
     selector: str | None = None
     argument: str | None = None
+    target: str | None = None  # the object a patch changes: KIND/[NAMESPACE/]NAME
 
     def describe(self) -> str:
-        target = f"-l {self.selector}" if self.selector is not None else " ".join(self.nodes)
+        target = (f"-l {self.selector}" if self.selector is not None
+                  else self.target if self.target is not None else " ".join(self.nodes))
         return " ".join(part for part in (self.kind, target, self.argument) if part)
 
 
@@ -321,11 +323,13 @@ def _add_node(scenario: Scenario, change: Change) -> str:
     else:
         raise InputError(f"--add-node {change.argument}: {source!r} is neither a node in the cluster nor a file")
     csi_node = next((c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") == source), None)
+    slices = [s for s in cluster.resource_slices if (s.get("spec") or {}).get("nodeName") == source]
     for name in names:
         node = new_node(template, name)
         cluster.nodes.append(node)
         if csi_node is not None:
             cluster.csi_nodes.append({**copy.deepcopy(csi_node), "metadata": {"name": name}})
+        cluster.resource_slices += [node_slice(s, source, name) for s in slices]
         pods = daemon_pods if daemon_pods is not None else _daemon_pods_for(cluster, node)
         for pod in pods:
             started = daemon_pod_on(pod, name)
@@ -372,7 +376,8 @@ def _node_from_file(path: str) -> dict:
 
 def new_node(template: dict, name: str) -> dict:
     """A new node like ``template``: its labels (hostname rewritten, zone kept), taints (not the ones
-    controllers set for conditions or cordoning), capacity, allocatable, images; Ready, no volumes."""
+    controllers set for conditions or cordoning), capacity, allocatable, images; Ready, no volumes.
+    (``--add-node`` also copies the template's CSINode and node-local ResourceSlices.)"""
     meta = template.get("metadata") or {}
     labels = dict(meta.get("labels") or {})
     labels[HOSTNAME_LABEL] = name
@@ -388,6 +393,19 @@ def new_node(template: dict, name: str) -> dict:
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "uid": default_uid("Node", "", name), "labels": labels},
             "spec": spec, "status": new_status}
+
+
+def node_slice(resource_slice: dict, source: str, name: str) -> dict:
+    """A copy of a ResourceSlice that ``source``'s DRA driver published, as the driver would publish it
+    on the new node ``name``: its own pool (so its devices are free), the same devices."""
+    spec = copy.deepcopy(resource_slice.get("spec") or {})
+    pool = spec.get("pool") or {}
+    pool_name = str(pool.get("name") or source)
+    spec["pool"] = {**pool, "name": pool_name.replace(source, name) if source in pool_name else f"{pool_name}-{name}"}
+    spec["nodeName"] = name
+    slice_name = f"{name}-{spec.get('driver', 'driver')}-{(resource_slice.get('metadata') or {}).get('name', '')}"
+    return {**resource_slice, "metadata": {"name": slice_name, "uid": default_uid("ResourceSlice", "", slice_name)},
+            "spec": spec}
 
 
 def _daemon_pods_on(cluster: Cluster, node_name: str) -> list[dict]:
@@ -468,6 +486,75 @@ def _evict_or_delete(scenario: Scenario, change: Change) -> str:
     return ""
 
 
+# --- other objects -------------------------------------------------------------------------------
+
+
+def apply_json_patch(doc: dict, patch: list[dict]) -> dict:
+    """A copy of ``doc`` with RFC 6902 ``add``/``replace``/``remove`` operations applied."""
+    doc = copy.deepcopy(doc)
+    for op in patch:
+        if not isinstance(op, dict) or op.get("op") not in ("add", "replace", "remove") or "path" not in op:
+            raise InputError(f"JSON Patch operation {op!r}: only add, replace and remove (with a path) are supported")
+        parts = [p.replace("~1", "/").replace("~0", "~") for p in str(op["path"]).split("/")[1:]]
+        try:
+            parent = doc
+            for part in parts[:-1]:
+                parent = parent[int(part)] if isinstance(parent, list) else parent[part]
+            last = parts[-1]
+            if isinstance(parent, list):
+                index = len(parent) if last == "-" else int(last)
+                if op["op"] == "add":
+                    parent.insert(index, copy.deepcopy(op["value"]))
+                elif op["op"] == "replace":
+                    parent[index] = copy.deepcopy(op["value"])
+                else:
+                    del parent[index]
+            elif op["op"] in ("add", "replace"):
+                parent[last] = copy.deepcopy(op["value"])
+            else:
+                del parent[last]
+        except (KeyError, IndexError, ValueError, TypeError) as e:
+            raise InputError(f"JSON Patch operation {op!r} does not apply: {type(e).__name__} {e}") from None
+    return doc
+
+
+def _patch(scenario: Scenario, change: Change) -> str:
+    """An object of the cluster as if re-created with a JSON Patch applied (a ResourceClaim's or a
+    PersistentVolumeClaim's spec cannot be edited in place, but it can be re-created so)."""
+    import orjson
+
+    from kwhatif.api.dra_shape import SCHEMAS as DRA_SCHEMAS
+    from kwhatif.api.dra_shape import check as check_dra_shape
+    from kwhatif.state.cluster import KINDS as CLUSTER_KINDS
+
+    ref = change.target or ""
+    kind_text, _, rest = ref.partition("/")
+    kinds = {k.lower(): k for k in CLUSTER_KINDS if k not in ("Node", "Pod")}
+    kind = kinds.get(kind_text.lower())
+    if kind is None or not rest:
+        raise InputError(f"--patch {ref}: expected KIND/[NAMESPACE/]NAME with KIND one of "
+                         f"{', '.join(sorted(kinds.values()))} (nodes and pods have their own changes)")
+    namespace, _, name = rest.rpartition("/")
+    try:
+        patch = orjson.loads(change.argument or "")
+    except orjson.JSONDecodeError as e:
+        raise InputError(f"--patch {ref}: the patch is not JSON: {e}") from None
+    if not isinstance(patch, list):
+        raise InputError(f"--patch {ref}: the patch must be a JSON list of operations")
+    objects = getattr(scenario.cluster, CLUSTER_KINDS[kind])
+    for i, obj in enumerate(objects):
+        meta = obj.get("metadata") or {}
+        if meta.get("name") == name and (meta.get("namespace") or "") in (namespace, "" if namespace else "default"):
+            patched = apply_json_patch(obj, patch)
+            if kind in DRA_SCHEMAS:
+                problem = check_dra_shape(patched)
+                if problem:
+                    raise InputError(f"--patch {ref}: {problem}")
+            objects[i] = patched
+            return ""
+    raise InputError(f"--patch {ref}: no {kind} {rest!r} in the cluster")
+
+
 _HANDLERS = {
     "cordon": _cordon,
     "uncordon": _cordon,
@@ -477,6 +564,7 @@ _HANDLERS = {
     "add-node": _add_node,
     "evict": _evict_or_delete,
     "delete-pod": _evict_or_delete,
+    "patch": _patch,
 }
 
 

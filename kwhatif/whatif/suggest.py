@@ -14,6 +14,7 @@ pod manifest as given, and the cluster-change flags of ``kwhatif place``.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 
 from kwhatif.api.quantity import ceil_int, milli_value, parse_quantity
@@ -26,8 +27,9 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup, prepare_pod
-from kwhatif.whatif.changes import (Change, UNSCHEDULABLE_TAINT_KEY, _daemon_pods_on, daemon_pod_on, new_node,
-                                    scenario_for, set_unschedulable)
+from kwhatif.whatif.changes import (Change, UNSCHEDULABLE_TAINT_KEY, _daemon_pods_on, apply_changes,
+                                    apply_json_patch, daemon_pod_on, new_node, set_unschedulable)
+from kwhatif.whatif.replace import place_displaced
 
 INSUFFICIENT = "Insufficient "
 BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
@@ -115,13 +117,13 @@ def suggest(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | No
     found += _tolerations(raw, groups, prober)
     found += _relaxed_constraints(raw, result, prober)
     found += _volumes(raw, result, prober)
+    found += _claims(raw, result, cluster, setup, source)
     found += _combined(raw, result, prober)
     found += _uncordon(raw, blocked.cordoned, prober, cluster, setup, source)
     found += _remove_taints(raw, groups, prober, cluster, setup, source)
     found += _preemption(raw, result, cluster, setup, source)
     found += _anti_affinity_blockers(result, raw, prober, cluster, setup, source)
-    if not (raw.get("spec") or {}).get("resourceClaims"):  # added nodes get no ResourceSlices
-        found += _add_nodes(raw, prober, cluster, setup, source)
+    found += _add_nodes(raw, prober, cluster, setup, source)
     out.notes += _fragmentation(result, snapshot, blocked.resources)
     seen: set[str] = set()
     for s in sorted(found, key=lambda s: (s.size, -s.feasible_count, s.kind, s.change)):
@@ -257,31 +259,6 @@ def _get(doc, path: list):
     return doc
 
 
-def apply_patch(doc: dict, patch: list[dict]) -> dict:
-    """A copy of ``doc`` with JSON Patch ``add``/``replace``/``remove`` operations applied (the ones
-    suggestions produce)."""
-    doc = copy.deepcopy(doc)
-    for op in patch:
-        parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
-        parent = doc
-        for part in parts[:-1]:
-            parent = parent[int(part)] if isinstance(parent, list) else parent[part]
-        last = parts[-1]
-        if isinstance(parent, list):
-            index = len(parent) if last == "-" else int(last)
-            if op["op"] == "add":
-                parent.insert(index, copy.deepcopy(op["value"]))
-            elif op["op"] == "replace":
-                parent[index] = copy.deepcopy(op["value"])
-            else:
-                del parent[index]
-        elif op["op"] in ("add", "replace"):
-            parent[last] = copy.deepcopy(op["value"])
-        else:
-            del parent[last]
-    return doc
-
-
 def _smaller_request(raw: dict, resource: str, prober: _Prober) -> list[Suggestion]:
     """The largest request for ``resource`` that fits somewhere: it fits, one unit more does not."""
     target = _request_target(raw, resource)
@@ -290,7 +267,7 @@ def _smaller_request(raw: dict, resource: str, prober: _Prober) -> list[Suggesti
     path, block, current = target
 
     def patched(units: int) -> dict:
-        return apply_patch(raw, _request_patch(raw, path, block, resource, units))
+        return apply_json_patch(raw, _request_patch(raw, path, block, resource, units))
 
     def attempt(units: int):
         try:
@@ -360,7 +337,7 @@ def _tolerations(raw: dict, groups, prober: _Prober) -> list[Suggestion]:
             patch = [{"op": "add", "path": "/spec/tolerations/-", "value": t} for t in tolerations]
         else:
             patch = [{"op": "add", "path": "/spec/tolerations", "value": tolerations}]
-        r = prober.attempt(apply_patch(raw, patch))
+        r = prober.attempt(apply_json_patch(raw, patch))
         if r.feasible:
             change = "tolerate " + ", ".join(_taint_text(t) for t in taints)
             out.append(Suggestion("toleration", change, len(r.feasible), would_select(r), pod_patch=patch,
@@ -371,7 +348,7 @@ def _tolerations(raw: dict, groups, prober: _Prober) -> list[Suggestion]:
 def _try_patch(raw: dict, prober: _Prober, kind: str, change: str, patch: list[dict], size: int = 1,
                note: str = "") -> list[Suggestion]:
     try:
-        r = prober.attempt(apply_patch(raw, patch))
+        r = prober.attempt(apply_json_patch(raw, patch))
     except KwhatifError:
         return []
     if not r.feasible:
@@ -485,6 +462,116 @@ def _volumes(raw: dict, result: ScheduleResult, prober: _Prober) -> list[Suggest
     return out
 
 
+def _claim_requests(raw: dict, cluster: Cluster):
+    """The device requests (and firstAvailable subrequests) of the pod's claims that are not allocated
+    yet: (the object a ``--patch`` names, the JSON pointer of the request's exact part, that part, the
+    request name, the claim name)."""
+    spec = raw.get("spec") or {}
+    namespace = (raw.get("metadata") or {}).get("namespace") or "default"
+    for entry in spec.get("resourceClaims") or []:
+        if entry.get("resourceClaimName"):
+            kind, objects, name, base = ("ResourceClaim", cluster.resource_claims, entry["resourceClaimName"],
+                                         ["spec", "devices", "requests"])
+        elif entry.get("resourceClaimTemplateName"):
+            kind, objects, name, base = ("ResourceClaimTemplate", cluster.resource_claim_templates,
+                                         entry["resourceClaimTemplateName"], ["spec", "spec", "devices", "requests"])
+        else:
+            continue
+        obj = next((o for o in objects if (o.get("metadata") or {}).get("name") == name
+                    and ((o.get("metadata") or {}).get("namespace") or "default") == namespace), None)
+        if obj is None or (obj.get("status") or {}).get("allocation"):
+            continue
+        for i, request in enumerate(_get(obj, base) or []):
+            if isinstance(request.get("exactly"), dict):
+                yield f"{kind.lower()}/{namespace}/{name}", [*base, i, "exactly"], request["exactly"], request.get("name"), name
+            elif "deviceClassName" in request:
+                yield f"{kind.lower()}/{namespace}/{name}", [*base, i], request, request.get("name"), name
+            for k, sub in enumerate(request.get("firstAvailable") or []):
+                if isinstance(sub, dict):
+                    yield (f"{kind.lower()}/{namespace}/{name}", [*base, i, "firstAvailable", k], sub,
+                           f"{request.get('name')}/{sub.get('name')}", name)
+
+
+def _claims(raw: dict, result: ScheduleResult, cluster: Cluster, setup, source) -> list[Suggestion]:
+    """When DynamicResources rejects the pod: its claims' device requests changed (an existing device
+    class for one that does not exist, without the selectors, fewer devices), each verified with the
+    claim re-created so (``--patch``); all three together when no one alone is enough."""
+    if "DynamicResources" not in _rejecting_plugins(result):
+        return []
+    classes = sorted((c.get("metadata") or {}).get("name", "") for c in cluster.device_classes)
+    out: list[Suggestion] = []
+
+    def attempt(ref: str, ops: list[dict]) -> ScheduleResult | None:
+        return _verify_flags(raw, source, cluster, setup, [Change("patch", target=ref, argument=_json(ops))])
+
+    def suggestion(ref: str, ops: list[dict], r: ScheduleResult, change: str, size: int = 1) -> Suggestion:
+        return Suggestion("claim", change, len(r.feasible), would_select(r), size=size,
+                          cluster_flags=["--patch", ref, _json(ops)], note=f"re-create {ref} so")
+
+    for ref, path, exact, request, claim in _claim_requests(raw, cluster):
+        label = f"claim {claim} request {request}"
+        relaxed: list[dict] = []
+        current_class = exact.get("deviceClassName")
+        if current_class not in classes:
+            for name in classes:
+                ops = [{"op": "replace", "path": _pointer(*path, "deviceClassName"), "value": name}]
+                r = attempt(ref, ops)
+                if r is not None:
+                    out.append(suggestion(ref, ops, r, f"{label}: device class {name} instead of {current_class} "
+                                          f"(which does not exist)"))
+                    break
+            else:
+                relaxed += [{"op": "replace", "path": _pointer(*path, "deviceClassName"), "value": name}
+                            for name in classes[:1]]
+        if exact.get("selectors"):
+            ops = [{"op": "remove", "path": _pointer(*path, "selectors")}]
+            r = attempt(ref, ops)
+            if r is not None:
+                out.append(suggestion(ref, ops, r, f"{label}: without its selectors"))
+            else:
+                relaxed += ops
+        count = exact.get("count", 1)
+        mode = exact.get("allocationMode", "ExactCount")
+        if mode == "All":
+            ops = [{"op": "add", "path": _pointer(*path, "allocationMode"), "value": "ExactCount"},
+                   {"op": "add", "path": _pointer(*path, "count"), "value": 1}]
+            r = attempt(ref, ops)
+            if r is not None:
+                out.append(suggestion(ref, ops, r, f"{label}: 1 device instead of all"))
+        elif mode == "ExactCount" and isinstance(count, int) and count > 1:
+            # Halving, not bisecting: an allocation that fails searches every combination, so each
+            # failing count is costly.
+            fewer = count // 2
+            while fewer >= 1:
+                ops = [{"op": "add", "path": _pointer(*path, "count"), "value": fewer}]
+                r = attempt(ref, ops)
+                if r is not None:
+                    out.append(suggestion(ref, ops, r, f"{label}: {fewer} device(s) instead of {count}"))
+                    break
+                fewer //= 2
+            else:
+                relaxed.append({"op": "add", "path": _pointer(*path, "count"), "value": 1})
+        if len(relaxed) > 1:
+            r = attempt(ref, relaxed)
+            if r is not None:
+                out.append(suggestion(ref, relaxed, r, f"{label}: " + ", ".join(_relaxed_text(op) for op in relaxed),
+                                      size=len(relaxed)))
+    return out
+
+
+def _relaxed_text(op: dict) -> str:
+    field_name = op["path"].rsplit("/", 1)[-1]
+    if op["op"] == "remove":
+        return f"without its {field_name}"
+    return f"{field_name} {op['value']}"
+
+
+def _json(value) -> str:
+    import orjson
+
+    return orjson.dumps(value).decode()
+
+
 FIXABLE_ON_THE_POD = ("NodeResourcesFit", "TaintToleration", "NodeAffinity", "NodeName", "InterPodAffinity",
                       "PodTopologySpread")
 MAX_COMBINED_TARGETS = 6
@@ -521,7 +608,7 @@ def _combined(raw: dict, result: ScheduleResult, prober: _Prober) -> list[Sugges
             if not fix:
                 break
             ops, text = fix
-            doc = apply_patch(doc, ops)
+            doc = apply_json_patch(doc, ops)
             patch, texts = patch + ops, texts + [text]
     return out
 
@@ -588,15 +675,47 @@ def _fix_on_node(doc: dict, r: ScheduleResult, status, ni: NodeInfo | None) -> t
 
 
 def _verify_flags(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup,
-                  changes: list[Change]) -> ScheduleResult | None:
-    """The attempt after the cluster changes, through the same path as ``place`` with those flags."""
+                  changes: list[Change], prober: "_Prober | None" = None) -> ScheduleResult | None:
+    """The attempt after the cluster changes, as ``place`` with those flags would make it: the changes
+    module applies them; when they only edit or add nodes (and start DaemonSet pods there), the attempt
+    runs on a fork of the prober's snapshot with those nodes and pods, else on a fresh snapshot."""
     try:
-        scenario = scenario_for(cluster, changes, setup)
+        scenario = apply_changes(cluster, changes)
+        if prober is not None and _node_only(scenario, cluster):
+            snapshot = prober.snapshot
+            with snapshot.forked():
+                known = len(cluster.nodes)
+                for before, after in zip(cluster.nodes, scenario.cluster.nodes[:known]):
+                    if before is not after:
+                        snapshot.update_node(after)
+                for node in scenario.cluster.nodes[known:]:
+                    snapshot.add_node(node)
+                for pod in scenario.cluster.pods[len(cluster.pods):]:
+                    snapshot.assume_pod(PodInfo(pod))
+                r = prober.attempt(raw)
+            return r if r.feasible else None
+        place_displaced(scenario, setup)
     except KwhatifError:
         return None
-    prober = _Prober(scenario.cluster, setup, Snapshot(scenario.cluster), source)
-    r = prober.attempt(raw)
+    r = _Prober(scenario.cluster, setup, Snapshot(scenario.cluster), source).attempt(raw)
     return r if r.feasible else None
+
+
+def _node_only(scenario, cluster: Cluster) -> bool:
+    """The changes edited or added nodes and added pods after the existing ones (DaemonSet pods on added
+    nodes), nothing else: what a snapshot fork can hold exactly."""
+    changed = scenario.cluster
+    if scenario.displaced or scenario.lost or len(changed.nodes) < len(cluster.nodes):
+        return False
+    if any(a is not b for a, b in zip(changed.pods, cluster.pods)) or len(changed.pods) < len(cluster.pods):
+        return False
+    for f in dataclasses.fields(cluster):
+        if f.name not in ("nodes", "pods"):
+            before, after = getattr(cluster, f.name), getattr(changed, f.name)
+            if isinstance(before, list) and (len(before) != len(after) or any(a is not b for a, b in zip(before, after))):
+                return False
+    return all((n.get("metadata") or {}).get("name") == (m.get("metadata") or {}).get("name")
+               for n, m in zip(cluster.nodes, changed.nodes))
 
 
 def _edited(node: dict) -> dict:
@@ -626,7 +745,7 @@ def _uncordon(raw, cordoned: list[str], prober: _Prober, cluster, setup, source)
     if not opened:
         return []
     node = opened[0]
-    r = _verify_flags(raw, source, cluster, setup, [Change("uncordon", nodes=(node,))])
+    r = _verify_flags(raw, source, cluster, setup, [Change("uncordon", nodes=(node,))], prober)
     if r is None:
         return []
     return [Suggestion("uncordon", f"uncordon {node}", len(r.feasible), would_select(r),
@@ -650,7 +769,7 @@ def _remove_taints(raw, groups, prober: _Prober, cluster, setup, source) -> list
             continue
         node = opened[0]
         changes = [Change("taint", nodes=(node,), argument=f"{key}:{effect}-") for key, _, effect in taints]
-        r = _verify_flags(raw, source, cluster, setup, changes)
+        r = _verify_flags(raw, source, cluster, setup, changes, prober)
         if r is None:
             continue
         flags = [arg for key, _, effect in taints for arg in ("--taint", node, f"{key}:{effect}-")]
@@ -736,8 +855,14 @@ def _add_nodes(raw, prober: _Prober, cluster: Cluster, setup, source) -> list[Su
     snapshot = prober.snapshot
     existing = set(snapshot.node_info_map)
     fits = []
+    claims = bool((raw.get("spec") or {}).get("resourceClaims"))
+    wanted = _devices_wanted(raw, cluster) if claims else 0
     for template, size in _pools(snapshot):
         if template.unschedulable:
+            continue
+        if claims:  # the DRA allocator reads the cluster's ResourceSlices, which only the flag copies
+            if _node_devices(cluster, template.name) >= wanted:
+                fits.append((template.name, size))
             continue
         name = _fresh_name(existing, template.name)
         node = new_node(template.node, name)
@@ -749,14 +874,33 @@ def _add_nodes(raw, prober: _Prober, cluster: Cluster, setup, source) -> list[Su
         if r.feasible:
             fits.append((template.name, size))
     out = []
-    for template_name, size in fits[:2]:
-        r = _verify_flags(raw, source, cluster, setup, [Change("add-node", argument=template_name)])
+    for template_name, size in fits:
+        if len(out) == 2:
+            break
+        r = _verify_flags(raw, source, cluster, setup, [Change("add-node", argument=template_name)], prober)
         if r is None:
             continue
         out.append(Suggestion("add-node", f"add 1 node like {template_name}", len(r.feasible), would_select(r),
                               cluster_flags=["--add-node", template_name], size=1,
                               note=f"pool of {size} node(s)"))
     return out
+
+
+def _node_devices(cluster: Cluster, node_name: str) -> int:
+    return sum(len((s.get("spec") or {}).get("devices") or []) for s in cluster.resource_slices
+               if (s.get("spec") or {}).get("nodeName") == node_name)
+
+
+def _devices_wanted(raw: dict, cluster: Cluster) -> int:
+    """How many devices the pod's unallocated claims need at least (classes and selectors aside): a
+    node copied from a template with fewer cannot help, and trying it costs a failed allocation."""
+    wanted = 0
+    for _, path, exact, _, _ in _claim_requests(raw, cluster):
+        if "firstAvailable" in path:
+            continue
+        count = exact.get("count", 1) if exact.get("allocationMode", "ExactCount") == "ExactCount" else 1
+        wanted += count if isinstance(count, int) else 1
+    return max(wanted, 1)
 
 
 def _fresh_name(existing: set[str], base: str) -> str:
