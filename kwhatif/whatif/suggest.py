@@ -112,7 +112,7 @@ def suggest(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | No
     found: list[Suggestion] = []
     blocked = _blocking(result)
     for resource in blocked.resources:
-        found += _smaller_request(raw, resource, prober)
+        found += _smaller_request(raw, resource, prober, result)
     groups = _taint_groups(result, snapshot)
     found += _tolerations(raw, groups, prober)
     found += _relaxed_constraints(raw, result, prober)
@@ -259,8 +259,10 @@ def _get(doc, path: list):
     return doc
 
 
-def _smaller_request(raw: dict, resource: str, prober: _Prober) -> list[Suggestion]:
-    """The largest request for ``resource`` that fits somewhere: it fits, one unit more does not."""
+def _smaller_request(raw: dict, resource: str, prober: _Prober, result: ScheduleResult) -> list[Suggestion]:
+    """The largest request for ``resource`` that fits somewhere: it fits, one unit more does not.
+    A binary search with the real attempt, which first probes what the nodes short of ``resource``
+    have free (the likely answers), so it usually ends after two attempts instead of ~log2(request)."""
     target = _request_target(raw, resource)
     if target is None:
         return []
@@ -280,8 +282,16 @@ def _smaller_request(raw: dict, resource: str, prober: _Prober) -> list[Suggesti
     if low_result is None or not low_result.feasible:
         return []  # something else blocks too
     lo, hi = low, current - 1  # lo fits; the answer is in [lo, hi]
+    likely = _free_on_short_nodes(result, prober.snapshot, resource, current)
     while lo < hi:
-        mid = (lo + hi + 1) // 2
+        probes = [units for units in likely if lo < units <= hi]
+        mid = probes[0] if probes else (lo + hi + 1) // 2
+        if probes and mid < hi:  # the likely answer: it fits and one unit more does not
+            above = attempt(mid + 1)
+            if above is not None and above.feasible:
+                lo = mid + 1
+                continue
+            hi = mid
         r = attempt(mid)
         if r is not None and r.feasible:
             lo = mid
@@ -293,6 +303,21 @@ def _smaller_request(raw: dict, resource: str, prober: _Prober) -> list[Suggesti
     change = f"request {wanted} instead of {_human(resource, current)}{where}"
     return [Suggestion("request", change, len(best.feasible), would_select(best),
                        pod_patch=_request_patch(raw, path, block, resource, lo), size=1)]
+
+
+def _free_on_short_nodes(result: ScheduleResult, snapshot: Snapshot, resource: str, current: int) -> list[int]:
+    """The request (in the field suggestions change) that exactly fills each node NodeResourcesFit
+    rejected for ``resource``, largest first: the pod's total request less the field is what the
+    other containers (and overhead) add."""
+    others = _get_resource(result.pod.requested, resource) - current
+    reason = INSUFFICIENT + resource
+    out = set()
+    for name, status in result.filtered.items():
+        if status.plugin == "NodeResourcesFit" and reason in status.reasons:
+            ni = snapshot.get(name)
+            if ni is not None:
+                out.add(_get_resource(ni.allocatable, resource) - _get_resource(ni.requested, resource) - others)
+    return sorted(out, reverse=True)
 
 
 def _lowest_admissible(attempt, current: int) -> int | None:
@@ -850,13 +875,15 @@ def _pools(snapshot: Snapshot) -> list[tuple[NodeInfo, int]]:
 
 
 def _add_nodes(raw, prober: _Prober, cluster: Cluster, setup, source) -> list[Suggestion]:
-    """One node like each pool's template (with the DaemonSet pods of the template), screened on a fork;
-    the ones that make the pod fit are verified through ``--add-node``."""
+    """One node like each pool's template (with the DaemonSet pods of the template), screened together
+    on one fork (one attempt: which of the new nodes would fit); those are verified one at a time
+    through ``--add-node``."""
     snapshot = prober.snapshot
     existing = set(snapshot.node_info_map)
     fits = []
     claims = bool((raw.get("spec") or {}).get("resourceClaims"))
     wanted = _devices_wanted(raw, cluster) if claims else 0
+    screened: dict[str, tuple[str, int]] = {}  # new node -> (template, pool size)
     for template, size in _pools(snapshot):
         if template.unschedulable:
             continue
@@ -865,14 +892,16 @@ def _add_nodes(raw, prober: _Prober, cluster: Cluster, setup, source) -> list[Su
                 fits.append((template.name, size))
             continue
         name = _fresh_name(existing, template.name)
-        node = new_node(template.node, name)
+        existing.add(name)
+        screened[name] = (template.name, size)
+    if screened:
         with snapshot.forked():
-            snapshot.add_node(node)
-            for pod in _daemon_pods_on(cluster, template.name):
-                snapshot.assume_pod(PodInfo(daemon_pod_on(pod, name)))
-            r = prober.attempt(raw)
-        if r.feasible:
-            fits.append((template.name, size))
+            for name, (template_name, _) in screened.items():
+                snapshot.add_node(new_node(snapshot.get(template_name).node, name))
+                for pod in _daemon_pods_on(cluster, template_name):
+                    snapshot.assume_pod(PodInfo(daemon_pod_on(pod, name)))
+            feasible = set(prober.attempt(raw).feasible)
+        fits += [pool for name, pool in screened.items() if name in feasible]
     out = []
     for template_name, size in fits:
         if len(out) == 2:
