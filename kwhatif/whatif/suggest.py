@@ -309,14 +309,14 @@ def _free_on_short_nodes(result: ScheduleResult, snapshot: Snapshot, resource: s
     """The request (in the field suggestions change) that exactly fills each node NodeResourcesFit
     rejected for ``resource``, largest first: the pod's total request less the field is what the
     other containers (and overhead) add."""
-    others = _get_resource(result.pod.requested, resource) - current
+    others = result.pod.requested.get(resource) - current
     reason = INSUFFICIENT + resource
     out = set()
     for name, status in result.filtered.items():
         if status.plugin == "NodeResourcesFit" and reason in status.reasons:
             ni = snapshot.get(name)
             if ni is not None:
-                out.add(_get_resource(ni.allocatable, resource) - _get_resource(ni.requested, resource) - others)
+                out.add(ni.allocatable.get(resource) - ni.requested.get(resource) - others)
     return sorted(out, reverse=True)
 
 
