@@ -175,6 +175,33 @@ def _check_kubeconfig_exists(path: str, flag: str | None, alternative: str) -> N
         raise UnreachableError(f"cannot connect to a cluster: {where} (or {alternative})")
 
 
+SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+
+def context_namespace(kubeconfig: str | None = None, context: str | None = None) -> str:
+    """The namespace kubectl would use without -n: the kubeconfig context's, inside a pod without a
+    kubeconfig the service account's, else ``default``. A kubeconfig that is missing or unreadable gives
+    ``default`` (connecting reports it, when kwhatif connects at all)."""
+    path = kubeconfig_path(kubeconfig)
+    if path is None:
+        try:
+            with open(SERVICE_ACCOUNT_NAMESPACE, encoding="utf-8") as f:
+                return f.read().strip() or "default"
+        except OSError:
+            return "default"
+    if not any(os.path.exists(os.path.expanduser(file)) for file in path.split(os.pathsep) if file):
+        return "default"
+    from kubernetes import config
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        contexts, active = config.list_kube_config_contexts(config_file=path)
+    except (ConfigException, OSError, ValueError, TypeError, KeyError):
+        return "default"
+    chosen = next((c for c in contexts or [] if c.get("name") == context), None) if context else active
+    return ((chosen or {}).get("context") or {}).get("namespace") or "default"
+
+
 def read_cluster(kubeconfig: str | None = None, context: str | None = None, *,
                  progress: bool | None = None, alternative: str = CLUSTER_ALTERNATIVE) -> Cluster:
     """Every object scheduling reads, listed from the cluster; metadata records how and when.

@@ -72,6 +72,8 @@ class ScheduleResult:
     usage: dict[str, NodeUsage] = field(default_factory=dict)
     # Each preemption victim's controlling workload ("Deployment/web"), for preempt's explanation.
     victim_owners: dict[str, str] = field(default_factory=dict)
+    # For a pod taken from the cluster (place pod/NAME): its phase, node, nomination, how it was evaluated.
+    cluster_pod: dict | None = None
     # The snapshot evaluated, for what-ifs that schedule again from it (suggest); renderers never read it.
     snapshot: object = field(default=None, repr=False)
 
@@ -113,4 +115,5 @@ class ScheduleResult:
             **({"dra": dict(sorted(self.dra.items()))} if self.dra else {}),
             **({"extenderTrace": self.extender_trace} if self.extender_trace else {}),
             **({"scenario": self.scenario} if self.scenario else {}),
+            **({"clusterPod": self.cluster_pod} if self.cluster_pod else {}),
         }

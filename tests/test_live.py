@@ -410,3 +410,19 @@ def test_documented_cluster_role_grants_exactly_what_is_listed():
                 for resource in rule["resources"]:
                     granted.add((f"{resource}.{group}" if group else resource, namespace))
     assert granted == {(res.resource, res.namespace) for res in live.RESOURCES}
+
+
+def test_pending_and_place_by_name_read_the_live_cluster(server, kc, tmp_path):
+    result = runner.invoke(app, ["pending", "-n", "team-b", "--kubeconfig", kc, "-o", "json"])
+    assert result.exit_code in (0, 1), result.output
+    rows = json.loads(result.stdout)["pending"]
+    assert len(rows) == 1 and rows[0]["pod"].startswith("team-b/")  # the Succeeded pod is not listed
+    live = json.loads(runner.invoke(app, ["place", rows[0]["pod"], "--kubeconfig", kc, "-o", "json"]).stdout)
+    # The same attempt; pending reports the lease verdict (timing-dependent here) once, not per pod.
+    envelope = {"apiVersion": "kwhatif.io/v1", "kind": "PlaceResult"}  # the document's, not the result's
+    assert {**live, "warnings": []} == {**envelope, **rows[0]["result"], "warnings": []}
+    assert rows[0]["result"]["clusterPod"]["evaluatedAs"] == "next-attempt"
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_objects()}))
+    offline = runner.invoke(app, ["place", rows[0]["pod"], "--cluster", str(dump), "-o", "json"])
+    assert json.loads(offline.stdout)["scores"] == rows[0]["result"]["scores"]

@@ -28,6 +28,9 @@ COMMANDS = {
     "preempt": (["preempt", "fixtures/pods/preemptor.yaml", "-c", DEMO], "PreemptResult"),
     "preempt-gated": (["preempt", "GATED", "-c", DEMO], "PreemptResult"),
     "drain": (["drain", "ip-10-0-3-19.eu-west-1.compute.internal", "--ignore-daemonsets", "-c", DEMO], "DrainReport"),
+    "place-cluster-pod": (["place", "pod/web-6c9f7d8b4f-q8vzt", "-n", "shop", "-c", "fixtures/clusters/demo-pending"],
+                          "PlaceResult"),
+    "pending": (["pending", "-A", "-c", "fixtures/clusters/demo-pending"], "PendingReport"),
     "leader": (["leader", "-c", DEMO, "--at", "2026-01-01T00:00:00Z"], "LeaderReport"),
 }
 

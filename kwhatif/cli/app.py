@@ -79,9 +79,10 @@ def root(version: bool = typer.Option(False, "--version", callback=_version, is_
 
 
 def _register() -> None:
-    from kwhatif.cli import capacity, drain, leader, place, preempt, snapshot
+    from kwhatif.cli import capacity, drain, leader, pending, place, preempt, snapshot
 
     place.register(app)
+    pending.register(app)
     capacity.register(app)
     preempt.register(app)
     drain.register(app)

@@ -107,3 +107,23 @@ def check_node_names(cluster, names: list[str] | None) -> None:
     unknown = [name for name in names if name not in known]
     if unknown:
         raise InputError(f"--node: no node named {', '.join(unknown)} in the cluster ({len(known)} nodes)")
+
+
+def cluster_pod_reference(pod: str, namespace: str | None, kubeconfig: str | None, context: str | None):
+    """``pod/NAME`` or ``NAMESPACE/NAME`` as (namespace, name), namespace defaulted as kubectl defaults it;
+    None for a manifest (then -n is refused: it names the namespace of a cluster pod)."""
+    from kwhatif.whatif.cluster_pods import parse_pod_reference
+
+    reference = parse_pod_reference(pod)
+    if reference is None:
+        if namespace:
+            raise InputError(f"-n/--namespace {namespace}: names the namespace of pod/NAME; {pod} is a manifest "
+                             f"(its own metadata.namespace applies)")
+        return None
+    if reference.namespace and namespace and reference.namespace != namespace:
+        raise InputError(f"{pod} names namespace {reference.namespace}, but -n says {namespace}")
+    if reference.namespace or namespace:
+        return reference.namespace or namespace, reference.name
+    from kwhatif.live import context_namespace
+
+    return context_namespace(kubeconfig, context), reference.name

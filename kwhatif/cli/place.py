@@ -7,11 +7,12 @@ from typing import Optional
 import typer
 
 from kwhatif.cli.changes import ChangesCommand, apply_current_changes
-from kwhatif.cli.common import check_node_names, load_inputs, refuse_stdin_twice, user_errors
+from kwhatif.cli.common import (check_node_names, cluster_pod_reference, load_inputs, refuse_stdin_twice,
+                                user_errors)
 from kwhatif.cli.optimal import OptimalOptions, movable_option, optimal_option, sequence_comparison, time_limit_option
-from kwhatif.cli.options import (AllNodesOption, ClusterOption, ContextOption, KubeconfigOption, NodeOption, Output,
-                                 OutputOption, PodArgument, SchedulerConfigOption)
-from kwhatif.errors import ExitStatus
+from kwhatif.cli.options import (AllNodesOption, ClusterOption, ContextOption, KubeconfigOption, NamespaceOption,
+                                 NodeOption, Output, OutputOption, PodArgument, SchedulerConfigOption)
+from kwhatif.errors import ExitStatus, InputError
 
 
 def register(app: typer.Typer) -> None:
@@ -26,6 +27,7 @@ def place(
     output: OutputOption = Output.table,
     node: NodeOption = None,
     all_nodes: AllNodesOption = False,
+    namespace: NamespaceOption = None,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
     trace_extenders: bool = typer.Option(False, "--trace-extenders",
@@ -52,18 +54,33 @@ def place(
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would.
 
+    pod/NAME (or NAMESPACE/NAME) takes the pod from the cluster: a Pending pod is evaluated as its next
+    attempt (its nomination tried first), a bound pod as if it were rescheduled (taken off its node).
+
     A workload gives the pods its controller would create (all its replicas, a DaemonSet one per
     node), a List or several YAML documents (a release) all of theirs, with the Services, PDBs,
     PriorityClasses, claims ... it holds added to the cluster first; several pods are placed one after
     another, each bound in the in-memory cluster before the next is tried."""
     from kwhatif import whatif
     from kwhatif.loader import load_manifests
-    from kwhatif.render import output as render_output
     from kwhatif.whatif.workloads import expand_objects, join_objects
 
     options = OptimalOptions(optimal, movable, time_limit)
     options.check()
     refuse_stdin_twice(pod, cluster)
+    trace = [] if trace_extenders else None
+    reference = cluster_pod_reference(pod, namespace, kubeconfig, context)
+    if reference is not None:
+        if replicas is not None or in_order or seed is not None or options.enabled:
+            raise InputError(f"{pod} is one pod of the cluster: --replicas, --in-order, --seed and --optimal "
+                             f"take a manifest")
+        cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+        cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
+        check_node_names(cluster_state, node)
+        result = whatif.place_cluster_pod(cluster_state, *reference, setup, trace=trace)
+        result.scenario = scenario
+        _emit_single(result, result.pod.pod, "cluster", result.snapshot.cluster, setup, output, node, all_nodes, suggest,
+                     trace)
     objects, collection = load_manifests(pod)
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
@@ -72,11 +89,18 @@ def place(
     cluster_state = join_objects(cluster_state, expansion.objects)
     if collection or replicas is not None or len(expansion.pods) != 1 or options.enabled:
         _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options)
-    trace = [] if trace_extenders else None
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
     result = whatif.place_pod(raw, source, cluster_state, setup, trace=trace)
     result.warnings.extend(expansion.notes)
     result.scenario = scenario
+    _emit_single(result, raw, source, cluster_state, setup, output, node, all_nodes, suggest, trace)
+
+
+def _emit_single(result, raw, source, cluster_state, setup, output: Output, node, all_nodes: bool, suggest: bool,
+                 trace) -> None:
+    """The single-pod answer (with suggestions, the extender trace), then its exit status."""
+    from kwhatif.render import output as render_output
+
     if suggest:
         _emit_with_suggestions(raw, source, cluster_state, setup, result, output, node, all_nodes)
     else:

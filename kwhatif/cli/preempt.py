@@ -5,9 +5,10 @@ from __future__ import annotations
 import typer
 
 from kwhatif.cli.changes import ChangesCommand, apply_current_changes
-from kwhatif.cli.common import load_inputs, refuse_stdin_twice, user_errors
+from kwhatif.cli.common import cluster_pod_reference, load_inputs, refuse_stdin_twice, user_errors
 from kwhatif.cli.options import (AllNodesOption, ClusterOption, ContextOption, ExplainOption, KubeconfigOption,
-                                 MachineOutput, MachineOutputOption, PodArgument, SchedulerConfigOption)
+                                 MachineOutput, MachineOutputOption, NamespaceOption, PodArgument,
+                                 SchedulerConfigOption)
 from kwhatif.errors import ExitStatus
 
 
@@ -23,10 +24,13 @@ def preempt(
     explain: ExplainOption = False,
     all_nodes: AllNodesOption = False,
     output: MachineOutputOption = MachineOutput.table,
+    namespace: NamespaceOption = None,
     kubeconfig: KubeconfigOption = None,
     context: ContextOption = None,
 ) -> None:
     """Preemption what-if: the node kube-scheduler would nominate and the pods it would evict.
+
+    pod/NAME (or NAMESPACE/NAME) takes the pod from the cluster, as place does.
 
     Exit status 0 when the pod fits without evicting anything, 1 when it does not (whether or not
     preemption would make room: see the output).
@@ -35,9 +39,13 @@ def preempt(
     from kwhatif.render import preemption as render_preemption
 
     refuse_stdin_twice(pod, cluster)
+    reference = cluster_pod_reference(pod, namespace, kubeconfig, context)
     cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
-    result = whatif.place(pod, cluster_state, setup)
+    if reference is not None:
+        result = whatif.place_cluster_pod(cluster_state, *reference, setup)
+    else:
+        result = whatif.place(pod, cluster_state, setup)
     result.scenario = scenario
     render_preemption.emit(result, output.value, explain=explain, all_nodes=all_nodes)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))

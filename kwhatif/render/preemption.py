@@ -87,6 +87,7 @@ def explain_data(result: ScheduleResult) -> dict:
         "message": result.message,
         "preemption": None,
         **({"scenario": result.scenario} if result.scenario else {}),
+        **({"clusterPod": result.cluster_pod} if result.cluster_pod else {}),
     }
     outcome = result.preemption
     if outcome is None:
@@ -133,6 +134,8 @@ def render_preempt(result: ScheduleResult, explain: bool, console: Console, all_
                                 f" (priority {adm.priority}"
                                 f"{', class ' + adm.priority_class_name if adm.priority_class_name else ''}, "
                                 f"{adm.preemption_policy}) on {result.num_all_nodes} nodes"))
+    if result.cluster_pod:
+        console.print(Text(result.cluster_pod["summary"]))
     if result.gated:
         console.print(Text.assemble(("Gated:", "yellow"), f" {result.gate_status.message}. No scheduling attempt, "
                                     "so no preemption."))

@@ -83,6 +83,8 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
     header.append(result.profile, style="bold")
     header.append(f" on {result.num_all_nodes} nodes")
     console.print(header)
+    if result.cluster_pod:
+        console.print(Text(result.cluster_pod["summary"]))
     if result.gated:
         what = ("Not attempted:", "kube-scheduler does not attempt a pod until every ResourceClaim it references "
                 "exists.") if result.gate_status.plugin == "DynamicResources" else (

@@ -11,6 +11,9 @@ fresh computation would give; tests/test_sequence_incremental.py checks every st
 DynamicResources computes is kept: its Filter reads the snapshot's ResourceClaims (devices taken by pods
 on other nodes, network-attached devices shared by many nodes), so it runs in full at every step
 (tests/test_sequence_dra.py checks DRA sequences against fresh evaluations).
+
+The values of the last few classes are kept (``MAX_CLASSES``): pods of several workloads taking turns
+(``kwhatif pending`` in queue order) each find their own class's values again.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from typing import Callable
 import orjson
 
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+
+MAX_CLASSES = 16
 
 
 def pod_class(pod: PodInfo):
@@ -36,17 +41,25 @@ class NodeMemo:
     def __init__(self, snapshot) -> None:
         self._snapshot = snapshot
         self._tables: dict[tuple, dict[str, tuple[NodeInfo, int, object]]] = {}
-        self._pod_class = None
+        # pod class -> its tables, the most recently used last
+        self._by_class: dict[bytes, dict[tuple, dict[str, tuple[NodeInfo, int, object]]]] = {}
         self._node_set_generation = snapshot.node_set_generation
 
     def begin(self, pod: PodInfo) -> None:
-        """A new attempt for ``pod``: values for another class of pod, or from before nodes were
-        added or removed, are dropped."""
+        """A new attempt for ``pod``: the values kept for its class; all are dropped once nodes were
+        added or removed, and a pod that cannot be classed gets tables of its own attempt only."""
         cls = pod_class(pod)
         node_set = self._snapshot.node_set_generation
-        if cls is None or cls != self._pod_class or node_set != self._node_set_generation:
-            self._tables.clear()
-        self._pod_class, self._node_set_generation = cls, node_set
+        if node_set != self._node_set_generation:
+            self._by_class.clear()
+            self._node_set_generation = node_set
+        if cls is None:
+            self._tables = {}
+            return
+        tables = self._by_class.pop(cls, None)
+        self._tables = self._by_class[cls] = {} if tables is None else tables
+        while len(self._by_class) > MAX_CLASSES:
+            del self._by_class[next(iter(self._by_class))]
 
     def table(self, owner: object, kind) -> dict:
         """The values ``owner`` (a plugin, the framework) keeps under ``kind``, by node name."""

@@ -70,6 +70,7 @@ class Snapshot:
         self._forks: list[_Fork] = []
         # ResourceClaims as the assume cache holds them: they follow the pods assumed and forgotten.
         self.resource_claims = ResourceClaims(cluster.resource_claims, cluster.resource_claim_templates)
+        self.nomination_generation = 0  # changes whenever a nomination does
         # The cluster's DRA objects indexed (DynamicResources builds it on first use, once per snapshot).
         self.dra = None
         # Per-node values kept between attempts (see node_memo); a sequence turns it on.
@@ -119,6 +120,20 @@ class Snapshot:
 
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return self.nominated.get(node_name, [])
+
+    def nominate(self, pi: PodInfo, old_node: str | None, new_node: str | None) -> None:
+        """Move ``pi``'s nomination from ``old_node`` to ``new_node`` (None: not nominated), as the
+        scheduling queue's nominator does when a preemption nominates a pod or a nominated pod binds."""
+        self._save_node_set()
+        if old_node in self.nominated:
+            kept = [other for other in self.nominated[old_node] if other.uid != pi.uid]
+            if kept:
+                self.nominated[old_node] = kept
+            else:
+                del self.nominated[old_node]
+        if new_node is not None and new_node in self.node_info_map:
+            self.nominated[new_node] = [*self.nominated.get(new_node, []), pi]
+        self.nomination_generation += 1
 
     def is_pvc_used_by_pods(self, key: str) -> bool:
         return key in self.used_pvc_counts

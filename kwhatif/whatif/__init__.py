@@ -31,8 +31,7 @@ def load_cluster(path: str) -> Cluster:
 
     if is_snapshot(path):
         return cluster_from_snapshot(path)
-    dump = load_dump_objects(path)
-    return Cluster.from_objects(dump.objects, source=path, warnings=dump.warnings)
+    return load_dump(path)
 
 
 def load_dump(path: str) -> Cluster:
@@ -127,6 +126,14 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
     every extender call is recorded into it and into the result. ``clock`` is the scheduler's "now"."""
     setup = setup or SchedulerSetup()
     pod, admission = prepare_pod(raw, source, cluster)
+    return schedule_pod(pod, admission, cluster, setup, snapshot, extenders, trace, clock)
+
+
+def schedule_pod(pod: PodInfo, admission, cluster: Cluster, setup: SchedulerSetup | None = None,
+                 snapshot: Snapshot | None = None, extenders: list | None = None,
+                 trace: list | None = None, clock: Callable[[], datetime] = utc_now) -> ScheduleResult:
+    """One attempt for a pod already prepared (``prepare_pod``, or a pod of the cluster)."""
+    setup = setup or SchedulerSetup()
     profile = setup.profile_for(pod.spec.get("schedulerName"))
     snapshot = snapshot or Snapshot(cluster)
     framework = Framework(profile, snapshot)
@@ -170,11 +177,28 @@ def create_resource_claims(pod: PodInfo, snapshot: Snapshot) -> tuple[PodInfo, l
     return (PodInfo(created.pod) if created.claims else pod), notes
 
 
+def place_cluster_pod(cluster: Cluster, namespace: str, name: str, setup: SchedulerSetup | None = None,
+                      trace: list | None = None) -> ScheduleResult:
+    """One attempt for the cluster's pod ``namespace/name`` (see ``kwhatif.whatif.cluster_pods``)."""
+    from kwhatif.whatif.cluster_pods import existing_pod, take_pod
+
+    taken = take_pod(cluster, namespace, name)
+    pod, admission = existing_pod(taken.pod)
+    result = schedule_pod(pod, admission, taken.cluster, setup, trace=trace)
+    result.cluster_pod = taken.to_dict()
+    if (taken.pod.get("metadata") or {}).get("deletionTimestamp"):
+        result.warnings.append("the pod is being deleted (metadata.deletionTimestamp): kube-scheduler does not "
+                               "attempt it any more")
+    return result
+
+
 def lease_warning(cluster: Cluster, setup: SchedulerSetup, scheduler_name: str) -> str | None:
     """For live reads and snapshots (which capture kube-system Leases): is a leader scheduling?"""
     captured_at = cluster.metadata.get("capturedAt")
     if not captured_at:
         return None  # a plain dump need not include leases: silence is not evidence
+    if cluster.metadata.get("source") == "dump" and not cluster.leases:
+        return None  # nor does a dump that says when it was taken
     if any("leases" in permission for permission in cluster.metadata.get("missingPermissions") or []):
         return None  # leases could not be read: their absence says nothing about the scheduler
     from kwhatif import leader

@@ -1,0 +1,95 @@
+"""The human view of ``kwhatif pending``: one table, pods grouped by what they wait for."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.console import Console
+from rich.text import Text
+
+from kwhatif.api.goduration import human_duration
+from kwhatif.render.table import make_console
+from kwhatif.render.tables import Column, print_table
+from kwhatif.whatif.pending import FITS, UNSCHEDULABLE, PendingPod, PendingReport
+
+COLUMNS = [Column("#", right=True), Column("POD", wrap=True), Column("AGE"), Column("PRIORITY", right=True),
+           Column("NEXT ATTEMPT", wrap=True)]
+
+
+def render_pending(report: PendingReport, explain: bool = False, console: Console | None = None) -> None:
+    console = make_console(console)
+    at = report.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if not report.pods:
+        console.print(f"No pending pods at {at} ({report.num_all_nodes} nodes).")
+        return
+    waiting = len(report.waiting_for_a_node)
+    console.print(Text(f"{len(report.pods)} pending pod(s) at {at} on {report.num_all_nodes} nodes; {waiting} would "
+                       f"stay Pending for lack of a node. # is the next pass over the scheduling queue (priority, "
+                       f"then age); each attempt sees the pods bound and nominated before it."), soft_wrap=True)
+    groups: dict[str, list[PendingPod]] = {}
+    for pod in report.pods:
+        groups.setdefault(pod.reason(), []).append(pod)
+    for reason, pods in sorted(groups.items(), key=lambda item: _group_order(item[1])):
+        console.print()
+        console.print(Text(f"{reason} · {len(pods)} pod(s)", style="bold"), soft_wrap=True)
+        print_table(console, COLUMNS,
+                    [[str(p.position or "-"), p.key, _age(p.created, report.at), str(p.priority), _next(p)]
+                     for p in pods])
+    for warning in report.warnings:
+        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"))
+    if explain:
+        _explain(report, console)
+
+
+def _group_order(pods: list[PendingPod]):
+    """Pods that will not get a node first, then those that fit, then those not attempted at all."""
+    outcome = pods[0].outcome
+    rank = 0 if outcome not in (FITS,) and pods[0].position else 1 if outcome == FITS else 2
+    return rank, min(p.position or 1 << 30 for p in pods), pods[0].key
+
+
+def _next(pod: PendingPod) -> str:
+    result = pod.result
+    if result is None or not pod.position:
+        return "not attempted"
+    if result.gated:
+        return "not attempted (gated)"
+    if pod.outcome == FITS:
+        how = " (its nominated node)" if result.nominated_node_fast_path else ""
+        node = result.selected[0] if len(result.selected) == 1 else f"one of {len(result.selected)} tied nodes"
+        return f"binds to {node}{how}"
+    if pod.outcome != UNSCHEDULABLE:
+        return "error: retried later"
+    outcome = result.preemption
+    if outcome is None:
+        return "no preemption (no PostFilter plugin)"
+    node = outcome.nominated_node
+    if node:
+        victims = len(outcome.candidates[node].pods)
+        return f"preemption: nominated to {node}, evicting {victims} pod(s)"
+    if not outcome.eligible:
+        return f"preemption: not eligible ({outcome.not_eligible_reason.rstrip('.')})"
+    return "preemption cannot help"
+
+
+def _age(created: str | None, at: datetime) -> str:
+    """The pod's age as kubectl prints it, or - when unknown."""
+    if not created:
+        return "-"
+    try:
+        then = datetime.strptime(created[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=at.tzinfo)
+    except ValueError:
+        return "-"
+    return human_duration(int((at - then).total_seconds()))
+
+
+def _explain(report: PendingReport, console: Console) -> None:
+    """Every attempted pod's own answer, as ``place pod/NAME`` prints it, in queue order."""
+    from kwhatif.render.table import render_place
+
+    for pod in report.pods:
+        if pod.result is None or not pod.position:
+            continue
+        console.print()
+        console.print(Text(f"#{pod.position} {pod.key}", style="bold"))
+        render_place(pod.result, console=console)

@@ -1,0 +1,233 @@
+"""``kwhatif pending``: every Pending pod of the cluster, explained as kube-scheduler's next pass over its
+queue would find it.
+
+Order: the scheduling queue's (PrioritySort): priority descending, then the queue timestamp, for which
+kwhatif takes ``metadata.creationTimestamp`` (when a pod last re-entered the queue after a failed attempt
+is not in any dump), then namespace/name so the order is total.
+
+Earlier pods change what later pods find, as they do in kube-scheduler, which attempts pods one at a time
+against one cluster: a pod that fits is bound (assumed) before the next is attempted; a pod whose
+preemption nominates a node becomes a nominated pod there (its victims are not removed: they terminate
+gracefully, and kube-scheduler waits for them), so it counts on that node for every later pod of lower or
+equal priority (addGENominatedPods), and lower-priority pods nominated to that node lose their nomination
+(prepareCandidate). The nominations the cluster already holds (``status.nominatedNodeName``) count from
+the start, and each pod's own nomination is tried first (evaluateNominatedNode). So each row answers
+"what happens to this pod on its next attempt, if nothing else changes first".
+
+Pods with scheduling gates are not attempted (PreEnqueue keeps them out of the queue); pods of a
+``schedulerName`` no profile serves belong to another scheduler and are listed as such; pods being deleted
+are skipped by kube-scheduler (skipPodSchedule) and listed as such.
+
+Speed: one snapshot for the whole pass with the sequence engine's per-node memo (``NodeMemo``); a pod of
+the same class as the one attempted just before (the same pod apart from name and UID: replicas) that
+meets an unchanged snapshot gets that attempt's answer again, as a fresh attempt would compute it
+(tests/test_pending.py checks that against fresh attempts).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from kwhatif.result import ScheduleResult
+from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
+from kwhatif.state.node_memo import pod_class
+from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif import SchedulerSetup, lease_warning
+from kwhatif.whatif.cluster_pods import ClusterPod, existing_pod
+from kwhatif.whatif.sequence import PreparedPod, SequencePlacer
+
+FITS = "fits"
+UNSCHEDULABLE = "unschedulable"
+ERROR = "error"
+GATED = "gated"
+OTHER_SCHEDULER = "other-scheduler"
+DELETING = "deleting"
+
+
+@dataclass
+class PendingPod:
+    """One pending pod and what its next attempt would do."""
+
+    pod: dict
+    position: int  # in the queue pass, from 1; 0 when the pod is not attempted
+    outcome: str
+    result: ScheduleResult | None
+    created: str | None
+
+    @property
+    def key(self) -> str:
+        return f"{self.pod['metadata'].get('namespace')}/{self.pod['metadata'].get('name')}"
+
+    @property
+    def namespace(self) -> str:
+        return self.pod["metadata"].get("namespace") or "default"
+
+    @property
+    def scheduler_name(self) -> str:
+        return self.pod["spec"].get("schedulerName") or ""
+
+    @property
+    def priority(self) -> int:
+        return int(self.pod["spec"].get("priority") or 0)
+
+    @property
+    def gated(self) -> bool:
+        return bool(self.pod["spec"].get("schedulingGates"))
+
+    @property
+    def nominated_node(self) -> str | None:
+        """Where preemption would nominate the pod (None when it fits, or preemption cannot help)."""
+        outcome = self.result.preemption if self.result is not None else None
+        return getattr(outcome, "nominated_node", None)
+
+    def reason(self) -> str:
+        """What the pod waits for, in kube-scheduler's words where it has them (the group of the table)."""
+        if self.outcome == OTHER_SCHEDULER:
+            return f"schedulerName {self.scheduler_name}: no profile of this scheduler serves it"
+        if self.outcome == DELETING:
+            return "being deleted: kube-scheduler does not attempt it"
+        if self.outcome == GATED:
+            gate = self.result.gate_status if self.result is not None else None
+            return gate.message if gate is not None else "scheduling gates"
+        if self.outcome == FITS:
+            return "fits: only waiting for its turn"
+        return fit_error(self.result.message or "")
+
+    def to_dict(self) -> dict:
+        return {"pod": self.key, "gated": self.gated, "schedulerName": self.scheduler_name,
+                "priority": self.priority, "createdAt": self.created, "queuePosition": self.position or None,
+                "outcome": self.outcome, "result": self.result.to_dict() if self.result is not None else None}
+
+
+@dataclass
+class PendingReport:
+    pods: list[PendingPod]  # in queue order; pods not attempted last
+    num_all_nodes: int
+    at: datetime
+    warnings: list[str]
+
+    @property
+    def waiting_for_a_node(self) -> list[PendingPod]:
+        """The pods that stay Pending for lack of a node (not gated, not another scheduler's, not deleted)."""
+        return [p for p in self.pods if p.outcome in (UNSCHEDULABLE, ERROR)]
+
+    def to_dict(self) -> dict:
+        return {"pending": [p.to_dict() for p in self.pods], "numAllNodes": self.num_all_nodes,
+                "at": self.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "warnings": list(self.warnings)}
+
+
+def fit_error(message: str) -> str:
+    """The filter reasons of a FitError ("0/N nodes are available: REASONS. POSTFILTER"), without the node
+    count and preemption's part, so pods rejected for the same reasons group together."""
+    head, sep, rest = message.partition(" nodes are available: ")
+    if not sep or head.count("/") != 1:
+        return message
+    reasons, dot, _ = rest.partition(". ")
+    return reasons + "." if dot else rest
+
+
+def is_pending(pod: dict) -> bool:
+    status = pod.get("status") or {}
+    return not pod["spec"].get("nodeName") and status.get("phase") not in TERMINAL_PHASES
+
+
+def queue_key(pod: dict):
+    meta = pod["metadata"]
+    return (-int(pod["spec"].get("priority") or 0), meta.get("creationTimestamp") or "",
+            meta.get("namespace") or "", meta.get("name") or "")
+
+
+def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, namespace: str | None = None,
+                    at: datetime | None = None) -> PendingReport:
+    """Every pending pod (of ``namespace``, None: all) with its next attempt. Pods of every namespace are
+    attempted, since earlier pods change what later ones find; ``namespace`` only selects the rows."""
+    setup = setup or SchedulerSetup()
+    served = {profile.scheduler_name for profile in setup.profiles}
+    snapshot = Snapshot(cluster)
+    placer = SequencePlacer(snapshot, setup)
+    nominations = {pi.uid: name for name, pods in snapshot.nominated.items() for pi in pods}
+    attempted, skipped = [], []
+    previous: tuple | None = None  # (pod class, snapshot state, result) of the last attempt
+    for pod in sorted((p for p in cluster.pods if is_pending(p)), key=queue_key):
+        created = pod["metadata"].get("creationTimestamp")
+        if pod["metadata"].get("deletionTimestamp"):
+            skipped.append(PendingPod(pod, 0, DELETING, None, created))
+            continue
+        if pod["spec"].get("schedulerName") not in served:
+            skipped.append(PendingPod(pod, 0, OTHER_SCHEDULER, None, created))
+            continue
+        nominated = nominations.get(pod["metadata"].get("uid"))
+        info, admission = existing_pod(_with_nomination(pod, nominated))
+        # Replicas may share an answer; not a nominated pod (its node is tried first), nor one with
+        # ResourceClaims (the claims it is allocated are its own).
+        cls = pod_class(info) if not nominated and not pod["spec"].get("resourceClaims") else None
+        before = (snapshot.generation, snapshot.nomination_generation)
+        if cls is not None and previous is not None and previous[:2] == (cls, before):
+            result = dataclasses.replace(previous[2], pod=info, admission=admission, warnings=list(previous[2].warnings))
+            placer.steps += 1  # an attempt all the same: pods bound later start as many seconds later
+        else:
+            _, result = placer.place(PreparedPod(info, admission))
+        result.cluster_pod = ClusterPod(pod, cluster, (pod.get("status") or {}).get("phase") or "Pending", None,
+                                        nominated).to_dict()
+        if result.gated:
+            outcome = GATED
+        elif result.fits:
+            outcome = FITS
+            if result.selected and info.uid in nominations:  # bound: its nomination ends
+                snapshot.nominate(info, nominations.pop(info.uid), None)
+        else:
+            outcome = ERROR if result.error else UNSCHEDULABLE
+            _record_nomination(snapshot, info, result, nominations)
+        unchanged = before == (snapshot.generation, snapshot.nomination_generation)
+        previous = (cls, before, result) if cls is not None and unchanged else None
+        if result.gated:  # PreEnqueue keeps it out of the queue
+            skipped.append(PendingPod(pod, 0, outcome, result, created))
+        else:
+            attempted.append(PendingPod(pod, len(attempted) + 1, outcome, result, created))
+    pods = [p for p in attempted + skipped if namespace is None or p.namespace == namespace]
+    warnings = list(placer.warnings)
+    for name in sorted(served):
+        warning = lease_warning(cluster, setup, name)
+        if warning:
+            warnings.append(warning)
+    return PendingReport(pods, snapshot.num_nodes(), at or _capture_time(cluster), warnings)
+
+
+def _with_nomination(pod: dict, node: str | None) -> dict:
+    """The pod with ``status.nominatedNodeName`` as the pass has it now (a higher-priority preemptor may
+    have cleared it, as kube-scheduler clears it in the API)."""
+    status = pod.get("status") or {}
+    if (status.get("nominatedNodeName") or None) == node:
+        return pod
+    status = {k: v for k, v in status.items() if k != "nominatedNodeName"}
+    return {**pod, "status": {**status, **({"nominatedNodeName": node} if node else {})}}
+
+
+def _record_nomination(snapshot: Snapshot, info: PodInfo, result: ScheduleResult, nominations: dict) -> None:
+    """After a failed attempt: the node preemption nominates (and the lower-priority pods nominated
+    there that lose their nomination), or no nomination when preemption cannot help."""
+    outcome = result.preemption
+    node = getattr(outcome, "nominated_node", None)
+    if node is None:
+        # No candidate at all clears the pod's nomination (Preempt returns an empty nominated node);
+        # not eligible, or no PostFilter, leaves it as it was.
+        no_candidates = (outcome is not None and outcome.eligible and outcome.attempted and not outcome.candidates
+                         and not outcome.extender_steps)
+        if no_candidates and info.uid in nominations:
+            snapshot.nominate(info, nominations.pop(info.uid), None)
+        return
+    for cleared in getattr(outcome, "nominated_pods_to_clear", []):
+        if cleared.uid in nominations:
+            snapshot.nominate(cleared, nominations.pop(cleared.uid), None)
+    snapshot.nominate(info, nominations.get(info.uid), node)
+    nominations[info.uid] = node
+
+
+def _capture_time(cluster: Cluster) -> datetime:
+    captured = cluster.metadata.get("capturedAt")
+    if captured:
+        return datetime.strptime(captured[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc)
+    return datetime.now(timezone.utc).replace(microsecond=0)
