@@ -39,7 +39,7 @@ def leader(
     elif is_snapshot(cluster):
         state = whatif.load_cluster(cluster)
     else:
-        state = whatif.load_dump(cluster)  # keeps the dump's capture time
+        state = whatif.cluster_from_dump(cluster)  # keeps the dump's capture time
     for warning in state.warnings:
         typer.echo(f"warning: {warning}", err=True)
     # A dump need not include Leases (kubectl get ... rarely lists them): their absence is not evidence of

@@ -51,7 +51,7 @@ def snapshot(
 
     started = time.monotonic()
     if from_dump:
-        cluster = whatif.load_dump(from_dump)
+        cluster = whatif.cluster_from_dump(from_dump)
     else:
         from kwhatif.live import read_cluster
 
@@ -138,7 +138,7 @@ def _show_dump_summary(path: str) -> None:
     from kwhatif.render.table import make_console
     from kwhatif.state.cluster import KINDS
 
-    cluster = whatif.load_dump(path)
+    cluster = whatif.cluster_from_dump(path)
     console = make_console()
     console.print(f"[bold]{escape(path)}[/] is a dump, not a snapshot (kwhatif reads it as it is; "
                   f"kwhatif snapshot --from {escape(path)} -o FILE converts it)", soft_wrap=True)

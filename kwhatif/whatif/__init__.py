@@ -13,7 +13,7 @@ from kwhatif.framework.config import SchedulerSetup
 from kwhatif.framework.runtime import Framework
 from kwhatif.api.documents import describe
 from kwhatif.loader import load_objects
-from kwhatif.loader import load_dump as load_dump_objects
+from kwhatif.loader import load_dump
 from kwhatif.preemption import utc_now
 from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.scheduler import Scheduler
@@ -31,15 +31,15 @@ def load_cluster(path: str) -> Cluster:
 
     if is_snapshot(path):
         return cluster_from_snapshot(path)
-    return load_dump(path)
+    return cluster_from_dump(path)
 
 
-def load_dump(path: str) -> Cluster:
+def cluster_from_dump(path: str) -> Cluster:
     """A dump as a Cluster that also records where it came from and when it was taken (the List's
     ``kwhatif.io/captured-at`` annotation), for snapshot conversion and lease verdicts."""
     import os
 
-    dump = load_dump_objects(path)
+    dump = load_dump(path)
     cluster = Cluster.from_objects(dump.objects, source=path, warnings=dump.warnings)
     cluster.metadata = {"source": "dump", "dump": os.path.abspath(path) if path != "-" else "<stdin>",
                         "capturedAt": dump.captured_at, "missingPermissions": []}
