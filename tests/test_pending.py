@@ -242,3 +242,19 @@ def test_the_pending_pass_equals_fresh_attempts_on_the_cluster_rebuilt_before_ea
             pod["status"].pop("nominatedNodeName", None)
         waiting[name] = pod
 
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_pending_table_rows_fit_the_terminal_and_keep_pod_names_whole(width):
+    from kwhatif.render.env import OutputEnv, use
+
+    with use(OutputEnv(width=width)):
+        result = invoke("pending", "-A", "-c", PENDING)
+    table_lines, in_table = [], False
+    for line in result.stdout.splitlines():
+        in_table = line.startswith("#") or (in_table and bool(line.strip()))
+        if in_table:
+            table_lines.append(line)
+    assert table_lines and all(len(line) <= width for line in table_lines)
+    for pod in ("shop/payments-reconciler-29396280-x7k2p", "batch/feature-backfill-m2v9c", "shop/web-6c9f7d8b4f-q8vzt"):
+        assert any(pod in line for line in table_lines)

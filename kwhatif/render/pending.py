@@ -12,7 +12,7 @@ from kwhatif.render.table import make_console
 from kwhatif.render.tables import Column, print_table
 from kwhatif.whatif.pending import FITS, UNSCHEDULABLE, PendingPod, PendingReport
 
-COLUMNS = [Column("#", right=True), Column("POD", wrap=True), Column("AGE"), Column("PRIORITY", right=True),
+COLUMNS = [Column("#", right=True), Column("POD"), Column("AGE"), Column("PRIORITY", right=True),
            Column("NEXT ATTEMPT", wrap=True)]
 
 
