@@ -172,18 +172,18 @@ def test_node_changes_verified_on_a_fork_equal_a_fresh_place(seed: int) -> None:
     from kwhatif.state.snapshot import Snapshot
     from kwhatif.whatif import SchedulerSetup, place_pod
     from kwhatif.whatif.changes import scenario_for
-    from kwhatif.whatif.suggest import _Prober, _verify_flags, suggest
+    from kwhatif.whatif.suggest import Prober, suggest, verify_flags
 
     state, pod = _random_cluster(seed)
     result = place_pod(pod, "pod.json", state, None)
     if result.fits:
         return
     setup = SchedulerSetup()
-    prober = _Prober(state, setup, Snapshot(state), "pod.json")
+    prober = Prober(state, setup, Snapshot(state), "pod.json")
     for name in [n["metadata"]["name"] for n in state.nodes]:
         for flags in (["--uncordon", name], ["--add-node", name], ["--taint", name, "gpu-"], ["--taint", name, "pool-"]):
             changes, _ = extract_changes(flags)
-            fast = _verify_flags(pod, "pod.json", state, setup, changes, prober)
+            fast = verify_flags(pod, "pod.json", state, setup, changes, prober)
             try:
                 fresh = place_pod(pod, "pod.json", scenario_for(state, changes, setup).cluster, setup)
             except Exception:

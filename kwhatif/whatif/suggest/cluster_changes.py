@@ -1,0 +1,195 @@
+"""Changes to the cluster: uncordon, remove a taint, the preemption's evictions, delete the pods whose
+anti-affinity blocks, add a node like an existing pool."""
+
+from __future__ import annotations
+
+from kwhatif.result import ScheduleResult
+from kwhatif.state.cluster import Cluster
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif.changes import Change, _daemon_pods_on, daemon_pod_on, new_node, set_unschedulable
+from kwhatif.whatif.suggest.claims import devices_wanted, node_devices
+from kwhatif.whatif.suggest.probe import Prober, Suggestion, verify_flags, would_select
+from kwhatif.whatif.suggest.rejections import taint_text
+
+MAX_POOLS = 8  # node pools tried as add-node templates
+MAX_SCREENED_NODES = 16  # nodes uncordoned or untainted together to find one that opens
+
+
+def _edited(node: dict) -> dict:
+    return {**node, "metadata": dict(node.get("metadata") or {}), "spec": dict(node.get("spec") or {})}
+
+
+def _screen_node_edits(prober: Prober, raw: dict, edits: dict[str, dict]) -> ScheduleResult:
+    """The attempt with some node objects replaced, on a fork of the snapshot. Each replacement costs
+    a pass over all nodes (image states), so only the first MAX_SCREENED_NODES are tried."""
+    snapshot = prober.snapshot
+    with snapshot.forked():
+        for node in list(edits.values())[:MAX_SCREENED_NODES]:
+            snapshot.update_node(node)
+        return prober.attempt(raw)
+
+
+def uncordon(raw, cordoned: list[str], prober: Prober, cluster, setup, source) -> list[Suggestion]:
+    if not cordoned:
+        return []
+    edits = {}
+    for name in cordoned:
+        node = _edited(prober.snapshot.get(name).node)
+        set_unschedulable(node, False)
+        edits[name] = node
+    screened = _screen_node_edits(prober, raw, edits)
+    opened = [n for n in ([would_select(screened)] + sorted(screened.feasible)) if n in edits]
+    if not opened:
+        return []
+    node = opened[0]
+    r = verify_flags(raw, source, cluster, setup, [Change("uncordon", nodes=(node,))], prober)
+    if r is None:
+        return []
+    return [Suggestion("uncordon", f"uncordon {node}", len(r.feasible), would_select(r),
+                       cluster_flags=["--uncordon", node], size=1,
+                       note=f"{len(cordoned)} cordoned node(s) rejected the pod")]
+
+
+def remove_taints(raw, groups, prober: Prober, cluster, setup, source) -> list[Suggestion]:
+    out = []
+    for taints, names in groups:
+        edits = {}
+        for name in names:
+            node = _edited(prober.snapshot.get(name).node)
+            node["spec"]["taints"] = [t for t in node["spec"].get("taints") or []
+                                      if (t.get("key", ""), t.get("value", "") or "", t.get("effect", ""))
+                                      not in taints]
+            edits[name] = node
+        screened = _screen_node_edits(prober, raw, edits)
+        opened = [n for n in ([would_select(screened)] + sorted(screened.feasible)) if n in edits]
+        if not opened:
+            continue
+        node = opened[0]
+        changes = [Change("taint", nodes=(node,), argument=f"{key}:{effect}-") for key, _, effect in taints]
+        r = verify_flags(raw, source, cluster, setup, changes, prober)
+        if r is None:
+            continue
+        flags = [arg for key, _, effect in taints for arg in ("--taint", node, f"{key}:{effect}-")]
+        change = f"remove taint {', '.join(taint_text(t) for t in taints)} from {node}"
+        out.append(Suggestion("remove-taint", change, len(r.feasible), would_select(r), cluster_flags=flags,
+                              size=len(taints)))
+    return out
+
+
+def preemption_victims(raw, result: ScheduleResult, cluster, setup, source) -> list[Suggestion]:
+    """The preemption the attempt found, as pod deletions (preemption does not wait for budgets)."""
+    outcome = result.preemption
+    node = getattr(outcome, "nominated_node", None) if outcome is not None else None
+    if not node:
+        return []
+    victims = [pi.key for pi in outcome.candidates[node].pods]
+    r = verify_flags(raw, source, cluster, setup, [Change("delete-pod", argument=v) for v in victims])
+    if r is None:
+        return []
+    priority = result.admission.to_dict().get("priority")
+    change = f"evict {len(victims)} lower-priority pod(s) on {node}"
+    return [Suggestion("preemption", change, len(r.feasible), would_select(r),
+                       cluster_flags=[arg for v in victims for arg in ("--delete-pod", v)], size=len(victims),
+                       note=f"preemption would do this (pod priority {priority}): {', '.join(victims)}")]
+
+
+EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+MAX_BLOCKER_GROUPS = 3  # distinct sets of blocking pods tried
+
+
+def anti_affinity_blockers(result: ScheduleResult, raw, prober: Prober, cluster, setup,
+                            source) -> list[Suggestion]:
+    """Existing pods whose required anti-affinity keeps this pod out of their topology domain: for the
+    nodes it rejects, the pods that block each one (named), deleted together; fewest pods first."""
+    rejected = [name for name, status in sorted(result.filtered.items())
+                if EXISTING_ANTI_AFFINITY in status.reasons]
+    if not rejected:
+        return []
+    snapshot, incoming = prober.snapshot, result.pod
+    namespace_labels = snapshot.namespace_labels.get(incoming.namespace)
+    domains: list[tuple[str, str, str]] = []  # (topology key, value, blocking pod)
+    for ni in snapshot.node_info_list:
+        for pi in ni.pods_with_required_anti_affinity:
+            for term in pi.required_anti_affinity_terms:
+                value = ni.labels.get(term.topology_key)
+                if value is not None and term.matches(incoming, namespace_labels):
+                    domains.append((term.topology_key, value, pi.key))
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for name in rejected:
+        labels = snapshot.get(name).labels
+        blockers = tuple(sorted({pod for key, value, pod in domains if labels.get(key) == value}))
+        if blockers:
+            groups.setdefault(blockers, []).append(name)
+    out = []
+    for blockers, names in sorted(groups.items(), key=lambda item: (len(item[0]), -len(item[1])))[:MAX_BLOCKER_GROUPS]:
+        r = verify_flags(raw, source, cluster, setup, [Change("delete-pod", argument=pod) for pod in blockers])
+        if r is None:
+            continue
+        out.append(Suggestion("anti-affinity-blockers", f"delete {', '.join(blockers)}", len(r.feasible),
+                              would_select(r), cluster_flags=[a for pod in blockers for a in ("--delete-pod", pod)],
+                              size=len(blockers), note=f"their required anti-affinity keeps this pod off "
+                              f"{len(names)} node(s), e.g. {names[0]}"))
+    return out
+
+
+def _pools(snapshot: Snapshot) -> list[tuple[NodeInfo, int]]:
+    """Node pools (same labels but the hostname, taints and allocatable): their first node and size,
+    largest pool first."""
+    pools: dict[tuple, list[NodeInfo]] = {}
+    for ni in snapshot.node_info_list:
+        labels = tuple(sorted((k, v) for k, v in ni.labels.items() if k != "kubernetes.io/hostname"))
+        taints = tuple(sorted(str(sorted(t.items())) for t in ni.taints))
+        alloc = ((ni.node.get("status") or {}).get("allocatable") or {})
+        key = (labels, taints, tuple(sorted((k, str(v)) for k, v in alloc.items())))
+        pools.setdefault(key, []).append(ni)
+    ordered = sorted(pools.values(), key=lambda nodes: (-len(nodes), nodes[0].name))
+    return [(nodes[0], len(nodes)) for nodes in ordered[:MAX_POOLS]]
+
+
+def added_nodes(raw, prober: Prober, cluster: Cluster, setup, source) -> list[Suggestion]:
+    """One node like each pool's template (with the DaemonSet pods of the template), screened together
+    on one fork (one attempt: which of the new nodes would fit); those are verified one at a time
+    through ``--add-node``."""
+    snapshot = prober.snapshot
+    existing = set(snapshot.node_info_map)
+    fits = []
+    claims = bool((raw.get("spec") or {}).get("resourceClaims"))
+    wanted = devices_wanted(raw, cluster) if claims else 0
+    screened: dict[str, tuple[str, int]] = {}  # new node -> (template, pool size)
+    for template, size in _pools(snapshot):
+        if template.unschedulable:
+            continue
+        if claims:  # the DRA allocator reads the cluster's ResourceSlices, which only the flag copies
+            if node_devices(cluster, template.name) >= wanted:
+                fits.append((template.name, size))
+            continue
+        name = _fresh_name(existing, template.name)
+        existing.add(name)
+        screened[name] = (template.name, size)
+    if screened:
+        with snapshot.forked():
+            for name, (template_name, _) in screened.items():
+                snapshot.add_node(new_node(snapshot.get(template_name).node, name))
+                for pod in _daemon_pods_on(cluster, template_name):
+                    snapshot.assume_pod(PodInfo(daemon_pod_on(pod, name)))
+            feasible = set(prober.attempt(raw).feasible)
+        fits += [pool for name, pool in screened.items() if name in feasible]
+    out = []
+    for template_name, size in fits:
+        if len(out) == 2:
+            break
+        r = verify_flags(raw, source, cluster, setup, [Change("add-node", argument=template_name)], prober)
+        if r is None:
+            continue
+        out.append(Suggestion("add-node", f"add 1 node like {template_name}", len(r.feasible), would_select(r),
+                              cluster_flags=["--add-node", template_name], size=1,
+                              note=f"pool of {size} node(s)"))
+    return out
+
+
+def _fresh_name(existing: set[str], base: str) -> str:
+    i = 1
+    while f"{base}-whatif-{i}" in existing:
+        i += 1
+    return f"{base}-whatif-{i}"

@@ -1,0 +1,138 @@
+"""Suggestions and how each is proven: the attempt run again for a changed pod manifest (Prober), or
+after cluster changes (verify_flags, on a snapshot fork when the changes only edit or add nodes)."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass, field
+
+from kwhatif.errors import KwhatifError
+from kwhatif.framework.runtime import Framework
+from kwhatif.result import ScheduleResult
+from kwhatif.scheduler import Scheduler
+from kwhatif.state.cluster import Cluster
+from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif import SchedulerSetup, prepare_pod
+from kwhatif.whatif.changes import Change, apply_changes
+from kwhatif.whatif.replace import place_displaced
+
+
+@dataclass
+class Suggestion:
+    kind: str
+    change: str
+    feasible_count: int
+    would_select: str | None
+    pod_patch: list[dict] = field(default_factory=list)
+    cluster_flags: list[str] = field(default_factory=list)
+    size: int = 1  # how big the change is (ops, flags, victims, nodes): ranks the suggestions
+    note: str = ""
+
+    def to_dict(self) -> dict:
+        out = {"kind": self.kind, "change": self.change, "feasibleCount": self.feasible_count,
+               "wouldSelect": self.would_select,
+               "apply": {"podPatch": self.pod_patch, "clusterFlags": self.cluster_flags}}
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+@dataclass
+class Suggestions:
+    suggestions: list[Suggestion] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> list[dict]:
+        return [s.to_dict() for s in self.suggestions]
+
+
+def would_select(result: ScheduleResult) -> str | None:
+    """The node kube-scheduler picks: its first cycle's sample when that is deterministic, the fast
+    path or the single top node, else the lowest-named of the tied top nodes."""
+    sampling = result.sampling
+    if sampling is not None and sampling.deterministic and sampling.selected:
+        return sorted(sampling.selected)[0]
+    if result.schedule_pod_host:
+        return result.schedule_pod_host
+    return sorted(result.selected)[0] if result.selected else None
+
+
+class Prober:
+    """Runs the attempt for a pod manifest on the snapshot (no PostFilter: preemption does not change
+    which nodes fit or which one is picked)."""
+
+    def __init__(self, cluster: Cluster, setup: SchedulerSetup, snapshot: Snapshot, source: str) -> None:
+        self.cluster, self.setup, self.snapshot, self.source = cluster, setup, snapshot, source
+        self.extenders = None
+        if setup.extenders:
+            from kwhatif.extenders.extender import build_extenders
+
+            self.extenders = build_extenders(setup.extenders)
+
+    def attempt(self, raw: dict, snapshot: Snapshot | None = None) -> ScheduleResult:
+        pod, admission = prepare_pod(copy.deepcopy(raw), self.source, self.cluster)
+        framework = Framework(self.setup.profile_for(pod.spec.get("schedulerName")), snapshot or self.snapshot)
+        framework.points["postFilter"] = []
+        return Scheduler(framework, self.extenders or [], self.setup.parallelism).schedule(pod, admission)
+
+    def fits(self, raw: dict) -> bool:
+        return bool(self.attempt(raw).feasible)
+
+
+def verify_flags(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup,
+                  changes: list[Change], prober: "Prober | None" = None) -> ScheduleResult | None:
+    """The attempt after the cluster changes, as ``place`` with those flags would make it: the changes
+    module applies them; when they only edit or add nodes (and start DaemonSet pods there), the attempt
+    runs on a fork of the prober's snapshot with those nodes and pods, else on a fresh snapshot."""
+    try:
+        scenario = apply_changes(cluster, changes)
+        if prober is not None and _node_only(scenario, cluster):
+            snapshot = prober.snapshot
+            with snapshot.forked():
+                known = len(cluster.nodes)
+                for before, after in zip(cluster.nodes, scenario.cluster.nodes[:known]):
+                    if before is not after:
+                        snapshot.update_node(after)
+                for node in scenario.cluster.nodes[known:]:
+                    snapshot.add_node(node)
+                for pod in scenario.cluster.pods[len(cluster.pods):]:
+                    snapshot.assume_pod(PodInfo(pod))
+                r = prober.attempt(raw)
+            return r if r.feasible else None
+        place_displaced(scenario, setup)
+    except KwhatifError:
+        return None
+    r = Prober(scenario.cluster, setup, Snapshot(scenario.cluster), source).attempt(raw)
+    return r if r.feasible else None
+
+
+def _node_only(scenario, cluster: Cluster) -> bool:
+    """The changes edited or added nodes and added pods after the existing ones (DaemonSet pods on added
+    nodes), nothing else: what a snapshot fork can hold exactly."""
+    changed = scenario.cluster
+    if scenario.displaced or scenario.lost or len(changed.nodes) < len(cluster.nodes):
+        return False
+    if any(a is not b for a, b in zip(changed.pods, cluster.pods)) or len(changed.pods) < len(cluster.pods):
+        return False
+    for f in dataclasses.fields(cluster):
+        if f.name not in ("nodes", "pods"):
+            before, after = getattr(cluster, f.name), getattr(changed, f.name)
+            if isinstance(before, list) and (len(before) != len(after) or any(a is not b for a, b in zip(before, after))):
+                return False
+    return all((n.get("metadata") or {}).get("name") == (m.get("metadata") or {}).get("name")
+               for n, m in zip(cluster.nodes, changed.nodes))
+
+
+def pointer(*parts) -> str:
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def get_path(doc, path: list):
+    for part in path:
+        try:
+            doc = doc[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return doc
