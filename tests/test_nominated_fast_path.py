@@ -57,3 +57,35 @@ def test_fast_path_keeps_the_table_and_says_why():
     rows = {line.split()[0]: line for line in text.splitlines() if line.startswith("node")}
     assert "★ selected" in rows["node1"] and "★" not in rows["node2"] + rows["node3"]
     assert rows["node2"].split()[-1] > rows["node1"].split()[-1]  # node2's higher total is still shown
+
+
+# --- which pending pods the nominator holds (backend/queue: only pods in the scheduling queue) ------------
+
+def _vip(**spec):
+    """A pending pod of higher priority nominated to node1, taking 3 of its 4 CPUs."""
+    b = make_pod("vip").priority(1000).req(cpu="3").nominated("node1")
+    for key, value in spec.items():
+        b.set(f"spec.{key}", value)
+    return b.obj()
+
+
+@pytest.mark.parametrize("vip,profiles,counted", [
+    pytest.param(_vip(), ["default-scheduler"], True, id="a queued nominated pod is assumed on its node"),
+    # PriorityQueue.moveToActiveQ: a pod a PreEnqueue plugin rejects goes to unschedulablePods
+    # without AddNominatedPod.
+    pytest.param(_vip(schedulingGates=[{"name": "wait"}]), ["default-scheduler"], False,
+                 id="a gated pod is not in the nominator"),
+    pytest.param(_vip(resourceClaims=[{"name": "gpu", "resourceClaimName": "missing"}]), ["default-scheduler"],
+                 False, id="a pod whose claim does not exist is not in the nominator"),
+    # The unscheduled-pod informer only passes pods with a profile's schedulerName (responsibleForPod).
+    pytest.param(_vip(schedulerName="other-scheduler"), ["default-scheduler"], False,
+                 id="another scheduler's pod is not in this scheduler's queue"),
+    pytest.param(_vip(schedulerName="other-scheduler"), ["default-scheduler", "other-scheduler"], True,
+                 id="the queue and its nominator are shared by all profiles"),
+])
+def test_nominator_holds_only_queued_pods(vip, profiles, counted):
+    from kwhatif.framework.config import Profile, SchedulerSetup
+
+    setup = SchedulerSetup(profiles=[Profile(scheduler_name=name) for name in profiles])
+    result = place_pod(make_pod("p").req(cpu="2").obj(), "pod.yaml", cluster([NODES[0]], [vip]), setup)
+    assert result.feasible == ([] if counted else ["node1"])

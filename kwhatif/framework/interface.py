@@ -180,6 +180,27 @@ class Handle:
         self.framework = framework
         self.extenders: list = []
         self.preemption_evaluator = None
+        # The schedulerNames of every profile of the scheduler (None: not known, every pod counts).
+        self.scheduler_names: frozenset[str] | None = None
+        self._queued: dict[str, bool] = {}
 
     def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]:
-        return self.snapshot.nominated_pods_for_node(node_name)
+        """The nominator's pods for the node: only pods in the scheduling queue, which holds no pod of
+        another scheduler and no pod a PreEnqueue plugin keeps out (scheduling gates, missing claims)."""
+        pods = self.snapshot.nominated_pods_for_node(node_name)
+        if not pods or self.framework is None:
+            return pods
+        return [pi for pi in pods if self._in_queue(pi)]
+
+    def _in_queue(self, pi: "PodInfo") -> bool:
+        queued = self._queued.get(pi.key)
+        if queued is None:
+            name = pi.spec.get("schedulerName") or "default-scheduler"
+            if self.scheduler_names is not None and name not in self.scheduler_names:
+                queued = False
+            elif name == self.framework.profile.scheduler_name:
+                queued = self.framework.run_pre_enqueue(pi) is None
+            else:  # another profile's pod: its PreEnqueue plugins are not at hand; gates are the common one
+                queued = not pi.spec.get("schedulingGates")
+            self._queued[pi.key] = queued
+        return queued

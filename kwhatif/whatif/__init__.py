@@ -137,6 +137,7 @@ def schedule_pod(pod: PodInfo, admission, cluster: Cluster, setup: SchedulerSetu
     profile = setup.profile_for(pod.spec.get("schedulerName"))
     snapshot = snapshot or Snapshot(cluster)
     framework = Framework(profile, snapshot)
+    framework.handle.scheduler_names = frozenset(p.scheduler_name for p in setup.profiles)
     if extenders is None and setup.extenders:
         from kwhatif.extenders.extender import build_extenders
 

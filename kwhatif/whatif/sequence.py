@@ -202,8 +202,9 @@ class SequencePlacer:
         profile = self.setup.profile_for(pod.spec.get("schedulerName"))
         scheduler = self._schedulers.get(profile.scheduler_name)
         if scheduler is None:
-            scheduler = Scheduler(Framework(profile, self.snapshot), self.extenders, self.setup.parallelism,
-                                  self.clock)
+            framework = Framework(profile, self.snapshot)
+            framework.handle.scheduler_names = frozenset(p.scheduler_name for p in self.setup.profiles)
+            scheduler = Scheduler(framework, self.extenders, self.setup.parallelism, self.clock)
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler
 
