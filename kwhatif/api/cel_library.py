@@ -169,6 +169,33 @@ def _regex(pattern: str) -> re.Pattern:
         raise ValueError(f"Illegal regex: error parsing regexp: {exc}") from None
 
 
+# RE2's error codes as Go's regexp words them (regexp/syntax ErrorCode).
+_GO_REGEXP_ERRORS = {"missing ]": "missing closing ]", "missing )": "missing closing )",
+                     "bad repetition operator": "invalid nested repetition operator",
+                     "invalid perl operator": "invalid or unsupported Perl syntax",
+                     "bad character class range": "invalid character class range",
+                     "invalid named capture group": "invalid named capture", "bad UTF-8": "invalid UTF-8",
+                     "trailing \\": "trailing backslash at end of expression"}
+
+
+def cel_matches(text, pattern):
+    """cel-go's ``matches`` (RE2, as cel-python's own), compiled with RE2's logging off: RE2 would
+    write every bad pattern to the process's stderr, beside kwhatif's answer."""
+    import re2
+
+    if not isinstance(text, str) or not isinstance(pattern, str):
+        raise TypeError("no such overload")
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        rx = re2.compile(str(pattern), options)
+    except re2.error as exc:
+        raw = exc.args[0] if exc.args else b""
+        code, _, expr = (raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)).partition(": ")
+        raise ValueError(f"error parsing regexp: {_GO_REGEXP_ERRORS.get(code, code)}: `{expr}`") from None
+    return ct.BoolType(rx.search(str(text)) is not None)
+
+
 def cel_find(text, pattern):
     if not isinstance(text, str) or not isinstance(pattern, str):
         raise TypeError("no such overload")
