@@ -143,6 +143,22 @@ def test_capacity_limit_and_excluded_nodes():
     assert unknown.exit_code == 2 and "nope" in unknown.stderr
 
 
+def test_capacity_of_a_stateful_set_mounting_its_claim_template(tmp_path):
+    """The copies stay the StatefulSet's template: a mount of a volumeClaimTemplate is no missing volume."""
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+           "spec": {"serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                    "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}],
+                    "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{
+                        "name": "db", "image": "db", "volumeMounts": [{"name": "data", "mountPath": "/d"}],
+                        "resources": {"requests": {"cpu": "100m"}}}]}}}}
+    path = tmp_path / "sts.json"
+    path.write_text(json.dumps(sts))
+    result = run("capacity", str(path), "--cluster", DEMO, "--max", "2", "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["instances"] == 2
+
+
 def test_capacity_of_a_pod_that_never_fits_exits_1():
     result = run("capacity", str(PODS / "too-big.yaml"), "--cluster", DEMO, "-o", "json")
     assert result.exit_code == 1

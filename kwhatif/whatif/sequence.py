@@ -17,6 +17,7 @@ they forked and changed; it returns plain data.
 
 from __future__ import annotations
 
+import copy
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -326,7 +327,9 @@ def capacity(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | N
         while max_instances is None or i < max_instances:
             meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "uid"}
             meta["name"] = f"{template}-{i}"
-            yield PreparedPod(*prepare_pod({**raw, "metadata": meta}, source, cluster))
+            instance = copy.copy(raw)  # a workload's template stays one: validated as the workload's
+            instance["metadata"] = meta
+            yield PreparedPod(*prepare_pod(instance, source, cluster))
             i += 1
 
     sequence = place_pods(copies(), snapshot, setup, seed=seed, stop_on_failure=True)
