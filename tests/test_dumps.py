@@ -190,6 +190,22 @@ def test_duplicates_are_reported_by_place(tmp_path):
     assert any("counted once: Pod default/p1" in w for w in json.loads(result.stdout)["warnings"])
 
 
+@pytest.mark.parametrize("args", [
+    ["place", WEB, "--replicas", "2"], ["capacity", WEB, "--max", "1"], ["preempt", WEB], ["pending", "-A"],
+])
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_every_command_reports_what_reading_the_dump_found(tmp_path, args, fmt):
+    write(tmp_path, "d/Nodes.json", [node("n1")])
+    write(tmp_path, "d/a/Pods.json", [pod("p1")])
+    write(tmp_path, "d/b/Pods.json", [pod("p1")])
+    result = runner.invoke(app, [*args, "--cluster", str(tmp_path / "d"), "-o", fmt])
+    assert result.exit_code in (0, 1), result.output
+    if fmt == "json":
+        assert any("counted once: Pod default/p1" in w for w in json.loads(result.stdout)["warnings"])
+    else:
+        assert "warning: 1 object(s) appear more than once" in result.stdout
+
+
 def test_kubectl_cluster_info_dump_with_logs(tmp_path):
     text = (json.dumps({"kind": "NodeList", "apiVersion": "v1", "items": [{"kind": "Node", **node("n1")}]}, indent=4)
             + "\n" + json.dumps({"kind": "EventList", "apiVersion": "v1", "items": []}, indent=4) + "\n"

@@ -86,6 +86,7 @@ def explain_data(result: ScheduleResult) -> dict:
         "selected": sorted(result.selected),
         "message": result.message,
         "preemption": None,
+        "warnings": list(result.warnings),
         **({"scenario": result.scenario} if result.scenario else {}),
         **({"clusterPod": result.cluster_pod} if result.cluster_pod else {}),
     }
@@ -125,7 +126,10 @@ def emit(result: ScheduleResult, fmt: str, explain: bool = False, console: Conso
         return
     from kwhatif.render.table import make_console
 
-    render_preempt(result, explain, make_console(console), all_nodes)
+    console = make_console(console)
+    render_preempt(result, explain, console, all_nodes)
+    for warning in result.warnings:
+        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"))
 
 
 def render_preempt(result: ScheduleResult, explain: bool, console: Console, all_nodes: bool = False) -> None:

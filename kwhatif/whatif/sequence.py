@@ -196,7 +196,7 @@ class SequencePlacer:
         self.base_start_time = base_start_time or latest_start_time(snapshot.cluster, clock)
         self._schedulers: dict[str, Scheduler] = {}
         self.steps = 0
-        self.warnings: list[str] = []
+        self.warnings: list[str] = list(snapshot.cluster.warnings)  # what reading the cluster found
         self.new_pods: dict[str, int] = {}
 
     def scheduler_for(self, pod: PodInfo) -> Scheduler:
