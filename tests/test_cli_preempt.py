@@ -107,3 +107,36 @@ def test_missing_cluster_file_is_one_line_error():
     result = preempt(str(PODS / "preemptor.yaml"), "--cluster", "/nonexistent/cluster.yaml")
     assert result.exit_code == 2
     assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1
+
+
+def _workload(kind: str, spec: dict) -> dict:
+    template = {"metadata": {"labels": {"app": "w"}},
+                "spec": {"containers": [{"name": "c", "image": "x"}], "restartPolicy": "Never", **spec}}
+    return {"apiVersion": "batch/v1" if kind == "Job" else "apps/v1", "kind": kind,
+            "metadata": {"name": "w", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "w"}}, "template": template,
+                     **({"suspend": True} if kind == "Job" else {})}}
+
+
+@pytest.mark.parametrize("kind,spec,message", [
+    ("Job", {}, "makes no pod: Job default/w is suspended: the Job controller creates no pods for it"),
+    ("DaemonSet", {"nodeSelector": {"no": "such-label"}, "restartPolicy": "Always"},
+     "makes no pod: DaemonSet default/w would not run on 12 node(s), its nodeSelector / required node affinity "
+     "does not match: "),
+])
+def test_a_workload_that_makes_no_pod_says_why(tmp_path, kind, spec, message):
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(_workload(kind, spec)))
+    result = preempt(str(path), "--cluster", DEMO)
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {path}: {message}") and len(result.stderr.splitlines()) == 1
+    assert "--replicas" not in result.stderr  # the user gave none
+
+
+def test_a_daemon_set_with_one_pod_has_no_replicas_note(tmp_path):
+    one_node = {"kubernetes.io/hostname": "ip-10-0-1-23.eu-west-1.compute.internal"}
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(_workload("DaemonSet", {"nodeSelector": one_node, "restartPolicy": "Always"})))
+    result = preempt(str(path), "--cluster", DEMO, "-o", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    assert not [w for w in json.loads(result.stdout)["warnings"] if "--replicas" in w]

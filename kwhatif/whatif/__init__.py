@@ -102,8 +102,11 @@ def place(pod_path: str, cluster: Cluster, setup: SchedulerSetup | None = None,
     objects = load_objects(pod_path)
     if not objects:
         raise InputError(f"{pod_path}: no Kubernetes object found")
-    workloads = any(obj.get("kind") != "Pod" for obj, _ in objects)
-    expansion = expand_objects(objects, cluster, replicas=1 if workloads else None)
+    # A workload's first replica; a DaemonSet has no replicas to override (one pod per node).
+    replicated = any(obj.get("kind") not in ("Pod", "DaemonSet") for obj, _ in objects)
+    expansion = expand_objects(objects, cluster, replicas=1 if replicated else None)
+    if not expansion.pods:  # a suspended Job, a DaemonSet no node takes: the notes say why
+        raise InputError(f"{pod_path}: makes no pod: {'; '.join(expansion.notes) or 'no replicas'}")
     if len(expansion.pods) != 1:
         raise InputError(f"{pod_path}: makes {len(expansion.pods)} pods (one per node for a DaemonSet); this "
                          "command evaluates one pod: place the manifest to see them all")
