@@ -74,6 +74,8 @@ class ScheduleResult:
     victim_owners: dict[str, str] = field(default_factory=dict)
     # For a pod taken from the cluster (place pod/NAME): its phase, node, nomination, how it was evaluated.
     cluster_pod: dict | None = None
+    # For a pod created with spec.nodeName (never scheduled): the kubelet's verdict on that node.
+    named_node: dict | None = None
     # The snapshot evaluated, for what-ifs that schedule again from it (suggest); renderers never read it.
     snapshot: object = field(default=None, repr=False)
 
@@ -116,4 +118,5 @@ class ScheduleResult:
             **({"extenderTrace": self.extender_trace} if self.extender_trace else {}),
             **({"scenario": self.scenario} if self.scenario else {}),
             **({"clusterPod": self.cluster_pod} if self.cluster_pod else {}),
+            **({"namedNode": self.named_node} if self.named_node else {}),
         }

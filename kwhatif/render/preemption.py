@@ -89,6 +89,7 @@ def explain_data(result: ScheduleResult) -> dict:
         "warnings": list(result.warnings),
         **({"scenario": result.scenario} if result.scenario else {}),
         **({"clusterPod": result.cluster_pod} if result.cluster_pod else {}),
+        **({"namedNode": result.named_node} if result.named_node else {}),
     }
     outcome = result.preemption
     if outcome is None:
@@ -140,6 +141,12 @@ def render_preempt(result: ScheduleResult, explain: bool, console: Console, all_
                                 f"{adm.preemption_policy}) on {result.num_all_nodes} nodes"))
     if result.cluster_pod:
         console.print(Text(result.cluster_pod["summary"]))
+    if result.named_node:
+        from kwhatif.render.table import named_node_text
+
+        console.print(named_node_text(result.named_node))
+        console.print(Text("No scheduling attempt, so no preemption."))
+        return
     if result.gated:
         console.print(Text.assemble(("Gated:", "yellow"), f" {result.gate_status.message}. No scheduling attempt, "
                                     "so no preemption."))

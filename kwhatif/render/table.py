@@ -85,6 +85,10 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
     console.print(header)
     if result.cluster_pod:
         console.print(Text(result.cluster_pod["summary"]))
+    if result.named_node:
+        console.print(named_node_text(result.named_node))
+        _notes(result, console)
+        return
     if result.gated:
         what = ("Not attempted:", "kube-scheduler does not attempt a pod until every ResourceClaim it references "
                 "exists.") if result.gate_status.plugin == "DynamicResources" else (
@@ -237,6 +241,26 @@ def _footer(result: ScheduleResult, console: Console) -> None:
         from kwhatif.render.preemption_summary import render_preemption_summary
 
         render_preemption_summary(result, console)
+    _notes(result, console)
+
+
+def named_node_text(named: dict) -> Text:
+    """The answer for a pod created with spec.nodeName: never scheduled, admitted or not by the kubelet."""
+    node = named["node"]
+    never = f"spec.nodeName is {node}: kube-scheduler never schedules a pod created with a node"
+    if not named["nodeExists"]:
+        return Text.assemble(("Does not run.", "red"), f" {never}, and {named['message']}.")
+    if not named["admitted"]:
+        return Text.assemble(("Rejected by the kubelet.", "red"), f" {never}; the kubelet on {node} fails it "
+                                                                 f"(reason {named['reason']}): {named['message']}")
+    return Text.assemble(("Runs on ", "green"), (node, "bold"), (".", "green"),
+                         f" {never}; the kubelet there admits it (resources, host ports, node affinity and "
+                         f"NoExecute taints allow it; a cordon and NoSchedule taints do not apply).")
+
+
+def _notes(result: ScheduleResult, console: Console) -> None:
+    """The notes under the answer: sampling, skipped kinds, admission's changes, warnings."""
+    say = console.print
     _sampling_note(result, console)
     if result.skipped_kinds:
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(result.skipped_kinds.items()))

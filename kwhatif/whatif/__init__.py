@@ -145,13 +145,18 @@ def schedule_pod(pod: PodInfo, admission, cluster: Cluster, setup: SchedulerSetu
         from kwhatif.extenders.extender import build_extenders
 
         extenders = build_extenders(setup.extenders, trace=trace)
-    with snapshot.forked():  # the claims created for the pod are the question's, not the snapshot's
-        pod, notes = create_resource_claims(pod, snapshot)
-        result = Scheduler(framework, extenders or [], setup.parallelism, clock).schedule(pod, admission)
-        result.node_names = [ni.name for ni in snapshot.node_info_list]
-        result.usage = {ni.name: NodeUsage(ni.requested.milli_cpu, ni.allocatable.milli_cpu, ni.requested.memory,
-                                           ni.allocatable.memory, len(ni.pods), ni.allocatable.allowed_pod_number)
-                        for ni in snapshot.node_info_list}
+    if pod.spec.get("nodeName"):  # kube-scheduler never sees it: the kubelet of that node admits it or not
+        from kwhatif.whatif.node_name import admit_on_named_node
+
+        result, notes = admit_on_named_node(pod, admission, snapshot, profile.scheduler_name), []
+    else:
+        with snapshot.forked():  # the claims created for the pod are the question's, not the snapshot's
+            pod, notes = create_resource_claims(pod, snapshot)
+            result = Scheduler(framework, extenders or [], setup.parallelism, clock).schedule(pod, admission)
+            result.node_names = [ni.name for ni in snapshot.node_info_list]
+            result.usage = {ni.name: NodeUsage(ni.requested.milli_cpu, ni.allocatable.milli_cpu, ni.requested.memory,
+                                               ni.allocatable.memory, len(ni.pods), ni.allocatable.allowed_pod_number)
+                            for ni in snapshot.node_info_list}
     result.warnings.extend(notes)
     if trace:
         result.extender_trace = trace
