@@ -24,6 +24,8 @@ COMMANDS = {
     "place-does-not-fit": (["place", "fixtures/pods/gpu-no-toleration.yaml", "-c", DEMO], "PlaceResult"),
     "place-gated": (["place", "GATED", "-c", DEMO], "PlaceResult"),
     "place-replicas": (["place", "fixtures/pods/web.yaml", "--replicas", "3", "-c", DEMO], "PlaceSequence"),
+    "place-replicas-suggest": (["place", "fixtures/workloads/cart.yaml", "--replicas", "16", "--suggest", "-c", DEMO],
+                               "PlaceSequence"),
     "capacity": (["capacity", "fixtures/pods/web.yaml", "-c", DEMO], "CapacityResult"),
     "preempt": (["preempt", "fixtures/pods/preemptor.yaml", "-c", DEMO], "PreemptResult"),
     "preempt-gated": (["preempt", "GATED", "-c", DEMO], "PreemptResult"),

@@ -50,7 +50,9 @@ def place(
     suggest: bool = typer.Option(False, "--suggest",
                                  help="When the pod does not fit: what would make it fit (smaller requests, "
                                       "tolerations, uncordon, taint removal, preemption, added nodes), each "
-                                      "change checked by scheduling again; -o json/yaml adds 'suggestions'."),
+                                      "change checked by scheduling again; for several pods what places all "
+                                      "of them, checked by placing the whole sequence again; -o json/yaml "
+                                      "adds 'suggestions'."),
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would.
 
@@ -86,9 +88,11 @@ def place(
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     check_node_names(cluster_state, node)
     expansion = expand_objects(objects, cluster_state, replicas, in_order)
+    before_objects = cluster_state
     cluster_state = join_objects(cluster_state, expansion.objects)
     if collection or replicas is not None or len(expansion.pods) != 1 or options.enabled:
-        _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options)
+        suggestions = (objects, before_objects, replicas, in_order) if suggest else None
+        _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions)
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
     result = whatif.place_pod(raw, source, cluster_state, setup, trace=trace)
     result.warnings.extend(expansion.notes)
@@ -133,8 +137,10 @@ def _emit_with_suggestions(raw, source, cluster_state, setup, result, output: Ou
 
 
 def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int | None,
-                    scenario: dict | None, options: OptimalOptions) -> None:
-    """The expansion's pods, already in the order to place them, one after another."""
+                    scenario: dict | None, options: OptimalOptions, suggestions: tuple | None = None) -> None:
+    """The expansion's pods, already in the order to place them, one after another; with
+    ``suggestions`` (the manifest's objects, the cluster they join, --replicas, --in-order) what would
+    place all of them."""
     from kwhatif.render.output import machine_output
     from kwhatif.whatif.sequence import place_sequence
 
@@ -152,6 +158,22 @@ def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int |
         render_sequence(result)
     if options.enabled:
         sequence_comparison(expansion.pods, cluster_state, setup, result, options, data, table)
+    if suggestions is not None and not result.all_placed:
+        _workload_suggestions(suggestions, setup, seed, data, table)
     if not table:
         typer.echo(machine_output("PlaceSequence", data, output.value), nl=False)
     raise typer.Exit(int(ExitStatus.FITS if result.all_placed else ExitStatus.DOES_NOT_FIT))
+
+
+def _workload_suggestions(manifest: tuple, setup, seed: int | None, data: dict, table: bool) -> None:
+    """What would place every pod: printed under the sequence, or ``suggestions`` in the document."""
+    from kwhatif.whatif.suggest_workload import suggest_workload
+
+    objects, cluster_state, replicas, in_order = manifest
+    found = suggest_workload(objects, cluster_state, setup, replicas=replicas, in_order=in_order, seed=seed)
+    if table:
+        from kwhatif.render.suggest_workload import render_workload_suggestions
+
+        render_workload_suggestions(found)
+    data["suggestions"] = found.to_dict()
+    data["suggestionNotes"] = list(found.notes)

@@ -7,19 +7,27 @@ from rich.markup import escape
 
 from kwhatif.render.table import make_console
 
+NOTHING = ("Nothing kwhatif tried makes it fit (smaller requests, tolerations, uncordon, taint removal, preemption, "
+           "nodes added like an existing pool).")
+HEADER = "What would make it fit (each change checked by re-running the scheduler):"
 
-def render_suggestions(found, console: Console | None = None) -> None:
+
+def fits_on(s) -> str:
+    pick = f"; kube-scheduler would pick {s.would_select}" if s.would_select else ""
+    return f"fits on {s.feasible_count} node(s){pick}"
+
+
+def render_suggestions(found, console: Console | None = None, *, header: str = HEADER, nothing: str = NOTHING,
+                       outcome=fits_on) -> None:
+    """One line per suggestion: the change, ``outcome`` of it (what the re-run gave) and its note."""
     console = make_console(console)
     if not found.suggestions:
-        console.print("Nothing kwhatif tried makes it fit (smaller requests, tolerations, uncordon, taint "
-                      "removal, preemption, nodes added like an existing pool).")
+        console.print(nothing)
     else:
-        console.print("What would make it fit (each change checked by re-running the scheduler):")
+        console.print(header)
         width = max(len(s.change) for s in found.suggestions)
         for s in found.suggestions:
-            pick = f"; kube-scheduler would pick {s.would_select}" if s.would_select else ""
             note = f" ({s.note})" if s.note else ""
-            console.print(f"  {escape(s.change):<{width}}  -> fits on {s.feasible_count} node(s){pick}"
-                          f"{escape(note)}")
+            console.print(f"  {escape(s.change):<{width}}  -> {escape(outcome(s))}{escape(note)}")
     for note in found.notes:
         console.print(f"  Note: {escape(note)}")

@@ -133,18 +133,18 @@ def anti_affinity_blockers(result: ScheduleResult, raw, prober: Prober, cluster,
     return out
 
 
-def _pools(snapshot: Snapshot) -> list[tuple[NodeInfo, int]]:
+def pools(snapshot: Snapshot, limit: int = MAX_POOLS) -> list[tuple[NodeInfo, int]]:
     """Node pools (same labels but the hostname, taints and allocatable): their first node and size,
-    largest pool first."""
-    pools: dict[tuple, list[NodeInfo]] = {}
+    largest pool first (the first ``limit``)."""
+    groups: dict[tuple, list[NodeInfo]] = {}
     for ni in snapshot.node_info_list:
         labels = tuple(sorted((k, v) for k, v in ni.labels.items() if k != "kubernetes.io/hostname"))
         taints = tuple(sorted(str(sorted(t.items())) for t in ni.taints))
         alloc = ((ni.node.get("status") or {}).get("allocatable") or {})
         key = (labels, taints, tuple(sorted((k, str(v)) for k, v in alloc.items())))
-        pools.setdefault(key, []).append(ni)
-    ordered = sorted(pools.values(), key=lambda nodes: (-len(nodes), nodes[0].name))
-    return [(nodes[0], len(nodes)) for nodes in ordered[:MAX_POOLS]]
+        groups.setdefault(key, []).append(ni)
+    ordered = sorted(groups.values(), key=lambda nodes: (-len(nodes), nodes[0].name))
+    return [(nodes[0], len(nodes)) for nodes in ordered[:limit]]
 
 
 def added_nodes(raw, prober: Prober, cluster: Cluster, setup, source) -> list[Suggestion]:
@@ -157,14 +157,14 @@ def added_nodes(raw, prober: Prober, cluster: Cluster, setup, source) -> list[Su
     claims = bool((raw.get("spec") or {}).get("resourceClaims"))
     wanted = devices_wanted(raw, cluster) if claims else 0
     screened: dict[str, tuple[str, int]] = {}  # new node -> (template, pool size)
-    for template, size in _pools(snapshot):
+    for template, size in pools(snapshot):
         if template.unschedulable:
             continue
         if claims:  # the DRA allocator reads the cluster's ResourceSlices, which only the flag copies
             if node_devices(cluster, template.name) >= wanted:
                 fits.append((template.name, size))
             continue
-        name = _fresh_name(existing, template.name)
+        name = fresh_name(existing, template.name)
         existing.add(name)
         screened[name] = (template.name, size)
     if screened:
@@ -188,7 +188,7 @@ def added_nodes(raw, prober: Prober, cluster: Cluster, setup, source) -> list[Su
     return out
 
 
-def _fresh_name(existing: set[str], base: str) -> str:
+def fresh_name(existing: set[str], base: str) -> str:
     i = 1
     while f"{base}-whatif-{i}" in existing:
         i += 1
