@@ -77,7 +77,7 @@ def test_a_bound_pod_is_taken_off_its_node_first():
                                   "summary": f"The pod is bound to {node} (Running): taken off it, this is where "
                                              f"it would go if it were rescheduled now."}
     # Its own requests left the node: the same pod as a new replica (the original still there) sees less room.
-    original = next(o for o in yaml.safe_load(Path(DEMO).read_text())["items"]
+    original = next(o for o in yaml.load(Path(DEMO).read_text(), Loader=yaml.CSafeLoader)["items"]
                     if o["metadata"]["name"] == "web-6c9f7d8b4f-bppjn")
     replica = {"apiVersion": "v1", "kind": "Pod", "spec": {k: v for k, v in original["spec"].items() if k != "nodeName"},
                "metadata": {"name": "web-new", "namespace": "shop", "labels": original["metadata"]["labels"]}}
@@ -179,7 +179,7 @@ def test_pending_namespaces_and_exit_status(args, exit_code, pods):
 
 def test_nothing_pending_for_lack_of_a_node_exits_0(tmp_path):
     """A gated pod and a pod of another scheduler are Pending, but not for lack of a node."""
-    dump = yaml.safe_load((Path(PENDING) / "pending-pods.yaml").read_text())
+    dump = yaml.load((Path(PENDING) / "pending-pods.yaml").read_text(), Loader=yaml.CSafeLoader)
     dump["items"] = [p for p in dump["items"] if p["metadata"]["name"] in ("quota-report-7vd2k", "sim-runner-0")]
     (tmp_path / "pending.json").write_text(json.dumps(dump))
     (tmp_path / "demo.yaml").symlink_to(DEMO)

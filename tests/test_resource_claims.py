@@ -160,7 +160,7 @@ def test_entries_with_a_claim_already_and_missing_templates_create_nothing():
 
 def _free_gpus() -> int:
     """GPUs the fixture publishes minus those its claims hold: what one-GPU pods can get."""
-    items = yaml.safe_load(GPU_CLUSTER.read_text())["items"]
+    items = yaml.load(GPU_CLUSTER.read_text(), Loader=yaml.CSafeLoader)["items"]
     gpus = {(s["spec"]["pool"]["name"], d["name"]) for s in items if s["kind"] == "ResourceSlice"
             and s["spec"]["driver"] == "gpu.nvidia.com" for d in s["spec"]["devices"]
             if d["attributes"]["type"]["string"] == "gpu"}
