@@ -16,9 +16,10 @@ def needs_extender(case: dict) -> bool:
     return PORT_PLACEHOLDER in json.dumps(case.get("schedulerConfig") or {})
 
 
-def run_case(case: dict, extender_port) -> dict:
+def case_inputs(case: dict, extender_port):
+    """The case's cluster and scheduler setup (its extender, if any, is the shared test extender)."""
     from kwhatif.state.cluster import Cluster
-    from kwhatif.whatif import SchedulerSetup, place_pod
+    from kwhatif.whatif import SchedulerSetup
 
     cluster = Cluster.from_objects([(o, "cluster.json") for o in case["cluster"]["items"]])
     setup = SchedulerSetup()
@@ -29,7 +30,7 @@ def run_case(case: dict, extender_port) -> dict:
         if needs_extender(case):
             cfg = json.loads(json.dumps(cfg).replace(PORT_PLACEHOLDER, str(extender_port())))
         setup = scheduler_config_from_dict(cfg, "config.json")
-    return place_pod(case["pod"], "pod.json", cluster, setup).to_dict()
+    return cluster, setup
 
 
 def compare(expect: dict, got: dict) -> list[str]:

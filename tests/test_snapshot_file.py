@@ -1,5 +1,6 @@
 """The ``*.kwi.json.gz`` snapshot: round trip, what it leaves out, detection, errors, the CLI, and
-fidelity: the same objects give the same ``place`` answer from a dump and from a snapshot."""
+fidelity: the same objects give the same ``place`` answer from a dump and from a snapshot (here on the
+fixtures; on every conformance case in tests/test_conformance.py, on the same run as the case)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,6 @@ from kwhatif.snapshot_file import (
 from kwhatif.state.cluster import KINDS, Cluster
 from kwhatif.whatif import load_cluster, place_pod
 from tests.apiserver import api_node, api_object, api_pod, api_workload_objects
-from tests.conformance_support import CASES_DIR, PORT_PLACEHOLDER, needs_extender
 from tests.demo_cluster import demo_cluster_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -289,32 +289,6 @@ def test_cli_usage_errors(args, message):
     result = runner.invoke(app, args)
     assert result.exit_code == 2
     assert message in result.stderr
-
-
-# --- fidelity on the conformance cases ----------------------------------------------------------
-
-CASES = sorted(CASES_DIR.glob("*.json")) if CASES_DIR.exists() else []
-
-
-@pytest.mark.parametrize("case_path", CASES, ids=[p.stem for p in CASES])
-def test_place_from_dump_and_snapshot_agree(case_path, tmp_path, extender_port):
-    """Every conformance case gives the same ``place`` result from its dump and from a snapshot of it."""
-    raw = case_path.read_bytes()
-    case = orjson.loads(raw)  # parsed again for each pod: cheaper than copy.deepcopy
-    setup = None
-    if case.get("schedulerConfig"):
-        from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
-
-        cfg = case["schedulerConfig"]
-        if needs_extender(case):
-            cfg = json.loads(json.dumps(cfg).replace(PORT_PLACEHOLDER, str(extender_port())))
-        setup = scheduler_config_from_dict(cfg, "config.json")
-    dump = Cluster.from_objects([(o, "cluster.json") for o in case["cluster"]["items"]])
-    expected = place_pod(orjson.loads(raw)["pod"], "pod.json", dump, setup).to_dict()
-    path = tmp_path / "case.kwi.json.gz"
-    write_snapshot(dump, str(path))
-    got = place_pod(orjson.loads(raw)["pod"], "pod.json", cluster_from_snapshot(str(path)), setup).to_dict()
-    assert got == expected
 
 
 def _storage_cluster() -> list[dict]:
