@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -9,7 +10,7 @@ import typer
 import typer.core
 
 from kwhatif import __version__
-from kwhatif.cli.common import TRACEBACK_ENV, ClickException, UsageError, internal_error_message
+from kwhatif.cli.common import TRACEBACK_ENV, ClickException, UsageError, internal_error_message, user_errors
 from kwhatif.errors import ExitStatus, KwhatifError
 
 PLUGIN_EXECUTABLE = "kubectl-whatif"
@@ -78,16 +79,20 @@ def root(version: bool = typer.Option(False, "--version", callback=_version, is_
     set_no_color(no_color)
 
 
-def _register() -> None:
-    from kwhatif.cli import capacity, drain, leader, pending, place, preempt, snapshot
+# The commands, in the order --help lists them: each is the function of the same name in its own module;
+# the commands that evaluate a scenario take the cluster-change options and show help without arguments.
+COMMANDS = (("place", True), ("pending", False), ("capacity", True), ("preempt", True), ("drain", True),
+            ("leader", False), ("snapshot", False))
 
-    place.register(app)
-    pending.register(app)
-    capacity.register(app)
-    preempt.register(app)
-    drain.register(app)
-    leader.register(app)
-    snapshot.register(app)
+
+def _register() -> None:
+    from kwhatif.cli.changes import ChangesCommand
+    from kwhatif.cli.options import Command, option_groups
+
+    for name, changes in COMMANDS:
+        command = getattr(importlib.import_module(f"kwhatif.cli.{name}"), name)
+        app.command(name, no_args_is_help=changes, cls=ChangesCommand if changes else Command)(
+            user_errors(option_groups(command)))
 
 
 _register()

@@ -6,24 +6,17 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.changes import ChangesCommand, apply_current_changes
-from kwhatif.cli.common import load_inputs, refuse_stdin_twice, user_errors
+from kwhatif.cli.changes import apply_current_changes
+from kwhatif.cli.common import load_inputs, refuse_stdin_twice
 from kwhatif.cli.optimal import (OptimalOptions, capacity_comparison, movable_option, optimal_option,
                                  time_limit_option)
-from kwhatif.cli.options import (ClusterOption, ContextOption, KubeconfigOption, MachineOutput, MachineOutputOption,
-                                 PodArgument, SchedulerConfigOption)
+from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption, PodArgument
 from kwhatif.errors import ExitStatus
 
 
-def register(app: typer.Typer) -> None:
-    app.command("capacity", no_args_is_help=True, cls=ChangesCommand)(capacity)
-
-
-@user_errors
 def capacity(
     pod: PodArgument,
-    cluster: ClusterOption = None,
-    scheduler_config: SchedulerConfigOption = None,
+    inputs: ClusterInputs,
     max_instances: Optional[int] = typer.Option(None, "--max", min=0, metavar="N",
                                                 help="Stop after this many instances (default: until one "
                                                      "does not fit)."),
@@ -33,8 +26,6 @@ def capacity(
                                        help="Pick uniformly at random among tied top-scoring nodes "
                                             "(reproducibly) instead of the lowest node name."),
     output: MachineOutputOption = MachineOutput.table,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
     optimal: bool = optimal_option(),
     movable: Optional[str] = movable_option(),
     time_limit: float = time_limit_option(),
@@ -47,9 +38,9 @@ def capacity(
 
     options = OptimalOptions(optimal, movable, time_limit)
     options.check()
-    refuse_stdin_twice(pod, cluster)
+    refuse_stdin_twice(pod, inputs.cluster)
     raw, source = load_pod(pod)
-    cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+    cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     excluded = [name.strip() for name in (exclude_nodes or "").split(",") if name.strip()]
     result = run_capacity(raw, source, cluster_state, setup, max_instances=max_instances,

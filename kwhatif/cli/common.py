@@ -10,6 +10,7 @@ import sys
 import typer
 
 from kwhatif.api.shape import diagnose, start_deferred_checks
+from kwhatif.cli.options import ClusterInputs, PodInputs
 from kwhatif.errors import ExitStatus, InputError, KwhatifError
 
 # Set to 1 to see the traceback of an internal error (for a bug report) instead of the one-line error.
@@ -77,8 +78,7 @@ def refuse_stdin_twice(pod: str, cluster: str | None) -> None:
                          "give one of them as a file")
 
 
-def load_inputs(cluster: str | None, scheduler_config: str | None, kubeconfig: str | None,
-                context: str | None):
+def load_inputs(inputs: ClusterInputs):
     """The cluster (a snapshot or dump, else the live cluster) and the scheduler setup (None: defaults).
 
     A file without a single Node is refused: it is not a cluster (most likely a pod manifest given as
@@ -86,12 +86,13 @@ def load_inputs(cluster: str | None, scheduler_config: str | None, kubeconfig: s
     is a real cluster, answered as kube-scheduler answers it."""
     from kwhatif import whatif
 
+    cluster, scheduler_config = inputs.cluster, inputs.scheduler_config
     setup = None
     if scheduler_config:
         from kwhatif.framework.scheduler_config.loader import load_scheduler_config
 
         setup = load_scheduler_config(scheduler_config)
-    state = whatif.load_cluster(cluster) if cluster else whatif.load_live_cluster(kubeconfig, context)
+    state = whatif.load_cluster(cluster) if cluster else whatif.load_live_cluster(inputs.kubeconfig, inputs.context)
     if cluster and not state.nodes:
         held = ", ".join(f"{n} {kind}" for kind, n in {**state.counts(), **state.skipped_kinds}.items())
         raise InputError(f"--cluster {cluster}: no Node objects, so this is not a cluster dump or snapshot "
@@ -109,10 +110,12 @@ def check_node_names(cluster, names: list[str] | None) -> None:
         raise InputError(f"--node: no node named {', '.join(unknown)} in the cluster ({len(known)} nodes)")
 
 
-def cluster_pod_reference(pod: str, namespace: str | None, kubeconfig: str | None, context: str | None):
+def cluster_pod_reference(inputs: PodInputs):
     """``pod/NAME`` or ``NAMESPACE/NAME`` as (namespace, name), namespace defaulted as kubectl defaults it;
     None for a manifest (then -n is refused: it names the namespace of a cluster pod)."""
     from kwhatif.whatif.cluster_pods import parse_pod_reference
+
+    pod, namespace = inputs.pod, inputs.namespace
 
     reference = parse_pod_reference(pod)
     if reference is None:
@@ -126,4 +129,4 @@ def cluster_pod_reference(pod: str, namespace: str | None, kubeconfig: str | Non
         return reference.namespace or namespace, reference.name
     from kwhatif.live import context_namespace
 
-    return context_namespace(kubeconfig, context), reference.name
+    return context_namespace(inputs.kubeconfig, inputs.context), reference.name

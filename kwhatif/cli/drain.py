@@ -7,10 +7,9 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.changes import ChangesCommand, current_changes
-from kwhatif.cli.common import load_inputs, user_errors
-from kwhatif.cli.options import (ClusterOption, ContextOption, KubeconfigOption, MachineOutput, MachineOutputOption,
-                                 SchedulerConfigOption)
+from kwhatif.cli.changes import current_changes
+from kwhatif.cli.common import load_inputs
+from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption
 from kwhatif.errors import ExitStatus, InputError
 
 
@@ -19,17 +18,11 @@ class Rules(str, Enum):
     cluster_autoscaler = "cluster-autoscaler"
 
 
-def register(app: typer.Typer) -> None:
-    app.command("drain", no_args_is_help=True, cls=ChangesCommand)(drain)
-
-
-@user_errors
 def drain(
     nodes: Optional[list[str]] = typer.Argument(None, metavar="NODE", help="Nodes to drain, in this order."),
     selector: Optional[str] = typer.Option(None, "--selector", "-l", metavar="SELECTOR",
                                            help="Drain the nodes this label selector matches (cluster order)."),
-    cluster: ClusterOption = None,
-    scheduler_config: SchedulerConfigOption = None,
+    inputs: ClusterInputs = ClusterInputs(),
     ignore_daemonsets: bool = typer.Option(False, "--ignore-daemonsets", help="Ignore DaemonSet-managed pods."),
     delete_emptydir_data: bool = typer.Option(False, "--delete-emptydir-data",
                                               help="Continue even if there are pods using emptyDir."),
@@ -47,8 +40,6 @@ def drain(
                                 help="Whose rules decide which pods may move: kubectl drain with the eviction "
                                      "API, or cluster-autoscaler's scale-down drainability rules."),
     output: MachineOutputOption = MachineOutput.table,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
 ) -> None:
     """Drain nodes as kubectl drain would (cordon, filters, evictions and PodDisruptionBudgets) and
     place the pods their controllers re-create, in scheduling-queue order.
@@ -62,7 +53,7 @@ def drain(
 
     if bool(nodes) == bool(selector):
         raise InputError("name the nodes to drain, or give -l SELECTOR (not both)")
-    cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+    cluster_state, setup = load_inputs(inputs)
     scenario = scenario_for(cluster_state, current_changes(), setup)
     options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, rules.value,
                            skip_wait_for_delete_timeout, pod_selector or "")

@@ -6,17 +6,10 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.common import user_errors
-from kwhatif.cli.options import (ClusterOption, Command, ContextOption, KubeconfigOption, MachineOutput,
-                                 MachineOutputOption)
+from kwhatif.cli.options import ClusterOption, ContextOption, KubeconfigOption, MachineOutput, MachineOutputOption
 from kwhatif.errors import InputError
 
 
-def register(app: typer.Typer) -> None:
-    app.command("leader", cls=Command)(leader)
-
-
-@user_errors
 def leader(
     cluster: ClusterOption = None,
     scheduler_config: Optional[str] = typer.Option(None, "--scheduler-config", metavar="FILE",

@@ -2,11 +2,16 @@
 ``-n/--namespace``, ``-A``, ``-o``), and the command class every command uses.
 
 Each option is an ``Annotated`` type: ``cluster: ClusterOption = None`` in a command's signature gives it
-the same flag, metavar and help everywhere.
+the same flag, metavar and help everywhere. The options that always go together (where the cluster comes
+from; the pod and its namespace) are option groups: one dataclass parameter, expanded by ``option_groups``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import inspect
+import typing
 from enum import Enum
 from typing import Annotated, Optional
 
@@ -58,6 +63,54 @@ AllNodesOption = Annotated[bool, typer.Option(
 ExplainOption = Annotated[bool, typer.Option(
     "--explain", help="Every candidate node with its victims and the five criteria, which criterion decided, "
                       "and why preemption cannot help elsewhere.")]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ClusterInputs:
+    """Where the cluster comes from (a file, else the live cluster of a kubeconfig context) and the
+    scheduler configuration to evaluate it with."""
+
+    cluster: ClusterOption = None
+    scheduler_config: SchedulerConfigOption = None
+    kubeconfig: KubeconfigOption = None
+    context: ContextOption = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PodInputs(ClusterInputs):
+    """A pod manifest, or pod/NAME with its namespace, and the cluster to place it in."""
+
+    pod: PodArgument
+    namespace: NamespaceOption = None
+
+
+def option_groups(command):
+    """``command`` with each parameter typed as an option group (a dataclass of options) replaced, in its
+    place, by the group's options, and called with the group built from their values: typer only knows
+    flat parameters."""
+    hints = typing.get_type_hints(command, include_extras=True)
+    params, groups = [], {}
+    for param in inspect.signature(command).parameters.values():
+        kind = hints[param.name]
+        if not dataclasses.is_dataclass(kind):
+            params.append(param.replace(kind=param.KEYWORD_ONLY, annotation=kind))
+            continue
+        fields = typing.get_type_hints(kind, include_extras=True)
+        groups[param.name] = (kind, [field.name for field in dataclasses.fields(kind)])
+        params += [inspect.Parameter(field.name, param.KEYWORD_ONLY, annotation=fields[field.name],
+                                     default=inspect.Parameter.empty if field.default is dataclasses.MISSING
+                                     else field.default)
+                   for field in dataclasses.fields(kind)]
+
+    @functools.wraps(command)
+    def run(**values):
+        for name, (kind, names) in groups.items():
+            values[name] = kind(**{field: values.pop(field) for field in names})
+        return command(**values)
+
+    run.__signature__ = inspect.Signature(params)
+    run.__annotations__ = {param.name: param.annotation for param in params}
+    return run
 
 
 class Command(typer.core.TyperCommand):

@@ -6,17 +6,11 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.common import load_inputs, user_errors
-from kwhatif.cli.options import (ClusterOption, Command, ContextOption, KubeconfigOption, MachineOutput,
-                                 MachineOutputOption, SchedulerConfigOption)
+from kwhatif.cli.common import load_inputs
+from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption
 from kwhatif.errors import ExitStatus, InputError
 
 
-def register(app: typer.Typer) -> None:
-    app.command("pending", cls=Command)(pending)
-
-
-@user_errors
 def pending(
     namespace: Optional[str] = typer.Option(None, "--namespace", "-n", metavar="NAMESPACE",
                                             help="Only this namespace's pods (default: the kubeconfig context's "
@@ -24,11 +18,8 @@ def pending(
     all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Pods of every namespace."),
     explain: bool = typer.Option(False, "--explain", help="Then every attempted pod's own answer, as "
                                                           "place pod/NAME prints it."),
-    cluster: ClusterOption = None,
-    scheduler_config: SchedulerConfigOption = None,
+    inputs: ClusterInputs = ClusterInputs(),
     output: MachineOutputOption = MachineOutput.table,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
 ) -> None:
     """Every Pending pod explained in one table: its next attempt in queue order (priority, then age),
     kube-scheduler's reason, and whether preemption would help and where; grouped by reason.
@@ -45,8 +36,8 @@ def pending(
     if not all_namespaces and not namespace:
         from kwhatif.live import context_namespace
 
-        namespace = context_namespace(kubeconfig, context)
-    cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+        namespace = context_namespace(inputs.kubeconfig, inputs.context)
+    cluster_state, setup = load_inputs(inputs)
     report = explain_pending(cluster_state, setup, None if all_namespaces else namespace)
     if output == MachineOutput.table:
         from kwhatif.render.pending import render_pending

@@ -6,30 +6,18 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.changes import ChangesCommand, apply_current_changes
-from kwhatif.cli.common import (check_node_names, cluster_pod_reference, load_inputs, refuse_stdin_twice,
-                                user_errors)
+from kwhatif.cli.changes import apply_current_changes
+from kwhatif.cli.common import check_node_names, cluster_pod_reference, load_inputs, refuse_stdin_twice
 from kwhatif.cli.optimal import OptimalOptions, movable_option, optimal_option, sequence_comparison, time_limit_option
-from kwhatif.cli.options import (AllNodesOption, ClusterOption, ContextOption, KubeconfigOption, NamespaceOption,
-                                 NodeOption, Output, OutputOption, PodArgument, SchedulerConfigOption)
+from kwhatif.cli.options import AllNodesOption, NodeOption, Output, OutputOption, PodInputs
 from kwhatif.errors import ExitStatus, InputError
 
 
-def register(app: typer.Typer) -> None:
-    app.command("place", no_args_is_help=True, cls=ChangesCommand)(place)
-
-
-@user_errors
 def place(
-    pod: PodArgument,
-    cluster: ClusterOption = None,
-    scheduler_config: SchedulerConfigOption = None,
+    inputs: PodInputs,
     output: OutputOption = Output.table,
     node: NodeOption = None,
     all_nodes: AllNodesOption = False,
-    namespace: NamespaceOption = None,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
     trace_extenders: bool = typer.Option(False, "--trace-extenders",
                                          help="Show every scheduler-extender call: verb, URL, nodes sent, "
                                               "latency and the decoded answer (with -o json/yaml also the full "
@@ -69,14 +57,15 @@ def place(
 
     options = OptimalOptions(optimal, movable, time_limit)
     options.check()
-    refuse_stdin_twice(pod, cluster)
+    pod = inputs.pod
+    refuse_stdin_twice(pod, inputs.cluster)
     trace = [] if trace_extenders else None
-    reference = cluster_pod_reference(pod, namespace, kubeconfig, context)
+    reference = cluster_pod_reference(inputs)
     if reference is not None:
         if replicas is not None or in_order or seed is not None or options.enabled:
             raise InputError(f"{pod} is one pod of the cluster: --replicas, --in-order, --seed and --optimal "
                              f"take a manifest")
-        cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+        cluster_state, setup = load_inputs(inputs)
         cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
         check_node_names(cluster_state, node)
         result = whatif.place_cluster_pod(cluster_state, *reference, setup, trace=trace)
@@ -84,7 +73,7 @@ def place(
         _emit_single(result, result.pod.pod, "cluster", result.snapshot.cluster, setup, output, node, all_nodes, suggest,
                      trace)
     objects, collection = load_manifests(pod)
-    cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+    cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     check_node_names(cluster_state, node)
     expansion = expand_objects(objects, cluster_state, replicas, in_order)

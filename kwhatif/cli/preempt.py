@@ -4,29 +4,17 @@ from __future__ import annotations
 
 import typer
 
-from kwhatif.cli.changes import ChangesCommand, apply_current_changes
-from kwhatif.cli.common import cluster_pod_reference, load_inputs, refuse_stdin_twice, user_errors
-from kwhatif.cli.options import (AllNodesOption, ClusterOption, ContextOption, ExplainOption, KubeconfigOption,
-                                 MachineOutput, MachineOutputOption, NamespaceOption, PodArgument,
-                                 SchedulerConfigOption)
+from kwhatif.cli.changes import apply_current_changes
+from kwhatif.cli.common import cluster_pod_reference, load_inputs, refuse_stdin_twice
+from kwhatif.cli.options import AllNodesOption, ExplainOption, MachineOutput, MachineOutputOption, PodInputs
 from kwhatif.errors import ExitStatus
 
 
-def register(app: typer.Typer) -> None:
-    app.command("preempt", no_args_is_help=True, cls=ChangesCommand)(preempt)
-
-
-@user_errors
 def preempt(
-    pod: PodArgument,
-    cluster: ClusterOption = None,
-    scheduler_config: SchedulerConfigOption = None,
+    inputs: PodInputs,
     explain: ExplainOption = False,
     all_nodes: AllNodesOption = False,
     output: MachineOutputOption = MachineOutput.table,
-    namespace: NamespaceOption = None,
-    kubeconfig: KubeconfigOption = None,
-    context: ContextOption = None,
 ) -> None:
     """Preemption what-if: the node kube-scheduler would nominate and the pods it would evict.
 
@@ -38,14 +26,14 @@ def preempt(
     from kwhatif import whatif
     from kwhatif.render import preemption as render_preemption
 
-    refuse_stdin_twice(pod, cluster)
-    reference = cluster_pod_reference(pod, namespace, kubeconfig, context)
-    cluster_state, setup = load_inputs(cluster, scheduler_config, kubeconfig, context)
+    refuse_stdin_twice(inputs.pod, inputs.cluster)
+    reference = cluster_pod_reference(inputs)
+    cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
     if reference is not None:
         result = whatif.place_cluster_pod(cluster_state, *reference, setup)
     else:
-        result = whatif.place(pod, cluster_state, setup)
+        result = whatif.place(inputs.pod, cluster_state, setup)
     result.scenario = scenario
     render_preemption.emit(result, output.value, explain=explain, all_nodes=all_nodes)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))

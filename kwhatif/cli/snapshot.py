@@ -10,16 +10,10 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.common import user_errors
-from kwhatif.cli.options import Command, ContextOption, KubeconfigOption
+from kwhatif.cli.options import ContextOption, KubeconfigOption
 from kwhatif.errors import InputError
 
 
-def register(app: typer.Typer) -> None:
-    app.command("snapshot", cls=Command)(snapshot)
-
-
-@user_errors
 def snapshot(
     output: Optional[str] = typer.Option(None, "--output", "-o", metavar="FILE",
                                          help="Snapshot file to write (*.kwi.json.gz), or - for stdout."),
