@@ -12,7 +12,7 @@ claims (and the devices in use) as they were.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 ClaimKey = tuple[str, str]  # namespace, name
 DeviceKey = tuple[str, str, str]  # driver, pool, device
@@ -115,11 +115,7 @@ class ResourceClaims:
         every allocated claim of the pod reserved for it."""
         meta = pod.get("metadata") or {}
         namespace, uid = meta.get("namespace") or "default", meta.get("uid") or ""
-        for name in pod_claim_names(pod):
-            key = (namespace, name)
-            claim = self._claims.get(key)
-            if claim is None:
-                continue
+        for key, claim in self._claims_of(pod):
             status = dict(claim.get("status") or {})
             allocation = (allocations or {}).get(key)
             if allocation is not None and not status.get("allocation"):
@@ -138,11 +134,7 @@ class ResourceClaims:
         meta = pod.get("metadata") or {}
         namespace, uid = meta.get("namespace") or "default", meta.get("uid") or ""
         pod_key = f"{namespace}/{meta.get('name') or ''}"
-        for name in pod_claim_names(pod):
-            key = (namespace, name)
-            claim = self._claims.get(key)
-            if claim is None:
-                continue
+        for key, claim in self._claims_of(pod):
             status = dict(claim.get("status") or {})
             reserved = [r for r in status.get("reservedFor") or [] if r.get("uid") != uid]
             changed = len(reserved) != len(status.get("reservedFor") or [])
@@ -160,20 +152,23 @@ class ResourceClaims:
 
     def pod_deleted(self, pod: Mapping) -> None:
         """The pod is gone for good (evicted, deleted): its claims as ``after_pod_deleted`` leaves them."""
-        meta = pod.get("metadata") or {}
-        uid, namespace = meta.get("uid") or "", meta.get("namespace") or "default"
+        uid = (pod.get("metadata") or {}).get("uid") or ""
         if not uid:
             return
-        for name in pod_claim_names(pod):
-            key = (namespace, name)
-            claim = self._claims.get(key)
-            if claim is None:
-                continue
+        for key, claim in self._claims_of(pod):
             after = after_pod_deleted(claim, uid)
             if after is not claim:
                 self._change(key, after)
                 if self._allocated_by.get(key) is not None and not (after or {}).get("status", {}).get("allocation"):
                     self._set_allocated_by(key, None)
+
+    def _claims_of(self, pod: Mapping) -> Iterator[tuple[ClaimKey, Mapping]]:
+        """The pod's claims that exist, with their keys (a claim not created yet is skipped)."""
+        namespace = (pod.get("metadata") or {}).get("namespace") or "default"
+        for name in pod_claim_names(pod):
+            claim = self._claims.get((namespace, name))
+            if claim is not None:
+                yield (namespace, name), claim
 
     # --- fork / revert / commit (driven by the Snapshot) --------------------------------------------
 
