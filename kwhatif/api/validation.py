@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
+from typing import Iterator
 
 from kwhatif.api.decoding import strict_decode
 from kwhatif.api.defaults import default_pod_level_requests
@@ -96,6 +97,16 @@ def forbidden(path: str, detail: str) -> FieldError:
 
 def duplicate(path: str, value) -> FieldError:
     return FieldError(path, "Duplicate value", value)
+
+
+def _named(items: list) -> Iterator[tuple[int, dict, str, bool]]:
+    """Each item of a list whose items are told apart by name: its index, the item, its name ("" when
+    unset) and whether an earlier item had that name."""
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        name = item.get("name") or ""
+        yield i, item, name, name in seen
+        seen.add(name)
 
 
 def not_found(path: str, value) -> FieldError:
@@ -371,30 +382,32 @@ def _hugepage_error(name: str, value: Decimal, raw) -> str | None:
     return None if divisible else f"{canonical_quantity(raw)} is not positive integer multiple of {name}"
 
 
+def _validate_resource_quantity(name: str, value, raw, name_check, where: str) -> list[FieldError]:
+    """A limit's or request's resource name and quantity."""
+    return name_check(name, where) + _validate_quantity_value(name, value, raw, where)
+
+
+def _hugepage_errors(name: str, value, raw, where: str) -> list[FieldError]:
+    message = _hugepage_error(name, value, raw) if is_hugepages(name) else None
+    return [invalid(where, canonical_quantity(raw), message)] if message else []
+
+
 def _validate_resource_requirements(resources: dict, name_check, path: str,
                                     claim_names: set[str] | None = None) -> list[FieldError]:
     errs: list[FieldError] = []
     limits = resources.get("limits") or {}
     requests = resources.get("requests") or {}
     lim_path, req_path = f"{path}.limits", f"{path}.requests"
-    cpu_or_memory = hugepages = False
     parsed_limits = {}
     for name, raw in limits.items():
         where = f"{lim_path}[{name}]"
-        errs += name_check(name, where)
         value = parsed_limits[name] = parse_quantity(raw)
-        errs += _validate_quantity_value(name, value, raw, where)
-        if is_hugepages(name):
-            hugepages = True
-            message = _hugepage_error(name, value, raw)
-            if message:
-                errs.append(invalid(where, canonical_quantity(raw), message))
-        cpu_or_memory |= name in ("cpu", "memory")
+        errs += _validate_resource_quantity(name, value, raw, name_check, where)
+        errs += _hugepage_errors(name, value, raw, where)
     for name, raw in requests.items():
         where = f"{req_path}[{name}]"
-        errs += name_check(name, where)
         value = parse_quantity(raw)
-        errs += _validate_quantity_value(name, value, raw, where)
+        errs += _validate_resource_quantity(name, value, raw, name_check, where)
         if name in parsed_limits:
             limit = parsed_limits[name]
             if value != limit and not is_overcommit_allowed(name):
@@ -405,13 +418,9 @@ def _validate_resource_requirements(resources: dict, name_check, path: str,
                                                                       f"limit of {canonical_quantity(limits[name])}"))
         elif not is_overcommit_allowed(name):
             errs.append(required(lim_path, "Limit must be set for non overcommitable resources"))
-        if is_hugepages(name):
-            hugepages = True
-            message = _hugepage_error(name, value, raw)
-            if message:
-                errs.append(invalid(where, canonical_quantity(raw), message))
-        cpu_or_memory |= name in ("cpu", "memory")
-    if hugepages and not cpu_or_memory:
+        errs += _hugepage_errors(name, value, raw, where)
+    names = [*limits, *requests]
+    if any(is_hugepages(name) for name in names) and not any(name in ("cpu", "memory") for name in names):
         errs.append(forbidden(path, "HugePages require cpu or memory"))
     if claim_names is not None:
         errs += _validate_claim_names(resources.get("claims") or [], claim_names, f"{path}.claims")
@@ -420,15 +429,12 @@ def _validate_resource_requirements(resources: dict, name_check, path: str,
 
 def _validate_claim_names(claims: list, pod_claims: set[str], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
-    seen: set[str] = set()
-    for i, claim in enumerate(claims):
-        name = claim.get("name") or ""
+    for i, _, name, seen in _named(claims):
         if not name:
             errs.append(required(f"{path}[{i}]"))
             continue
-        if name in seen:
+        if seen:
             errs.append(duplicate(f"{path}[{i}]", name))
-        seen.add(name)
         if name not in pod_claims:
             detail = "must be one of the names in pod.spec.resourceClaims"
             detail += " which is empty" if not pod_claims else ": " + ", ".join(sorted(pod_claims))
@@ -536,14 +542,11 @@ def _validate_containers(containers: list, volumes: dict, claim_names: set[str],
     if not containers:
         return [required(path)]
     errs: list[FieldError] = []
-    names: set[str] = set()
-    for i, c in enumerate(containers):
+    for i, c, name, seen in _named(containers):
         where = f"{path}[{i}]"
         errs += _validate_container_common(c, volumes, claim_names, where)
-        name = c.get("name") or ""
-        if name in names:
+        if seen:
             errs.append(duplicate(f"{where}.name", name))
-        names.add(name)
         if c.get("restartPolicy") is not None:
             errs.append(forbidden(f"{where}.restartPolicy", "may not be set for non-init containers"))
     return errs + _host_port_conflicts(containers, path)
@@ -848,13 +851,10 @@ def _validate_topology_spread(constraints: list, labels: dict, path: str) -> lis
 
 def _validate_scheduling_gates(gates: list, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
-    seen: set[str] = set()
-    for i, gate in enumerate(gates):
-        name = gate.get("name") or ""
+    for i, _, name, seen in _named(gates):
         errs += [invalid(f"{path}[{i}]", name, m) for m in is_qualified_name(name)]
-        if name in seen:
+        if seen:
             errs.append(duplicate(f"{path}[{i}]", name))
-        seen.add(name)
     return errs
 
 
@@ -974,16 +974,13 @@ def validate_pod_spec(spec: dict, labels: dict, pod_name: str, path: str,
 
 def _validate_resource_claims(claims: list, path: str) -> list[FieldError]:
     errs: list[FieldError] = []
-    seen: set[str] = set()
-    for i, claim in enumerate(claims):
-        name = claim.get("name") or ""
+    for i, claim, name, seen in _named(claims):
         where = f"{path}[{i}]"
         if not name:
             errs.append(required(f"{where}.name"))
         else:
-            if name in seen:
+            if seen:
                 errs.append(duplicate(f"{where}.name", name))
-            seen.add(name)
             errs += [invalid(f"{where}.name", name, m) for m in is_dns1123_label(name)]
         sources = [k for k in ("resourceClaimName", "resourceClaimTemplateName") if claim.get(k)]
         if len(sources) > 1:
