@@ -39,16 +39,42 @@ class ForbiddenError(KwhatifError):
 
 @dataclass(frozen=True)
 class Resource:
-    """One list call: the kind it returns, the client method, and the RBAC permission it needs."""
+    """One list call: the kind it returns, and (derived from it as the kubernetes client and kubectl name
+    them) the client's API class and list method and the RBAC resource it needs."""
 
     kind: str
     api_version: str
-    resource: str  # plural.group, as RBAC and kubectl name it
-    api: str  # kubernetes.client API class
-    method: str
     required: bool = False
-    namespace: str | None = None
+    namespace: str | None = None  # a namespaced resource read in this namespace only
     field_selector: str | None = None
+
+    @property
+    def resource(self) -> str:
+        """plural.group, as RBAC and kubectl name it (the plural guessed as meta.UnsafeGuessKindToResource
+        does)."""
+        singular = self.kind.lower()
+        if singular.endswith("s"):
+            plural = singular + "es"
+        elif singular.endswith("y"):
+            plural = singular[:-1] + "ies"
+        else:
+            plural = singular + "s"
+        group = self.api_version.rpartition("/")[0]
+        return f"{plural}.{group}" if group else plural
+
+    @property
+    def api(self) -> str:
+        """The kubernetes.client API class: CoreV1Api, AppsV1Api, CoordinationV1Api ..."""
+        group, _, version = self.api_version.rpartition("/")
+        return f"{(group.split('.')[0] or 'core').capitalize()}{version.capitalize()}Api"
+
+    def list_method(self, api):
+        """The client's list call: list_namespaced_lease for one namespace; list_pod_for_all_namespaces for
+        a namespaced kind (the client has those for namespaced kinds only), else list_node."""
+        name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", self.kind).lower()
+        if self.namespace:
+            return getattr(api, f"list_namespaced_{name}")
+        return getattr(api, f"list_{name}_for_all_namespaces", None) or getattr(api, f"list_{name}")
 
     @property
     def permission(self) -> str:
@@ -59,43 +85,29 @@ class Resource:
 # Read order: the Leases first, so that capturedAt (when reading began) is the time their renewals
 # are judged against; then nodes and pods, the two a what-if cannot do without.
 RESOURCES = (
-    Resource("Lease", "coordination.k8s.io/v1", "leases.coordination.k8s.io", "CoordinationV1Api",
-             "list_namespaced_lease", namespace="kube-system"),
-    Resource("Node", "v1", "nodes", "CoreV1Api", "list_node", required=True),
-    Resource("Pod", "v1", "pods", "CoreV1Api", "list_pod_for_all_namespaces", required=True,
-             field_selector=POD_FIELD_SELECTOR),
-    Resource("Namespace", "v1", "namespaces", "CoreV1Api", "list_namespace"),
-    Resource("PriorityClass", "scheduling.k8s.io/v1", "priorityclasses.scheduling.k8s.io",
-             "SchedulingV1Api", "list_priority_class"),
-    Resource("PodDisruptionBudget", "policy/v1", "poddisruptionbudgets.policy", "PolicyV1Api",
-             "list_pod_disruption_budget_for_all_namespaces"),
-    Resource("Service", "v1", "services", "CoreV1Api", "list_service_for_all_namespaces"),
-    Resource("ReplicaSet", "apps/v1", "replicasets.apps", "AppsV1Api", "list_replica_set_for_all_namespaces"),
-    Resource("StatefulSet", "apps/v1", "statefulsets.apps", "AppsV1Api",
-             "list_stateful_set_for_all_namespaces"),
-    Resource("ReplicationController", "v1", "replicationcontrollers", "CoreV1Api",
-             "list_replication_controller_for_all_namespaces"),
-    Resource("PersistentVolume", "v1", "persistentvolumes", "CoreV1Api", "list_persistent_volume"),
-    Resource("PersistentVolumeClaim", "v1", "persistentvolumeclaims", "CoreV1Api",
-             "list_persistent_volume_claim_for_all_namespaces"),
-    Resource("StorageClass", "storage.k8s.io/v1", "storageclasses.storage.k8s.io", "StorageV1Api",
-             "list_storage_class"),
-    Resource("CSINode", "storage.k8s.io/v1", "csinodes.storage.k8s.io", "StorageV1Api", "list_csi_node"),
-    Resource("CSIDriver", "storage.k8s.io/v1", "csidrivers.storage.k8s.io", "StorageV1Api", "list_csi_driver"),
-    Resource("CSIStorageCapacity", "storage.k8s.io/v1", "csistoragecapacities.storage.k8s.io", "StorageV1Api",
-             "list_csi_storage_capacity_for_all_namespaces"),
-    Resource("VolumeAttachment", "storage.k8s.io/v1", "volumeattachments.storage.k8s.io", "StorageV1Api",
-             "list_volume_attachment"),
-    Resource("LimitRange", "v1", "limitranges", "CoreV1Api", "list_limit_range_for_all_namespaces"),
-    Resource("RuntimeClass", "node.k8s.io/v1", "runtimeclasses.node.k8s.io", "NodeV1Api", "list_runtime_class"),
-    Resource("DeviceClass", "resource.k8s.io/v1", "deviceclasses.resource.k8s.io", "ResourceV1Api",
-             "list_device_class"),
-    Resource("ResourceSlice", "resource.k8s.io/v1", "resourceslices.resource.k8s.io", "ResourceV1Api",
-             "list_resource_slice"),
-    Resource("ResourceClaim", "resource.k8s.io/v1", "resourceclaims.resource.k8s.io", "ResourceV1Api",
-             "list_resource_claim_for_all_namespaces"),
-    Resource("ResourceClaimTemplate", "resource.k8s.io/v1", "resourceclaimtemplates.resource.k8s.io",
-             "ResourceV1Api", "list_resource_claim_template_for_all_namespaces"),
+    Resource("Lease", "coordination.k8s.io/v1", namespace="kube-system"),
+    Resource("Node", "v1", required=True),
+    Resource("Pod", "v1", required=True, field_selector=POD_FIELD_SELECTOR),
+    Resource("Namespace", "v1"),
+    Resource("PriorityClass", "scheduling.k8s.io/v1"),
+    Resource("PodDisruptionBudget", "policy/v1"),
+    Resource("Service", "v1"),
+    Resource("ReplicaSet", "apps/v1"),
+    Resource("StatefulSet", "apps/v1"),
+    Resource("ReplicationController", "v1"),
+    Resource("PersistentVolume", "v1"),
+    Resource("PersistentVolumeClaim", "v1"),
+    Resource("StorageClass", "storage.k8s.io/v1"),
+    Resource("CSINode", "storage.k8s.io/v1"),
+    Resource("CSIDriver", "storage.k8s.io/v1"),
+    Resource("CSIStorageCapacity", "storage.k8s.io/v1"),
+    Resource("VolumeAttachment", "storage.k8s.io/v1"),
+    Resource("LimitRange", "v1"),
+    Resource("RuntimeClass", "node.k8s.io/v1"),
+    Resource("DeviceClass", "resource.k8s.io/v1"),
+    Resource("ResourceSlice", "resource.k8s.io/v1"),
+    Resource("ResourceClaim", "resource.k8s.io/v1"),
+    Resource("ResourceClaimTemplate", "resource.k8s.io/v1"),
 )
 
 
@@ -253,7 +265,7 @@ def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter",
     does (FullListIfExpired). A 403 or 404 on an optional resource is warned about and recorded."""
     from kubernetes.client.exceptions import ApiException
 
-    call = getattr(api, res.method)
+    call = res.list_method(api)
     items: list[dict] = []
     token: str | None = None
     limit: int | None = PAGE_SIZE
