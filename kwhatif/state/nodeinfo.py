@@ -146,6 +146,35 @@ _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
 
+class _ParsedTerms:
+    """One of a PodInfo's (anti-)affinity term lists, parsed on first read and kept in the slot ``_<name>``.
+    A term that does not parse raises SelectorError on every read (the proposed pod: InterPodAffinity's
+    PreFilter reports it), until ``parse_or_drop`` drops the list."""
+
+    __slots__ = ("kind", "when", "slot")
+
+    def __init__(self, kind: str, when: str) -> None:
+        self.kind, self.when = kind, when  # podAffinity / podAntiAffinity, required / preferred
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, info, owner=None):
+        if info is None:
+            return self
+        terms = getattr(info, self.slot)
+        if terms is None:
+            terms = info._parse(self.kind, self.when)
+            setattr(info, self.slot, terms)
+        return terms
+
+    def parse_or_drop(self, info) -> None:
+        try:
+            self.__get__(info)
+        except (ValueError, TypeError, AttributeError):  # SelectorError or a malformed term
+            setattr(info, self.slot, [])
+
+
 class PodInfo:
     """A pod with everything the plugins need computed once (framework.PodInfo).
 
@@ -156,7 +185,8 @@ class PodInfo:
     __slots__ = ("pod", "name", "namespace", "uid", "key", "labels", "node_name", "nominated_node_name",
                  "priority", "start_time", "deletion_timestamp", "_affinity", "has_affinity",
                  "has_required_anti_affinity", "requested", "non0_cpu", "non0_mem", "host_ports", "pvc_keys",
-                 "_required_affinity", "_required_anti_affinity", "_preferred_affinity", "_preferred_anti_affinity")
+                 "_required_affinity_terms", "_required_anti_affinity_terms", "_preferred_affinity_terms",
+                 "_preferred_anti_affinity_terms")
 
     def __init__(self, pod: dict) -> None:
         meta = pod.get("metadata") or _EMPTY
@@ -174,8 +204,8 @@ class PodInfo:
         self.start_time: str | None = status.get("startTime")
         self.deletion_timestamp: str | None = meta.get("deletionTimestamp")
         affinity = self._affinity = spec.get("affinity") or _EMPTY
-        self._required_affinity = self._required_anti_affinity = None
-        self._preferred_affinity = self._preferred_anti_affinity = None
+        self._required_affinity_terms = self._required_anti_affinity_terms = None
+        self._preferred_affinity_terms = self._preferred_anti_affinity_terms = None
         if affinity:
             pod_anti = affinity.get("podAntiAffinity")
             self.has_affinity = affinity.get("podAffinity") is not None or pod_anti is not None
@@ -252,40 +282,14 @@ class PodInfo:
         """Parse all four term lists now, as a pod is added to a NodeInfo (the Snapshot does it, so that
         they are built, and frozen, with the rest of the cluster). As there (``podInfo, _ :=
         NewPodInfo(pod)``), a list with a term that does not parse is dropped: it holds no terms."""
-        for prop, slot in ((PodInfo.required_affinity_terms, "_required_affinity"),
-                           (PodInfo.required_anti_affinity_terms, "_required_anti_affinity"),
-                           (PodInfo.preferred_affinity_terms, "_preferred_affinity"),
-                           (PodInfo.preferred_anti_affinity_terms, "_preferred_anti_affinity")):
-            try:
-                prop.fget(self)
-            except (ValueError, TypeError, AttributeError):  # SelectorError or a malformed term
-                setattr(self, slot, [])
+        for terms in (PodInfo.required_affinity_terms, PodInfo.required_anti_affinity_terms,
+                      PodInfo.preferred_affinity_terms, PodInfo.preferred_anti_affinity_terms):
+            terms.parse_or_drop(self)
 
-    # Parsed on first read and kept; a term that does not parse raises SelectorError on every read
-    # (the proposed pod: InterPodAffinity's PreFilter reports it), until parse_terms drops the list.
-    @property
-    def required_affinity_terms(self) -> list[AffinityTerm]:
-        if self._required_affinity is None:
-            self._required_affinity = self._parse("podAffinity", _REQUIRED)
-        return self._required_affinity
-
-    @property
-    def required_anti_affinity_terms(self) -> list[AffinityTerm]:
-        if self._required_anti_affinity is None:
-            self._required_anti_affinity = self._parse("podAntiAffinity", _REQUIRED)
-        return self._required_anti_affinity
-
-    @property
-    def preferred_affinity_terms(self) -> list[WeightedAffinityTerm]:
-        if self._preferred_affinity is None:
-            self._preferred_affinity = self._parse("podAffinity", _PREFERRED)
-        return self._preferred_affinity
-
-    @property
-    def preferred_anti_affinity_terms(self) -> list[WeightedAffinityTerm]:
-        if self._preferred_anti_affinity is None:
-            self._preferred_anti_affinity = self._parse("podAntiAffinity", _PREFERRED)
-        return self._preferred_anti_affinity
+    required_affinity_terms: list[AffinityTerm] = _ParsedTerms("podAffinity", _REQUIRED)
+    required_anti_affinity_terms: list[AffinityTerm] = _ParsedTerms("podAntiAffinity", _REQUIRED)
+    preferred_affinity_terms: list[WeightedAffinityTerm] = _ParsedTerms("podAffinity", _PREFERRED)
+    preferred_anti_affinity_terms: list[WeightedAffinityTerm] = _ParsedTerms("podAntiAffinity", _PREFERRED)
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
