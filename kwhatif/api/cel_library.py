@@ -314,12 +314,17 @@ def cel_ip(value):
     return IP(_parse_addr(_string(value)))
 
 
-def cel_isIP(value):
+def accepts(parse, *args) -> ct.BoolType:
+    """A CEL ``isX(<string>)``: whether the ``X(<string>)`` parse accepts the arguments."""
     try:
-        _parse_addr(_string(value))
+        parse(*args)
     except ValueError:
         return ct.BoolType(False)
     return ct.BoolType(True)
+
+
+def cel_isIP(value):
+    return accepts(_parse_addr, _string(value))
 
 
 def cel_ip_isCanonical(value):
@@ -391,11 +396,7 @@ def cel_cidr(value):
 
 
 def cel_isCIDR(value):
-    try:
-        _parse_cidr(_string(value))
-    except ValueError:
-        return ct.BoolType(False)
-    return ct.BoolType(True)
+    return accepts(_parse_cidr, _string(value))
 
 
 def _cidr(value) -> CIDR:

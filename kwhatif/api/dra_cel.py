@@ -136,11 +136,7 @@ def cel_quantity(text):
 
 
 def cel_isQuantity(text):
-    try:
-        parse_quantity(str(text))
-    except QuantityError:
-        return ct.BoolType(False)
-    return ct.BoolType(True)
+    return cel_library.accepts(parse_quantity, str(text))
 
 
 def cel_semver(text, normalize=False):
@@ -149,11 +145,7 @@ def cel_semver(text, normalize=False):
 
 
 def cel_isSemver(text, normalize=False):
-    try:
-        cel_semver(text, normalize)
-    except ValueError:
-        return ct.BoolType(False)
-    return ct.BoolType(True)
+    return cel_library.accepts(cel_semver, text, normalize)
 
 
 def cel_compareTo(a, b):
