@@ -144,7 +144,8 @@ class PostFilterResult:
 
 
 class Plugin:
-    """Base for plugins. Subclasses set ``name`` and implement extension point methods:
+    """Base for plugins. A plugin's ``name`` is its class name (as upstream's ``Name`` constants are the
+    type names); subclasses implement extension point methods:
 
     - ``pre_filter(state, pod, nodes) -> (PreFilterResult | None, Status | None)``
     - ``add_pod(state, pod_to_schedule, pod_info_to_add, node_info) -> Status | None`` and
@@ -163,6 +164,10 @@ class Plugin:
     # True when the plugin's Filter verdict and raw Score for a node depend only on that node and the
     # pod (not on other nodes or pods): a sequence may then reuse them while the node is unchanged.
     node_local: bool = False
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name = cls.__name__
 
     def __init__(self, args: dict | None = None, handle: "Handle | None" = None) -> None:
         self.args = self.args_type.for_plugin(args) if self.args_type is not None else (args or {})

@@ -5,7 +5,6 @@ from kwhatif.framework.interface import Plugin
 
 
 class DefaultBinder(Plugin):
-    name = "DefaultBinder"
 
     def bind(self, state, pod, node_name):
         raise RuntimeError("kwhatif is read-only and never binds pods")

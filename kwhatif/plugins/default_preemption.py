@@ -13,7 +13,6 @@ MESSAGE_PREFIX = "preemption: "
 
 
 class DefaultPreemption(Plugin):
-    name = "DefaultPreemption"
     args_type = DefaultPreemptionArgs
 
     def pre_enqueue(self, pod):

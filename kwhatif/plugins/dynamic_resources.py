@@ -104,7 +104,6 @@ class _State:
 
 
 class DynamicResources(Plugin):
-    name = "DynamicResources"
     args_type = DynamicResourcesArgs
 
     def _dra(self):

@@ -27,7 +27,6 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 
 class ImageLocality(Plugin):
-    name = "ImageLocality"
     node_local = True
 
     def score(self, state, pod, node_info) -> int:

@@ -168,7 +168,6 @@ def _process_terms(scores: dict[str, dict[str, int]], terms: list[WeightedAffini
 # --- the plugin -------------------------------------------------------------------------------------
 
 class InterPodAffinity(Plugin):
-    name = NAME
     args_type = InterPodAffinityArgs
 
     def __init__(self, args: dict | None = None, handle=None) -> None:

@@ -109,7 +109,6 @@ class RequiredNodeAffinity:
 
 
 class NodeAffinity(Plugin):
-    name = "NodeAffinity"
     args_type = NodeAffinityArgs
     node_local = True
 

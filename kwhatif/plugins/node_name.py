@@ -6,7 +6,6 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 
 class NodeName(Plugin):
-    name = "NodeName"
     node_local = True
 
     def filter(self, state, pod, node_info):

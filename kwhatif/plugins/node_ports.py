@@ -7,7 +7,6 @@ PRE_FILTER_KEY = "PreFilterNodePorts"
 
 
 class NodePorts(Plugin):
-    name = "NodePorts"
     node_local = True
 
     def pre_filter(self, state, pod, nodes):

@@ -34,7 +34,6 @@ def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> in
 
 
 class NodeResourcesBalancedAllocation(Plugin):
-    name = "NodeResourcesBalancedAllocation"
     args_type = NodeResourcesBalancedAllocationArgs
     node_local = True
 

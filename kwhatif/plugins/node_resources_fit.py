@@ -68,7 +68,6 @@ def insufficient_resources(request: Resource, node_info, ignored: set[str] = fro
 
 
 class NodeResourcesFit(Plugin):
-    name = "NodeResourcesFit"
     args_type = NodeResourcesFitArgs
     node_local = True
 

@@ -8,7 +8,6 @@ _UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "No
 
 
 class NodeUnschedulable(Plugin):
-    name = "NodeUnschedulable"
     node_local = True
 
     def filter(self, state, pod, node_info):

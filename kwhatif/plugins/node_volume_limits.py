@@ -87,7 +87,6 @@ class _LookupError(Exception):
 
 
 class NodeVolumeLimits(Plugin):
-    name = "NodeVolumeLimits"
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)

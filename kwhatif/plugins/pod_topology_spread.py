@@ -349,7 +349,6 @@ def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
 
 
 class PodTopologySpread(Plugin):
-    name = NAME
     args_type = PodTopologySpreadArgs
 
     def __init__(self, args=None, handle=None):

@@ -5,7 +5,6 @@ from kwhatif.framework.interface import Plugin
 
 
 class PrioritySort(Plugin):
-    name = "PrioritySort"
 
     def less(self, a, b) -> bool:
         return a.priority > b.priority

@@ -4,7 +4,6 @@ from kwhatif.framework.interface import Code, Plugin, Status
 
 
 class SchedulingGates(Plugin):
-    name = "SchedulingGates"
 
     def pre_enqueue(self, pod):
         gates = pod.spec.get("schedulingGates") or []

@@ -8,7 +8,6 @@ PRE_SCORE_KEY = "PreScoreTaintToleration"
 
 
 class TaintToleration(Plugin):
-    name = "TaintToleration"
     node_local = True
 
     def filter(self, state, pod, node_info):

@@ -226,7 +226,6 @@ class _StateData:
 
 
 class VolumeBinding(Plugin):
-    name = "VolumeBinding"
     args_type = VolumeBindingArgs
 
     def __init__(self, args=None, handle=None):

@@ -81,7 +81,6 @@ def satisfy_volume_conflicts(pod_info, node_info) -> bool:
 
 
 class VolumeRestrictions(Plugin):
-    name = "VolumeRestrictions"
 
     def pre_filter(self, state, pod, nodes):
         needs_check = any(_needs_restrictions_check(v) for v in pod.spec.get("volumes") or [])

@@ -57,7 +57,6 @@ def pv_topologies(pv) -> list[PVTopology]:
 
 
 class VolumeZone(Plugin):
-    name = "VolumeZone"
 
     def pre_filter(self, state, pod, nodes):
         topologies, status = self._pv_topologies_of_pod(pod)
