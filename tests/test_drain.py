@@ -290,6 +290,32 @@ def test_cluster_autoscaler_rules_charge_budgets_across_nodes():
     assert report.placements[0]["message"] is None
 
 
+# When the drain happens: the cluster's capture time, else the injected clock (never the wall clock).
+CAPTURED = datetime(2026, 5, 1, 12, 0, tzinfo=timezone.utc)
+DRAIN_TIME_TABLE = [
+    # name, capturedAt, clock's now, taint value (the drain time in Unix seconds), old pod's action
+    ("no capture time: the clock", None, NOW, str(int(NOW.timestamp())), "skip"),
+    ("the capture time beats the clock", "2026-05-01T12:00:00Z", NOW, str(int(CAPTURED.timestamp())), "blocked"),
+    # the pod was deleted at 2026-05-31T23:59:00Z: 60 s before NOW, 30 s before this clock
+    ("a clock 30 s after the deletion", None, datetime(2026, 5, 31, 23, 59, 30, tzinfo=timezone.utc),
+     "1780271970", "blocked"),
+]
+
+
+@pytest.mark.parametrize("name,captured_at,now,taint_value,action", DRAIN_TIME_TABLE,
+                         ids=[row[0] for row in DRAIN_TIME_TABLE])
+def test_drain_happens_at_the_capture_time_else_at_the_clock(name, captured_at, now, taint_value, action):
+    terminating = make_pod("old").node("n0").set("metadata.deletionTimestamp", "2026-05-31T23:59:00Z").obj()
+    c = cluster(nodes(2), [terminating])
+    if captured_at:
+        c.metadata["capturedAt"] = captured_at
+    autoscaler = drain(new_scenario(c), ("n0",), None, DrainOptions(rules="cluster-autoscaler"), clock=lambda: now)
+    assert autoscaler.scenario.cluster.nodes[0]["spec"]["taints"][0]["value"] == taint_value
+    # kubectl: --skip-wait-for-delete-timeout=45 skips a pod deleted more than 45 s before the drain
+    kubectl = drain(new_scenario(c), ("n0",), None, DrainOptions(skip_wait_for_delete_timeout=45), clock=lambda: now)
+    assert kubectl.pods[0].action == action
+
+
 # --- the CLI ------------------------------------------------------------------------------------
 
 runner = CliRunner()

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Callable
 
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import InputError
+from kwhatif.preemption import utc_now
 from kwhatif.whatif.changes import (Change, Scenario, drop_pods, is_recreated, pods_by_node, select_nodes,
                                     set_unschedulable)
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, kubectl_verdict
@@ -77,24 +80,26 @@ class DrainReport:
 
 
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
-          setup=None) -> DrainReport:
-    """Drain ``nodes`` (or the nodes ``selector`` picks) in ``scenario``'s cluster, changing it."""
+          setup=None, clock: Callable[[], datetime] = utc_now) -> DrainReport:
+    """Drain ``nodes`` (or the nodes ``selector`` picks) in ``scenario``'s cluster, changing it. The drain
+    happens when the cluster was captured, else at the ``clock``'s now."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
     cluster = scenario.cluster
     indexes = select_nodes(cluster, target)
     names = [cluster.nodes[i]["metadata"]["name"] for i in indexes]
+    now = drain_time(cluster, clock)
     scenario.changes.append(f"drain {' '.join(names)}" + (" (cluster-autoscaler rules)"
                                                          if options.rules != "kubectl" else ""))
     for i in indexes:  # kubectl cordons every node before it drains the first
         node = cluster.nodes[i] = {**cluster.nodes[i], "spec": dict(cluster.nodes[i].get("spec") or {})}
         if options.rules == "cluster-autoscaler":
-            mark_to_be_deleted(node, drain_time(cluster))
+            mark_to_be_deleted(node, now)
         else:
             set_unschedulable(node, True)
     report = DrainReport(scenario, options, names, [])
-    run = _DrainRun(report, Placer(cluster, setup))
+    run = _DrainRun(report, Placer(cluster, setup), now)
     on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     for name in names:
         run.drain_node(name, on_nodes.get(name, []))
@@ -122,7 +127,7 @@ def _selected_pods(pods: list[dict], pod_selector: str) -> list[dict]:
 
 
 class _DrainRun:
-    def __init__(self, report: DrainReport, placer: Placer) -> None:
+    def __init__(self, report: DrainReport, placer: Placer, now: datetime) -> None:
         self.report = report
         self.scenario = report.scenario
         self.budgets = report.scenario.budgets
@@ -132,7 +137,7 @@ class _DrainRun:
         self.evictions = 0
         self.waiting: list[PodOutcome] = []
         self.gone: list[dict] = []  # pods evicted in the first round, taken out of the cluster together
-        self.now = drain_time(self.scenario.cluster)
+        self.now = now
         self.autoscaler = (AutoscalerRules(self.scenario.cluster, self.budgets, self.now)
                            if self.options.rules == "cluster-autoscaler" else None)
 

@@ -14,8 +14,10 @@ notsafetoevict, localstorage, pdb; the first outcome other than Undefined decide
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from typing import Callable
+from datetime import datetime, timedelta
 
+from kwhatif.preemption import utc_now
 from kwhatif.state.cluster import Cluster
 from kwhatif.whatif.changes import controller_of, is_mirror_pod
 from kwhatif.whatif.eviction import Budgets, pod_phase
@@ -113,9 +115,8 @@ KUBECTL_FILTERS = (_skip_deleted_filter, _daemonset_filter, _mirror_pod_filter, 
                    _unreplicated_filter)
 
 
-def kubectl_verdict(pod: dict, options: DrainOptions, now: datetime | None = None) -> Verdict:
+def kubectl_verdict(pod: dict, options: DrainOptions, now: datetime) -> Verdict:
     """filterPods: the filters in order, stopping at the first that does not delete the pod."""
-    now = now or datetime.now(timezone.utc)
     delete, kind, message = True, "Okay", ""
     for pod_filter in KUBECTL_FILTERS:
         delete, kind, message = pod_filter(pod, options, now)
@@ -258,6 +259,6 @@ def _time(text) -> datetime | None:
         return None
 
 
-def drain_time(cluster: Cluster) -> datetime:
-    """When the drain happens: the capture time of a snapshot or live read, else now."""
-    return _time(cluster.metadata.get("capturedAt")) or datetime.now(timezone.utc)
+def drain_time(cluster: Cluster, clock: Callable[[], datetime] = utc_now) -> datetime:
+    """When the drain happens: the capture time of a snapshot or live read, else the clock's now."""
+    return _time(cluster.metadata.get("capturedAt")) or clock()
