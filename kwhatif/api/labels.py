@@ -6,10 +6,11 @@ A nil ``metav1.LabelSelector`` selects nothing, an empty one selects everything;
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping
+
+from kwhatif.api import validation
 
 
 class SelectorError(ValueError):
@@ -26,26 +27,21 @@ def _parse_int64(text: str) -> int | None:
 Requirement = Callable[[Mapping[str, str]], bool]
 
 
-_QUALIFIED_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS1123_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
 _LABEL_VALUE_ERROR = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
                       "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  "
                       "or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
 
 
+# validation.IsQualifiedName and IsValidLabelValue without their messages, cached: every selector
+# requirement asks them again.
 @lru_cache(maxsize=4096)
 def is_qualified_name(key: str) -> bool:
-    """validation.IsQualifiedName: ``[prefix/]name``, a DNS subdomain prefix and a name of at most 63."""
-    prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or "/" in prefix or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
-        return False
-    return 0 < len(name) <= 63 and _QUALIFIED_NAME.fullmatch(name) is not None
+    return not validation.is_qualified_name(key)
 
 
 @lru_cache(maxsize=4096)
 def is_valid_label_value(value: str) -> bool:
-    """validation.IsValidLabelValue: empty, or at most 63 characters of a qualified name's alphabet."""
-    return value == "" or (len(value) <= 63 and _QUALIFIED_NAME.fullmatch(value) is not None)
+    return not validation.is_valid_label_value(value)
 
 
 def _validate(key: str, values: list) -> None:
