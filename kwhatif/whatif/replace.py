@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 
-from kwhatif.api.defaults import PriorityResolver
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.whatif.eviction import pod_key
@@ -39,7 +38,6 @@ class Placer:
         self.cluster = cluster
         self.setup = setup
         self._engine = None
-        self._known_classes = set(PriorityResolver(cluster.priority_classes).classes)
 
     def place(self, pod: dict) -> dict:
         """Place ``pod`` (a replacement manifest); its sequence placement entry. A pod that fits is
@@ -48,7 +46,6 @@ class Placer:
         from kwhatif.whatif.sequence import PreparedPod
 
         engine = self._engine_for_cluster()
-        self._keep_priority_class(pod)
         prepared = PreparedPod(*prepare_pod(pod, f"replacement of {pod_key(pod)}", self.cluster, admitted=True))
         placement, _ = engine.place(prepared)
         if placement.node:
@@ -68,16 +65,6 @@ class Placer:
 
             self._engine = SequencePlacer(Snapshot(self.cluster), self.setup)
         return self._engine
-
-    def _keep_priority_class(self, pod: dict) -> None:
-        """A dump may lack the PriorityClass its pods name; the replacement keeps the priority the
-        running pod was admitted with (the class exists in the real cluster)."""
-        spec = pod.get("spec") or {}
-        name = spec.get("priorityClassName")
-        if name and name not in self._known_classes and spec.get("priority") is not None:
-            self.cluster.priority_classes.append({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                                                  "metadata": {"name": name}, "value": int(spec["priority"])})
-            self._known_classes.add(name)
 
 
 def place_displaced(scenario, setup=None) -> None:
