@@ -91,21 +91,21 @@ def option_groups(command):
     hints = typing.get_type_hints(command, include_extras=True)
     params, groups = [], {}
     for param in inspect.signature(command).parameters.values():
-        kind = hints[param.name]
-        if not dataclasses.is_dataclass(kind):
-            params.append(param.replace(kind=param.KEYWORD_ONLY, annotation=kind))
+        hint = hints[param.name]
+        if not dataclasses.is_dataclass(hint):
+            params.append(param.replace(kind=param.KEYWORD_ONLY, annotation=hint))
             continue
-        fields = typing.get_type_hints(kind, include_extras=True)
-        groups[param.name] = (kind, [field.name for field in dataclasses.fields(kind)])
+        fields = typing.get_type_hints(hint, include_extras=True)
+        groups[param.name] = (hint, [field.name for field in dataclasses.fields(hint)])
         params += [inspect.Parameter(field.name, param.KEYWORD_ONLY, annotation=fields[field.name],
                                      default=inspect.Parameter.empty if field.default is dataclasses.MISSING
                                      else field.default)
-                   for field in dataclasses.fields(kind)]
+                   for field in dataclasses.fields(hint)]
 
     @functools.wraps(command)
     def run(**values):
-        for name, (kind, names) in groups.items():
-            values[name] = kind(**{field: values.pop(field) for field in names})
+        for name, (group, names) in groups.items():
+            values[name] = group(**{field: values.pop(field) for field in names})
         return command(**values)
 
     run.__signature__ = inspect.Signature(params)
