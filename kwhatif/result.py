@@ -76,8 +76,6 @@ class ScheduleResult:
     cluster_pod: dict | None = None
     # For a pod created with spec.nodeName (never scheduled): the kubelet's verdict on that node.
     named_node: dict | None = None
-    # The snapshot evaluated, for what-ifs that schedule again from it (suggest); renderers never read it.
-    snapshot: object = field(default=None, repr=False)
 
     @property
     def fits(self) -> bool:

@@ -207,3 +207,53 @@ def would_select_of(result):
     from kwhatif.whatif.suggest import would_select
 
     return would_select(result)
+
+
+# --- place pod/NAME --suggest: a pod already in the cluster -------------------------------------------
+
+PENDING = Path(__file__).resolve().parent.parent / "fixtures" / "clusters" / "demo-pending"
+
+
+def _place_json(pod: str, cluster_dir: Path, *args: str) -> dict:
+    from typer.testing import CliRunner
+
+    from kwhatif.cli.app import app
+
+    run = CliRunner().invoke(app, ["place", pod, "--cluster", str(cluster_dir), "-o", "json", *args])
+    assert run.exit_code in (0, 1), run.output
+    return json.loads(run.stdout)
+
+
+def _with_patched_pod(directory: Path, pod: str, patch: list[dict]) -> Path:
+    """The demo-pending cluster with ``pod`` as the cluster holds it patched (a script would re-create it
+    so through its controller)."""
+    import yaml
+
+    namespace, name = pod.split("/")
+    pods = yaml.safe_load((PENDING / "pending-pods.yaml").read_text())
+    pods["items"] = [jsonpatch.apply_patch(item, patch)
+                     if (item["metadata"]["namespace"], item["metadata"]["name"]) == (namespace, name) else item
+                     for item in pods["items"]]
+    directory.mkdir()
+    (directory / "demo.yaml").write_text((PENDING / "demo.yaml").read_text())
+    (directory / "pending-pods.yaml").write_text(yaml.safe_dump(pods))
+    return directory
+
+
+@pytest.mark.parametrize("pod", ["shop/payments-reconciler-29396280-x7k2p", "batch/llm-eval-5fz8q",
+                                 "batch/quota-report-7vd2k"])
+def test_suggestions_for_a_pod_of_the_cluster(pod: str, tmp_path: Path) -> None:
+    """``place NS/NAME --suggest``: the pod is taken as the cluster holds it (not validated or admitted
+    as a new one); each podPatch applies to it there, the flags to the cluster, and ``place NS/NAME``
+    again gives the promised count and pick (12 nodes: no sampling, the pick is the single top node or
+    the lowest-named tied one). quota-report is gated: removing its gates is the suggestion."""
+    answer = _place_json(pod, PENDING, "--suggest")
+    assert not answer["feasible"] or answer["gated"]
+    assert answer["suggestions"]
+    for i, suggestion in enumerate(answer["suggestions"]):
+        cluster_dir = PENDING
+        if suggestion["apply"]["podPatch"]:
+            cluster_dir = _with_patched_pod(tmp_path / str(i), pod, suggestion["apply"]["podPatch"])
+        again = _place_json(pod, cluster_dir, *suggestion["apply"]["clusterFlags"])
+        pick = again["schedulePodHost"] or min(again["selected"])
+        assert (len(again["feasible"]), pick) == (suggestion["feasibleCount"], suggestion["wouldSelect"]), suggestion

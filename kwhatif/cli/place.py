@@ -68,10 +68,9 @@ def place(
         cluster_state, setup = load_inputs(inputs)
         cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
         check_node_names(cluster_state, node)
-        result = whatif.place_cluster_pod(cluster_state, *reference, setup, trace=trace)
-        result.scenario = scenario
-        _emit_single(result, result.pod.pod, "cluster", result.snapshot.cluster, setup, output, node, all_nodes, suggest,
-                     trace)
+        attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace)
+        attempt.result.scenario = scenario
+        _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
     objects, collection = load_manifests(pod)
     cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
@@ -83,19 +82,19 @@ def place(
         suggestions = (objects, before_objects, replicas, in_order) if suggest else None
         _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions)
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
-    result = whatif.place_pod(raw, source, cluster_state, setup, trace=trace)
-    result.warnings.extend(expansion.notes)
-    result.scenario = scenario
-    _emit_single(result, raw, source, cluster_state, setup, output, node, all_nodes, suggest, trace)
+    attempt = whatif.attempt_pod(raw, source, cluster_state, setup, trace=trace)
+    attempt.result.warnings.extend(expansion.notes)
+    attempt.result.scenario = scenario
+    _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
 
 
-def _emit_single(result, raw, source, cluster_state, setup, output: Output, node, all_nodes: bool, suggest: bool,
-                 trace) -> None:
+def _emit_single(attempt, setup, output: Output, node, all_nodes: bool, suggest: bool, trace) -> None:
     """The single-pod answer (with suggestions, the extender trace), then its exit status."""
     from kwhatif.render import output as render_output
 
+    result = attempt.result
     if suggest:
-        _emit_with_suggestions(raw, source, cluster_state, setup, result, output, node, all_nodes)
+        _emit_with_suggestions(attempt, setup, output, node, all_nodes)
     else:
         render_output.emit(result, output.value, nodes=node or None, all_nodes=all_nodes)
     if trace and output in (Output.table, Output.wide):
@@ -105,13 +104,13 @@ def _emit_single(result, raw, source, cluster_state, setup, output: Output, node
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))
 
 
-def _emit_with_suggestions(raw, source, cluster_state, setup, result, output: Output, node,
-                           all_nodes: bool) -> None:
+def _emit_with_suggestions(attempt, setup, output: Output, node, all_nodes: bool) -> None:
     """The answer followed by what would make the pod fit (nothing when it fits)."""
     from kwhatif.render import output as render_output
     from kwhatif.whatif.suggest import suggest
 
-    found = suggest(raw, source, cluster_state, setup, result)
+    result = attempt.result
+    found = suggest(attempt.raw, attempt.source, attempt.cluster, setup, result, attempt.snapshot, attempt.existing)
     if output in (Output.json, Output.yaml):
         data = result.to_dict()
         data["suggestions"] = found.to_dict()

@@ -4,6 +4,7 @@ run the attempt. No rendering here, no CLI concerns."""
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable
 
@@ -186,19 +187,48 @@ def create_resource_claims(pod: PodInfo, snapshot: Snapshot) -> tuple[PodInfo, l
     return (PodInfo(created.pod) if created.claims else pod), notes
 
 
+@dataclass
+class Attempt:
+    """One attempt with the state it ran on, for what-ifs that schedule the same pod again from there
+    (suggestions): the result (plain data, all a renderer reads), the pod as evaluated, the cluster and
+    its snapshot. ``existing``: the pod is one of the cluster's (``place pod/NAME``), not one to create."""
+
+    result: ScheduleResult
+    raw: dict
+    source: str
+    cluster: Cluster
+    snapshot: Snapshot
+    existing: bool = False
+
+
+def attempt_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None,
+                trace: list | None = None) -> Attempt:
+    """``place_pod`` keeping the snapshot it evaluated."""
+    snapshot = Snapshot(cluster)
+    return Attempt(place_pod(raw, source, cluster, setup, snapshot, trace=trace), raw, source, cluster, snapshot)
+
+
 def place_cluster_pod(cluster: Cluster, namespace: str, name: str, setup: SchedulerSetup | None = None,
                       trace: list | None = None) -> ScheduleResult:
     """One attempt for the cluster's pod ``namespace/name`` (see ``kwhatif.whatif.cluster_pods``)."""
+    return attempt_cluster_pod(cluster, namespace, name, setup, trace).result
+
+
+def attempt_cluster_pod(cluster: Cluster, namespace: str, name: str, setup: SchedulerSetup | None = None,
+                        trace: list | None = None) -> Attempt:
+    """``place_cluster_pod`` keeping the cluster the pod was evaluated in (a bound pod taken off its node)
+    and its snapshot."""
     from kwhatif.whatif.cluster_pods import existing_pod, take_pod
 
     taken = take_pod(cluster, namespace, name)
     pod, admission = existing_pod(taken.pod)
-    result = schedule_pod(pod, admission, taken.cluster, setup, trace=trace)
+    snapshot = Snapshot(taken.cluster)
+    result = schedule_pod(pod, admission, taken.cluster, setup, snapshot, trace=trace)
     result.cluster_pod = taken.to_dict()
     if (taken.pod.get("metadata") or {}).get("deletionTimestamp"):
         result.warnings.append("the pod is being deleted (metadata.deletionTimestamp): kube-scheduler does not "
                                "attempt it any more")
-    return result
+    return Attempt(result, taken.pod, "cluster", taken.cluster, snapshot, existing=True)
 
 
 def lease_warning(cluster: Cluster, setup: SchedulerSetup, scheduler_name: str) -> str | None:

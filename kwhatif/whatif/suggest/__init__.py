@@ -21,7 +21,7 @@ from kwhatif.whatif.suggest.claims import claim_changes
 from kwhatif.whatif.suggest.cluster_changes import (added_nodes, anti_affinity_blockers, preemption_victims,
                                                     remove_taints, uncordon)
 from kwhatif.whatif.suggest.pod_changes import (combined_changes, emptydir_volumes, relaxed_constraints,
-                                                tolerations_for)
+                                                tolerations_for, ungated)
 from kwhatif.whatif.suggest.probe import Prober, Suggestion, Suggestions, verify_flags, would_select
 from kwhatif.whatif.suggest.rejections import blocking, taint_groups
 from kwhatif.whatif.suggest.requests import fragmentation, smaller_request
@@ -29,15 +29,20 @@ from kwhatif.whatif.suggest.requests import fragmentation, smaller_request
 __all__ = ["Prober", "Suggestion", "Suggestions", "suggest", "verify_flags", "would_select"]
 
 
-def suggest(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None,
-            result: ScheduleResult) -> Suggestions:
-    """Verified suggestions for a pod that does not fit (none for one that does)."""
+def suggest(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None, result: ScheduleResult,
+            snapshot: Snapshot | None = None, existing: bool = False) -> Suggestions:
+    """Verified suggestions for a pod that does not fit (none for one that does). ``snapshot``: the one
+    the attempt ran on (``whatif.attempt_pod``), else a fresh one; ``existing``: ``raw`` is a pod of the
+    cluster (``place pod/NAME``), its patches apply to it as the cluster holds it."""
     out = Suggestions()
-    if result.fits or result.gated:
+    if result.fits:
         return out
     setup = setup or SchedulerSetup()
-    snapshot = result.snapshot if isinstance(result.snapshot, Snapshot) else Snapshot(cluster)
-    prober = Prober(cluster, setup, snapshot, source)
+    snapshot = snapshot or Snapshot(cluster)
+    prober = Prober(cluster, setup, snapshot, source, existing)
+    if result.gated:
+        out.suggestions += ungated(raw, prober)
+        return out
     found: list[Suggestion] = []
     blocked = blocking(result)
     for resource in blocked.resources:
@@ -46,11 +51,11 @@ def suggest(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | No
     found += tolerations_for(raw, groups, prober)
     found += relaxed_constraints(raw, result, prober)
     found += emptydir_volumes(raw, result, prober)
-    found += claim_changes(raw, result, cluster, setup, source)
+    found += claim_changes(raw, result, cluster, setup, source, prober)
     found += combined_changes(raw, result, prober)
     found += uncordon(raw, blocked.cordoned, prober, cluster, setup, source)
     found += remove_taints(raw, groups, prober, cluster, setup, source)
-    found += preemption_victims(raw, result, cluster, setup, source)
+    found += preemption_victims(raw, result, prober, cluster, setup, source)
     found += anti_affinity_blockers(result, raw, prober, cluster, setup, source)
     found += added_nodes(raw, prober, cluster, setup, source)
     out.notes += fragmentation(result, snapshot, blocked.resources)

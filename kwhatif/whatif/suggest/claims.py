@@ -5,7 +5,7 @@ from __future__ import annotations
 from kwhatif.result import ScheduleResult
 from kwhatif.state.cluster import Cluster
 from kwhatif.whatif.changes import Change
-from kwhatif.whatif.suggest.probe import Suggestion, get_path, pointer, verify_flags, would_select
+from kwhatif.whatif.suggest.probe import Prober, Suggestion, get_path, pointer, verify_flags, would_select
 from kwhatif.whatif.suggest.rejections import rejecting_plugins
 
 
@@ -39,7 +39,8 @@ def claim_requests(raw: dict, cluster: Cluster):
                            f"{request.get('name')}/{sub.get('name')}", name)
 
 
-def claim_changes(raw: dict, result: ScheduleResult, cluster: Cluster, setup, source) -> list[Suggestion]:
+def claim_changes(raw: dict, result: ScheduleResult, cluster: Cluster, setup, source,
+                  prober: Prober) -> list[Suggestion]:
     """When DynamicResources rejects the pod: its claims' device requests changed (an existing device
     class for one that does not exist, without the selectors, fewer devices), each verified with the
     claim re-created so (``--patch``); all three together when no one alone is enough."""
@@ -49,7 +50,8 @@ def claim_changes(raw: dict, result: ScheduleResult, cluster: Cluster, setup, so
     out: list[Suggestion] = []
 
     def attempt(ref: str, ops: list[dict]) -> ScheduleResult | None:
-        return verify_flags(raw, source, cluster, setup, [Change("patch", target=ref, argument=compact_json(ops))])
+        return verify_flags(raw, source, cluster, setup, [Change("patch", target=ref, argument=compact_json(ops))],
+                            prober)
 
     def suggestion(ref: str, ops: list[dict], r: ScheduleResult, change: str, size: int = 1) -> Suggestion:
         return Suggestion("claim", change, len(r.feasible), would_select(r), size=size,

@@ -77,14 +77,14 @@ def remove_taints(raw, groups, prober: Prober, cluster, setup, source) -> list[S
     return out
 
 
-def preemption_victims(raw, result: ScheduleResult, cluster, setup, source) -> list[Suggestion]:
+def preemption_victims(raw, result: ScheduleResult, prober: Prober, cluster, setup, source) -> list[Suggestion]:
     """The preemption the attempt found, as pod deletions (preemption does not wait for budgets)."""
     outcome = result.preemption
     node = getattr(outcome, "nominated_node", None) if outcome is not None else None
     if not node:
         return []
     victims = [pi.key for pi in outcome.candidates[node].pods]
-    r = verify_flags(raw, source, cluster, setup, [Change("delete-pod", argument=v) for v in victims])
+    r = verify_flags(raw, source, cluster, setup, [Change("delete-pod", argument=v) for v in victims], prober)
     if r is None:
         return []
     priority = result.admission.to_dict().get("priority")
@@ -123,7 +123,8 @@ def anti_affinity_blockers(result: ScheduleResult, raw, prober: Prober, cluster,
             groups.setdefault(blockers, []).append(name)
     out = []
     for blockers, names in sorted(groups.items(), key=lambda item: (len(item[0]), -len(item[1])))[:MAX_BLOCKER_GROUPS]:
-        r = verify_flags(raw, source, cluster, setup, [Change("delete-pod", argument=pod) for pod in blockers])
+        r = verify_flags(raw, source, cluster, setup, [Change("delete-pod", argument=pod) for pod in blockers],
+                         prober)
         if r is None:
             continue
         out.append(Suggestion("anti-affinity-blockers", f"delete {', '.join(blockers)}", len(r.feasible),

@@ -47,6 +47,15 @@ def try_patch(raw: dict, prober: Prober, kind: str, change: str, patch: list[dic
     return [Suggestion(kind, change, len(r.feasible), would_select(r), pod_patch=patch, size=size, note=note)]
 
 
+def ungated(raw: dict, prober: Prober) -> list[Suggestion]:
+    """A gated pod is not attempted at all: without its scheduling gates (what the controller that set
+    them does when it is ready), does it fit?"""
+    gates = ", ".join(str(g.get("name")) for g in (raw.get("spec") or {}).get("schedulingGates") or [])
+    return try_patch(raw, prober, "scheduling-gates", f"remove the scheduling gates {gates}",
+                     [{"op": "remove", "path": "/spec/schedulingGates"}],
+                     note="whoever set them removes them when the pod may be scheduled")
+
+
 def relaxed_constraints(raw: dict, result: ScheduleResult, prober: Prober) -> list[Suggestion]:
     """Node selection, required inter-pod (anti-)affinity and DoNotSchedule spreading, each relaxed alone."""
     plugins = rejecting_plugins(result)

@@ -16,6 +16,7 @@ from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup, prepare_pod
 from kwhatif.whatif.changes import Change, apply_changes
+from kwhatif.whatif.cluster_pods import existing_pod
 from kwhatif.whatif.replace import place_displaced
 
 
@@ -61,24 +62,27 @@ def would_select(result: ScheduleResult) -> str | None:
 
 class Prober:
     """Runs the attempt for a pod manifest on the snapshot (no PostFilter: preemption does not change
-    which nodes fit or which one is picked)."""
+    which nodes fit or which one is picked). ``existing``: the pod is one of the cluster's, taken as it is
+    (``cluster_pods.existing_pod``), not validated and admitted as a new one."""
 
-    def __init__(self, cluster: Cluster, setup: SchedulerSetup, snapshot: Snapshot, source: str) -> None:
+    def __init__(self, cluster: Cluster, setup: SchedulerSetup, snapshot: Snapshot, source: str,
+                 existing: bool = False) -> None:
         self.cluster, self.setup, self.snapshot, self.source = cluster, setup, snapshot, source
+        self.existing = existing
         self.extenders = None
         if setup.extenders:
             from kwhatif.extenders.extender import build_extenders
 
             self.extenders = build_extenders(setup.extenders)
 
-    def attempt(self, raw: dict, snapshot: Snapshot | None = None) -> ScheduleResult:
-        pod, admission = prepare_pod(copy.deepcopy(raw), self.source, self.cluster)
-        framework = Framework(self.setup.profile_for(pod.spec.get("schedulerName")), snapshot or self.snapshot)
+    def attempt(self, raw: dict) -> ScheduleResult:
+        if self.existing:
+            pod, admission = existing_pod(copy.deepcopy(raw))
+        else:
+            pod, admission = prepare_pod(copy.deepcopy(raw), self.source, self.cluster)
+        framework = Framework(self.setup.profile_for(pod.spec.get("schedulerName")), self.snapshot)
         framework.points["postFilter"] = []
         return Scheduler(framework, self.extenders or [], self.setup.parallelism).schedule(pod, admission)
-
-    def fits(self, raw: dict) -> bool:
-        return bool(self.attempt(raw).feasible)
 
 
 def verify_flags(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup,
@@ -104,7 +108,8 @@ def verify_flags(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup
         place_displaced(scenario, setup)
     except KwhatifError:
         return None
-    r = Prober(scenario.cluster, setup, Snapshot(scenario.cluster), source).attempt(raw)
+    existing = prober is not None and prober.existing
+    r = Prober(scenario.cluster, setup, Snapshot(scenario.cluster), source, existing).attempt(raw)
     return r if r.feasible else None
 
 
