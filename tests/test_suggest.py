@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import jsonpatch
+import jsonschema
 import pytest
 
 from tests.known_failures import NO_SUGGESTION_YET, SUGGEST
@@ -257,3 +258,101 @@ def test_suggestions_for_a_pod_of_the_cluster(pod: str, tmp_path: Path) -> None:
         again = _place_json(pod, cluster_dir, *suggestion["apply"]["clusterFlags"])
         pick = again["schedulePodHost"] or min(again["selected"])
         assert (len(again["feasible"]), pick) == (suggestion["feasibleCount"], suggestion["wouldSelect"]), suggestion
+
+
+# --- who blocks the pod's own (anti-)affinity and spreading ---------------------------------------------
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def _two_zones(pods: list[dict], b_full: bool):
+    """Two zones of two 4-core nodes; with ``b_full`` zone b's nodes keep 1 core, half of it requested."""
+    from tests.builders import cluster, make_node, make_pod
+
+    nodes = [make_node(f"n{i}-{zone}").capacity(cpu="1" if b_full and zone == "b" else "4", memory="8Gi", pods="20")
+             .label(ZONE, zone).obj() for zone in "ab" for i in range(2)]
+    filler = [make_pod(f"busy-{i}").node(f"n{i}-b").req(cpu="500m").obj() for i in range(2)] if b_full else []
+    return cluster(nodes, pods + filler)
+
+
+def _own_anti_affinity():
+    from tests.builders import make_pod
+
+    db = [make_pod(name).labels(app="db").node(node).obj()
+          for name, node in (("db-1", "n0-a"), ("db-2", "n0-b"), ("db-3", "n1-b"))]
+    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": ZONE}]}}
+    # Every node is in a zone with a db pod; zone a opens by deleting one, zone b by deleting two.
+    return (_two_zones(db, b_full=False), make_pod("new").labels(app="db").affinity(anti).obj(),
+            [("InterPodAffinity", "required pod anti-affinity term 0",
+              {"a": ["default/db-1"], "b": ["default/db-2", "default/db-3"]})],
+            [["default/db-1"], ["default/db-2", "default/db-3"]])
+
+
+def _own_affinity():
+    from tests.builders import make_pod
+
+    cache = [make_pod("cache").labels(app="cache").node("n0-b").obj()]
+    affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": ZONE}]}}
+    # The cache pod is in zone b, whose nodes have 500m free: 800m fits only outside, where affinity says no.
+    return (_two_zones(cache, b_full=True), make_pod("new").req(cpu="800m").affinity(affinity).obj(),
+            [("InterPodAffinity", "required pod affinity term 0", {"b": ["default/cache"]})], [])
+
+
+def _spread():
+    from tests.builders import make_pod
+
+    web = [make_pod(f"web-{i}").labels(app="web").node("n0-a").obj() for i in range(3)]
+    web.append(make_pod("web-b").labels(app="web").node("n0-b").obj())
+    constraint = {"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+                  "labelSelector": {"matchLabels": {"app": "web"}}}
+    # Zone a has 3 web pods, zone b 1 (the minimum): a would have skew 3 + 1 - 1 = 3 > 1; b is full.
+    pod = make_pod("new").labels(app="web").req(cpu="800m").set("spec.topologySpreadConstraints", [constraint])
+    return (_two_zones(web, b_full=True), pod.obj(),
+            [("PodTopologySpread", "spread constraint 0", {"a": 3, "b": 1})], [])
+
+
+@pytest.mark.parametrize("case", [_own_anti_affinity, _own_affinity, _spread], ids=lambda f: f.__name__[1:])
+def test_the_pods_own_constraints_name_their_blockers(case) -> None:
+    """The blockers of the pod's own required terms and DoNotSchedule constraints are named per domain;
+    deleting the pods its anti-affinity matches in one domain is a suggestion, and every suggestion
+    applied gives the promised fit."""
+    from kwhatif.whatif import SchedulerSetup, attempt_pod
+    from kwhatif.whatif.suggest import suggest
+
+    state, pod, blockers, deleted = case()
+    attempt = attempt_pod(pod, "pod.json", state, None)
+    assert not attempt.result.fits
+    found = suggest(pod, "pod.json", state, None, attempt.result, attempt.snapshot)
+    assert [(b.plugin, b.constraint, b.domains) for b in found.blockers] == blockers
+    suggestions = found.to_dict()
+    assert [s["apply"]["clusterFlags"][1::2] for s in suggestions if s["kind"] == "anti-affinity-match"] == deleted
+    for suggestion in suggestions:
+        again = _place_with(pod, state, SchedulerSetup(), suggestion)
+        assert (len(again.feasible), would_select_of(again)) == (suggestion["feasibleCount"],
+                                                                   suggestion["wouldSelect"]), suggestion
+
+
+def test_blockers_in_the_output(tmp_path: Path) -> None:
+    """Human output: one 'Blocking:' line per constraint; -o json: suggestionBlockers."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from kwhatif.cli.app import app
+
+    state, pod, _, _ = _spread()
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(state.nodes + state.pods))
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(pod))
+    args = ["place", str(tmp_path / "pod.yaml"), "--cluster", str(tmp_path / "cluster.yaml"), "--suggest"]
+    human = CliRunner().invoke(app, args, terminal_width=400)
+    assert human.exit_code == 1
+    assert (f"  Blocking: spread constraint 0 (topologyKey {ZONE}, maxSkew 1): {ZONE}=a has 3 matching pod(s) and "
+            f"the minimum is 1 ({ZONE}=b, whose nodes NodeResourcesFit rejects), so placing it there makes the "
+            f"skew 3 > 1") in human.stdout.splitlines()
+    machine = json.loads(CliRunner().invoke(app, [*args, "-o", "json"]).stdout)
+    schema = json.loads((Path(__file__).resolve().parent.parent / "docs" / "schema" / "kwhatif-v1.schema.json").read_text())
+    jsonschema.validate(machine, schema)
+    assert machine["suggestionBlockers"] == [
+        {"plugin": "PodTopologySpread", "constraint": "spread constraint 0", "topologyKey": ZONE,
+         "domains": {"a": 3, "b": 1}, "text": human.stdout.split("Blocking: ")[1].splitlines()[0]}]

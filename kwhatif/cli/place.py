@@ -115,6 +115,7 @@ def _emit_with_suggestions(attempt, setup, output: Output, node, all_nodes: bool
         data = result.to_dict()
         data["suggestions"] = found.to_dict()
         data["suggestionNotes"] = list(found.notes)
+        data["suggestionBlockers"] = [blocker.to_dict() for blocker in found.blockers]
         typer.echo(render_output.machine_output("PlaceResult", data, output.value), nl=False)
         return
     from kwhatif.render.suggest import render_suggestions

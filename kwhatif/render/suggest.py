@@ -29,5 +29,7 @@ def render_suggestions(found, console: Console | None = None, *, header: str = H
         for s in found.suggestions:
             note = f" ({s.note})" if s.note else ""
             console.print(f"  {escape(s.change):<{width}}  -> {escape(outcome(s))}{escape(note)}")
+    for blocker in found.blockers:
+        console.print(f"  Blocking: {escape(blocker.text)}")
     for note in found.notes:
         console.print(f"  Note: {escape(note)}")

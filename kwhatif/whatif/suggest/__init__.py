@@ -18,8 +18,8 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup
 from kwhatif.whatif.suggest.claims import claim_changes
-from kwhatif.whatif.suggest.cluster_changes import (added_nodes, anti_affinity_blockers, preemption_victims,
-                                                    remove_taints, uncordon)
+from kwhatif.whatif.suggest.blockers import existing_anti_affinity, own_pod_affinity, spread
+from kwhatif.whatif.suggest.cluster_changes import added_nodes, preemption_victims, remove_taints, uncordon
 from kwhatif.whatif.suggest.pod_changes import (combined_changes, emptydir_volumes, relaxed_constraints,
                                                 tolerations_for, ungated)
 from kwhatif.whatif.suggest.probe import Prober, Suggestion, Suggestions, verify_flags, would_select
@@ -56,7 +56,10 @@ def suggest(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | No
     found += uncordon(raw, blocked.cordoned, prober, cluster, setup, source)
     found += remove_taints(raw, groups, prober, cluster, setup, source)
     found += preemption_victims(raw, result, prober, cluster, setup, source)
-    found += anti_affinity_blockers(result, raw, prober, cluster, setup, source)
+    found += existing_anti_affinity(result, raw, prober, cluster, setup, source)
+    deletions, out.blockers = own_pod_affinity(result, raw, prober, cluster, setup, source)
+    found += deletions
+    out.blockers += spread(result, prober)
     found += added_nodes(raw, prober, cluster, setup, source)
     out.notes += fragmentation(result, snapshot, blocked.resources)
     seen: set[str] = set()

@@ -94,46 +94,6 @@ def preemption_victims(raw, result: ScheduleResult, prober: Prober, cluster, set
                        note=f"preemption would do this (pod priority {priority}): {', '.join(victims)}")]
 
 
-EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
-MAX_BLOCKER_GROUPS = 3  # distinct sets of blocking pods tried
-
-
-def anti_affinity_blockers(result: ScheduleResult, raw, prober: Prober, cluster, setup,
-                            source) -> list[Suggestion]:
-    """Existing pods whose required anti-affinity keeps this pod out of their topology domain: for the
-    nodes it rejects, the pods that block each one (named), deleted together; fewest pods first."""
-    rejected = [name for name, status in sorted(result.filtered.items())
-                if EXISTING_ANTI_AFFINITY in status.reasons]
-    if not rejected:
-        return []
-    snapshot, incoming = prober.snapshot, result.pod
-    namespace_labels = snapshot.namespace_labels.get(incoming.namespace)
-    domains: list[tuple[str, str, str]] = []  # (topology key, value, blocking pod)
-    for ni in snapshot.node_info_list:
-        for pi in ni.pods_with_required_anti_affinity:
-            for term in pi.required_anti_affinity_terms:
-                value = ni.labels.get(term.topology_key)
-                if value is not None and term.matches(incoming, namespace_labels):
-                    domains.append((term.topology_key, value, pi.key))
-    groups: dict[tuple[str, ...], list[str]] = {}
-    for name in rejected:
-        labels = snapshot.get(name).labels
-        blockers = tuple(sorted({pod for key, value, pod in domains if labels.get(key) == value}))
-        if blockers:
-            groups.setdefault(blockers, []).append(name)
-    out = []
-    for blockers, names in sorted(groups.items(), key=lambda item: (len(item[0]), -len(item[1])))[:MAX_BLOCKER_GROUPS]:
-        r = verify_flags(raw, source, cluster, setup, [Change("delete-pod", argument=pod) for pod in blockers],
-                         prober)
-        if r is None:
-            continue
-        out.append(Suggestion("anti-affinity-blockers", f"delete {', '.join(blockers)}", len(r.feasible),
-                              would_select(r), cluster_flags=[a for pod in blockers for a in ("--delete-pod", pod)],
-                              size=len(blockers), note=f"their required anti-affinity keeps this pod off "
-                              f"{len(names)} node(s), e.g. {names[0]}"))
-    return out
-
-
 def pools(snapshot: Snapshot, limit: int = MAX_POOLS) -> list[tuple[NodeInfo, int]]:
     """Node pools (same labels but the hostname, taints and allocatable): their first node and size,
     largest pool first (the first ``limit``)."""

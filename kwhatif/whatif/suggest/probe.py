@@ -44,6 +44,8 @@ class Suggestion:
 class Suggestions:
     suggestions: list[Suggestion] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The pod's own constraints and what keeps it out under them (blockers.Blocker).
+    blockers: list = field(default_factory=list)
 
     def to_dict(self) -> list[dict]:
         return [s.to_dict() for s in self.suggestions]
