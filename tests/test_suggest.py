@@ -130,6 +130,7 @@ def test_a_smaller_request_respects_the_limit_range_min() -> None:
 # --- the fast path: node changes verified on a snapshot fork -----------------------------------------
 
 DS_OWNER = {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "controller": True}
+RS_OWNER = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "busy", "controller": True}
 
 
 def _random_cluster(seed: int):
@@ -155,6 +156,8 @@ def _random_cluster(seed: int):
         for j in range(rng.randint(0, 3)):
             busy = make_pod(f"busy-{i}-{j}").node(f"n{i}").req(cpu=rng.choice(("500m", "1", "1500m")))
             busy = busy.labels(app=rng.choice(("web", "db")))
+            if rng.random() < 0.6:  # re-created when deleted: its replacement is placed before the pod
+                busy = busy.set("metadata.ownerReferences", [dict(RS_OWNER)])
             if rng.random() < 0.3:
                 busy = busy.affinity({"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
                     {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}})
@@ -167,8 +170,10 @@ def _random_cluster(seed: int):
 
 @pytest.mark.parametrize("seed", range(12))
 def test_node_changes_verified_on_a_fork_equal_a_fresh_place(seed: int) -> None:
-    """Uncordon, taint removal and add-node are verified on a fork of the snapshot: every node's status
-    and score must equal a fresh ``place`` on the cluster the flags produce."""
+    """Uncordon, taint removal, add-node and pod deletions (their replacements placed first) are
+    verified on a fork of the snapshot: every node's status and score must equal a fresh ``place`` on
+    the cluster the flags produce; the prober's snapshot is reused throughout, so a fork that leaves
+    anything behind shows in the next comparison."""
     from kwhatif.cli.changes import extract_changes
     from kwhatif.state.snapshot import Snapshot
     from kwhatif.whatif import SchedulerSetup, place_pod
@@ -181,8 +186,12 @@ def test_node_changes_verified_on_a_fork_equal_a_fresh_place(seed: int) -> None:
         return
     setup = SchedulerSetup()
     prober = Prober(state, setup, Snapshot(state), "pod.json")
+    busy = [f"default/{p['metadata']['name']}" for p in state.pods if p["metadata"]["name"].startswith("busy")]
+    deletions = [["--delete-pod", key] for key in busy[:4]] + [["--delete-pod", a, "--delete-pod", b]
+                                                               for a, b in zip(busy[4:8:2], busy[5:8:2])]
     for name in [n["metadata"]["name"] for n in state.nodes]:
-        for flags in (["--uncordon", name], ["--add-node", name], ["--taint", name, "gpu-"], ["--taint", name, "pool-"]):
+        for flags in (["--uncordon", name], ["--add-node", name], ["--taint", name, "gpu-"], ["--taint", name, "pool-"],
+                      *(deletions if name == "n0" else [])):
             changes, _ = extract_changes(flags)
             fast = verify_flags(pod, "pod.json", state, setup, changes, prober)
             try:

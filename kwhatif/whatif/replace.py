@@ -34,9 +34,10 @@ class Placer:
     """Places pods one at a time on ``cluster`` with the sequence engine. The engine's snapshot is
     built at the first placement, so changes made to the cluster before then are simply in it."""
 
-    def __init__(self, cluster: Cluster, setup=None) -> None:
+    def __init__(self, cluster: Cluster, setup=None, snapshot=None) -> None:
         self.cluster = cluster
         self.setup = setup
+        self._snapshot = snapshot  # the cluster's snapshot when the caller holds one (a fork), else built
         self._engine = None
 
     def place(self, pod: dict) -> dict:
@@ -63,14 +64,15 @@ class Placer:
             from kwhatif.state.snapshot import Snapshot
             from kwhatif.whatif.sequence import SequencePlacer
 
-            self._engine = SequencePlacer(Snapshot(self.cluster), self.setup)
+            self._engine = SequencePlacer(self._snapshot or Snapshot(self.cluster), self.setup)
         return self._engine
 
 
-def place_displaced(scenario, setup=None) -> None:
+def place_displaced(scenario, setup=None, snapshot=None) -> None:
     """Place the scenario's re-created pods in queue order (priority descending, then the order they
-    left in); each placement is recorded with the node the pod came from."""
-    placer = Placer(scenario.cluster, setup)
+    left in); each placement is recorded with the node the pod came from. ``snapshot``: the scenario's
+    cluster as a snapshot already (a fork the caller reverts), else one is built when needed."""
+    placer = Placer(scenario.cluster, setup, snapshot)
     order = sorted(range(len(scenario.displaced)), key=lambda i: -priority_of(scenario.displaced[i][0]))
     for i in order:
         pod, from_node = scenario.displaced[i]

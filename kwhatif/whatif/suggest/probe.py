@@ -11,7 +11,7 @@ from kwhatif.errors import KwhatifError
 from kwhatif.framework.runtime import Framework
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
-from kwhatif.state.cluster import Cluster
+from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup, prepare_pod
@@ -88,48 +88,77 @@ class Prober:
 
 
 def verify_flags(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup,
-                  changes: list[Change], prober: "Prober | None" = None) -> ScheduleResult | None:
+                 changes: list[Change], prober: "Prober | None" = None) -> ScheduleResult | None:
     """The attempt after the cluster changes, as ``place`` with those flags would make it: the changes
-    module applies them; when they only edit or add nodes (and start DaemonSet pods there), the attempt
-    runs on a fork of the prober's snapshot with those nodes and pods, else on a fresh snapshot."""
+    module applies them; when they only edit or add nodes (and start DaemonSet pods there) and take bound
+    pods away, the attempt runs on a fork of the prober's snapshot holding those changes, with the
+    replacements of the pods taken away placed there first (``place_displaced`` on the fork), else on
+    a fresh snapshot."""
+    existing = prober is not None and prober.existing
     try:
         scenario = apply_changes(cluster, changes)
-        if prober is not None and _node_only(scenario, cluster):
-            snapshot = prober.snapshot
-            with snapshot.forked():
-                known = len(cluster.nodes)
-                for before, after in zip(cluster.nodes, scenario.cluster.nodes[:known]):
-                    if before is not after:
-                        snapshot.update_node(after)
-                for node in scenario.cluster.nodes[known:]:
-                    snapshot.add_node(node)
-                for pod in scenario.cluster.pods[len(cluster.pods):]:
-                    snapshot.assume_pod(PodInfo(pod))
-                r = prober.attempt(raw)
-            return r if r.feasible else None
+        removed = _fork_removals(scenario, cluster) if prober is not None else None
+        if removed is not None:
+            return _on_fork(raw, source, setup, scenario, cluster, removed, prober)
         place_displaced(scenario, setup)
     except KwhatifError:
         return None
-    existing = prober is not None and prober.existing
     r = Prober(scenario.cluster, setup, Snapshot(scenario.cluster), source, existing).attempt(raw)
     return r if r.feasible else None
 
 
-def _node_only(scenario, cluster: Cluster) -> bool:
-    """The changes edited or added nodes and added pods after the existing ones (DaemonSet pods on added
-    nodes), nothing else: what a snapshot fork can hold exactly."""
+def _on_fork(raw: dict, source: str, setup: SchedulerSetup, scenario, cluster: Cluster, removed: list[dict],
+             prober: Prober) -> ScheduleResult | None:
+    """The scenario's nodes and pods put on a fork of the prober's snapshot, the replacements of the
+    removed pods placed there (queue order), then the attempt. The sequence engine that places them
+    reads the snapshot's cluster (start times) and keeps a per-node memo on it: both are the
+    scenario's until the fork is reverted."""
+    snapshot = prober.snapshot
+    saved = snapshot.memo, snapshot.cluster
+    snapshot.cluster = scenario.cluster
+    try:
+        with snapshot.forked():
+            known = len(cluster.nodes)
+            for before, after in zip(cluster.nodes, scenario.cluster.nodes[:known]):
+                if before is not after:
+                    snapshot.update_node(after)
+            for node in scenario.cluster.nodes[known:]:
+                snapshot.add_node(node)
+            for pod in removed:
+                snapshot.forget_pod(PodInfo(pod))
+            for pod in scenario.cluster.pods[len(cluster.pods) - len(removed):]:
+                snapshot.assume_pod(PodInfo(pod))
+            place_displaced(scenario, setup, snapshot)
+            r = Prober(scenario.cluster, setup, snapshot, source, prober.existing).attempt(raw)
+    finally:
+        snapshot.memo, snapshot.cluster = saved
+    return r if r.feasible else None
+
+
+def _fork_removals(scenario, cluster: Cluster) -> list[dict] | None:
+    """The bound pods the changes took away when, besides, they only edited or added nodes and added
+    pods after the existing ones (DaemonSet pods on added nodes): what a snapshot fork can hold exactly.
+    None for anything else (pods with claims or pending pods taken away, other objects changed)."""
     changed = scenario.cluster
-    if scenario.displaced or scenario.lost or len(changed.nodes) < len(cluster.nodes):
-        return False
-    if any(a is not b for a, b in zip(changed.pods, cluster.pods)) or len(changed.pods) < len(cluster.pods):
-        return False
+    if len(changed.nodes) < len(cluster.nodes):
+        return None
+    kept_ids = {id(p) for p in changed.pods}
+    removed = [p for p in cluster.pods if id(p) not in kept_ids]
+    kept = [p for p in cluster.pods if id(p) in kept_ids]
+    if any(a is not b for a, b in zip(changed.pods, kept)) or len(changed.pods) < len(kept):
+        return None
+    if any(not (p.get("spec") or {}).get("nodeName") or (p.get("spec") or {}).get("resourceClaims")
+           or ((p.get("status") or {}).get("phase") in TERMINAL_PHASES) for p in removed):
+        return None
     for f in dataclasses.fields(cluster):
         if f.name not in ("nodes", "pods"):
             before, after = getattr(cluster, f.name), getattr(changed, f.name)
             if isinstance(before, list) and (len(before) != len(after) or any(a is not b for a, b in zip(before, after))):
-                return False
-    return all((n.get("metadata") or {}).get("name") == (m.get("metadata") or {}).get("name")
-               for n, m in zip(cluster.nodes, changed.nodes))
+                return None
+    if not all((n.get("metadata") or {}).get("name") == (m.get("metadata") or {}).get("name")
+               for n, m in zip(cluster.nodes, changed.nodes)):
+        return None
+    return removed
 
 
 def pointer(*parts) -> str:
