@@ -21,7 +21,7 @@ from kwhatif.whatif.suggest.claims import claim_changes
 from kwhatif.whatif.suggest.blockers import existing_anti_affinity, own_pod_affinity, spread
 from kwhatif.whatif.suggest.cluster_changes import added_nodes, preemption_victims, remove_taints, uncordon
 from kwhatif.whatif.suggest.pod_changes import (combined_changes, emptydir_volumes, relaxed_constraints,
-                                                tolerations_for, ungated)
+                                                tolerations_for, ungated, without_node_name)
 from kwhatif.whatif.suggest.probe import Prober, Suggestion, Suggestions, verify_flags, would_select
 from kwhatif.whatif.suggest.rejections import blocking, taint_groups
 from kwhatif.whatif.suggest.requests import fragmentation, smaller_request
@@ -42,6 +42,9 @@ def suggest(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | No
     prober = Prober(cluster, setup, snapshot, source, existing)
     if result.gated:
         out.suggestions += ungated(raw, prober)
+        return out
+    if result.named_node is not None:  # never scheduled: the kubelet of that node refused it
+        out.suggestions += without_node_name(raw, prober)
         return out
     found: list[Suggestion] = []
     blocked = blocking(result)

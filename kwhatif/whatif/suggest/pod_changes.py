@@ -56,6 +56,14 @@ def ungated(raw: dict, prober: Prober) -> list[Suggestion]:
                      note="whoever set them removes them when the pod may be scheduled")
 
 
+def without_node_name(raw: dict, prober: Prober) -> list[Suggestion]:
+    """The pod without spec.nodeName: kube-scheduler then places it (with it, only that node's kubelet
+    decides, or the NodeName filter when a scheduler evaluates it)."""
+    name = (raw.get("spec") or {}).get("nodeName")
+    return try_patch(raw, prober, "node-name", f"drop spec.nodeName {name}",
+                     [{"op": "remove", "path": "/spec/nodeName"}]) if name else []
+
+
 def relaxed_constraints(raw: dict, result: ScheduleResult, prober: Prober) -> list[Suggestion]:
     """Node selection, required inter-pod (anti-)affinity and DoNotSchedule spreading, each relaxed alone."""
     plugins = rejecting_plugins(result)
@@ -80,8 +88,7 @@ def relaxed_constraints(raw: dict, result: ScheduleResult, prober: Prober) -> li
             out += try_patch(raw, prober, "node-affinity", "drop the required node affinity",
                               [{"op": "remove", "path": pointer(*base)}], size=2)
     if "NodeName" in plugins and spec.get("nodeName"):
-        out += try_patch(raw, prober, "node-name", f"drop spec.nodeName {spec['nodeName']}",
-                          [{"op": "remove", "path": "/spec/nodeName"}])
+        out += without_node_name(raw, prober)
     if "InterPodAffinity" in plugins:
         for kind in ("podAffinity", "podAntiAffinity"):
             terms = (affinity.get(kind) or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or []
