@@ -8,7 +8,7 @@ from kwhatif import KUBERNETES_VERSION
 from kwhatif.api.defaults import Admission
 from kwhatif.framework.interface import Status
 from kwhatif.framework.runtime import NodePluginScores
-from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 
 def status_dict(status: Status) -> dict:
@@ -25,6 +25,20 @@ class NodeUsage:
     memory_allocatable: int
     pods: int
     max_pods: int
+
+    @classmethod
+    def of(cls, ni: NodeInfo) -> NodeUsage:
+        """The node's usage as the snapshot holds it now."""
+        return cls(ni.requested.milli_cpu, ni.allocatable.milli_cpu, ni.requested.memory, ni.allocatable.memory,
+                   len(ni.pods), ni.allocatable.allowed_pod_number)
+
+    @property
+    def cpu_left(self) -> int:
+        return self.cpu_allocatable - self.cpu_requested
+
+    @property
+    def memory_left(self) -> int:
+        return self.memory_allocatable - self.memory_requested
 
 
 @dataclass

@@ -30,7 +30,7 @@ def _distribution(sequence, console: Console) -> None:
     if not sequence.by_node:
         return
     suffix = shared_suffix(list(sequence.by_node)) if console_width(console) is not None else ""
-    rows = [[name[: len(name) - len(suffix)], str(u.new_pods), _cpu(u.cpu_left), _mem(u.memory_left)]
+    rows = [[name[: len(name) - len(suffix)], str(u.new_pods), _cpu(u.usage.cpu_left), _mem(u.usage.memory_left)]
             for name, u in sorted(sequence.by_node.items(), key=lambda item: (-item[1].new_pods, item[0]))]
     console.file.write("\n")
     if suffix:

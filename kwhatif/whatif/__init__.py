@@ -155,9 +155,7 @@ def schedule_pod(pod: PodInfo, admission, cluster: Cluster, setup: SchedulerSetu
             pod, notes = create_resource_claims(pod, snapshot)
             result = Scheduler(framework, extenders or [], setup.parallelism, clock).schedule(pod, admission)
             result.node_names = [ni.name for ni in snapshot.node_info_list]
-            result.usage = {ni.name: NodeUsage(ni.requested.milli_cpu, ni.allocatable.milli_cpu, ni.requested.memory,
-                                               ni.allocatable.memory, len(ni.pods), ni.allocatable.allowed_pod_number)
-                            for ni in snapshot.node_info_list}
+            result.usage = {ni.name: NodeUsage.of(ni) for ni in snapshot.node_info_list}
     result.warnings.extend(notes)
     if trace:
         result.extender_trace = trace

@@ -28,7 +28,7 @@ from kwhatif.api.defaults import Admission
 from kwhatif.errors import InputError
 from kwhatif.framework.runtime import Framework
 from kwhatif.preemption import start_time_key, utc_now
-from kwhatif.result import ScheduleResult
+from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.node_memo import NodeMemo
@@ -75,22 +75,21 @@ class Placement:
 
 
 @dataclass(slots=True)
-class NodeUsage:
-    """A node that received pods: how many, and the cpu (millicores) and memory (bytes) left."""
+class NewPodsOnNode:
+    """A node that received pods: how many, and its usage after them."""
 
-    node: str
     new_pods: int
-    cpu_left: int
-    memory_left: int
+    usage: NodeUsage
 
     def to_dict(self) -> dict:
-        return {"newPods": self.new_pods, "cpuLeftMillis": self.cpu_left, "memoryLeftBytes": self.memory_left}
+        return {"newPods": self.new_pods, "cpuLeftMillis": self.usage.cpu_left,
+                "memoryLeftBytes": self.usage.memory_left}
 
 
 @dataclass
 class SequenceResult:
     placements: list[Placement]
-    by_node: dict[str, NodeUsage]
+    by_node: dict[str, NewPodsOnNode]
     num_all_nodes: int
     tie_break: str = TIE_BREAK_LOWEST
     seed: int | None = None
@@ -244,13 +243,12 @@ class SequencePlacer:
         if warning not in self.warnings:
             self.warnings.append(warning)
 
-    def usage(self) -> dict[str, NodeUsage]:
+    def usage(self) -> dict[str, NewPodsOnNode]:
         out = {}
         for name, count in self.new_pods.items():
             ni = self.snapshot.get(name)
             if ni is not None:
-                out[name] = NodeUsage(name, count, ni.allocatable.milli_cpu - ni.requested.milli_cpu,
-                                      ni.allocatable.memory - ni.requested.memory)
+                out[name] = NewPodsOnNode(count, NodeUsage.of(ni))
         return out
 
 
