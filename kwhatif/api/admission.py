@@ -83,17 +83,20 @@ def default_limit_range(limit_range: dict) -> dict:
     items = []
     for item in (limit_range.get("spec") or {}).get("limits") or []:
         if item.get("type") == "Container":
-            default = dict(item.get("default") or {})
-            for name, value in (item.get("max") or {}).items():
-                default.setdefault(name, value)
-            request = dict(item.get("defaultRequest") or {})
-            for name, value in default.items():
-                request.setdefault(name, value)
-            for name, value in (item.get("min") or {}).items():
-                request.setdefault(name, value)
-            item = {**item, "default": default, "defaultRequest": request}
+            default = _with_fallbacks(item.get("default"), item.get("max"))
+            item = {**item, "default": default,
+                    "defaultRequest": _with_fallbacks(item.get("defaultRequest"), default, item.get("min"))}
         items.append(item)
     return {**limit_range, "spec": {**(limit_range.get("spec") or {}), "limits": items}}
+
+
+def _with_fallbacks(values: Mapping | None, *fallbacks: Mapping | None) -> dict:
+    """``values`` with each resource it lacks taken from the first fallback that has it."""
+    out = dict(values or {})
+    for fallback in fallbacks:
+        for name, value in (fallback or {}).items():
+            out.setdefault(name, value)
+    return out
 
 
 def _merge_container_defaults(container: dict, limits: dict, requests: dict, prefix: str) -> tuple[dict, list[str]]:
