@@ -3,15 +3,40 @@
 from __future__ import annotations
 
 import json
+import pickle
+from pathlib import Path
 
 import pytest
+import yaml
 
+from kwhatif.api.documents import parse_documents
 from kwhatif.errors import InputError
 from kwhatif.loader import load_objects, load_pod
 from kwhatif.state.cluster import Cluster
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
        "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("text", [
+    "a: 1\nb: true\nc: ~\nd: 2024-01-01T00:00:00Z\ne: 1.5\nf: '1'\ng: !!binary aGk=\nh: 0x1F\ni: .inf\nj: 2024-01-01\n",
+    "1: a\ntrue: b\n~: c\n2024-01-01: d\nx: !!str 123\ny: !!int '7'\nz: !!float 1\n",
+    "base: &b {x: 1, y: [1, 2]}\nc: *b\nd: [*b, *b]\n",  # one shared object, as SafeLoader shares it
+    '{"a":&x [1], "b":*x}\n',
+    "base: &b {x: 1}\nm:\n  <<: *b\n  y: 2\nn:\n  <<: {x: 3}\n",
+    "s: !!set {a, b}\no: !!omap [a: 1, b: 2]\n= : v\n",
+    "a: 1\na: 2\n---\n---\n- b\n...\n",
+    "a: |\n  multi\n  line\nb: >\n  folded\n  text\n",
+    (ROOT / "fixtures" / "clusters" / "demo.yaml").read_text(),
+], ids=["scalars", "keys", "aliases", "flow-alias", "merge", "tags", "duplicates", "blocks", "demo"])
+def test_yaml_documents_are_what_safe_loader_reads(text):
+    """The loader builds plain YAML itself (faster): the same values, types and shared objects as
+    SafeLoader's, compared as pickles (which record which objects are shared)."""
+    safe = [d for d in yaml.load_all(text, Loader=yaml.CSafeLoader) if d is not None]
+    assert pickle.dumps(parse_documents(text.encode(), "in.yaml")) == pickle.dumps(safe)
 
 
 def write(tmp_path, name, text):
