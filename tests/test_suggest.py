@@ -365,3 +365,17 @@ def test_blockers_in_the_output(tmp_path: Path) -> None:
     assert machine["suggestionBlockers"] == [
         {"plugin": "PodTopologySpread", "constraint": "spread constraint 0", "topologyKey": ZONE,
          "domains": {"a": 3, "b": 1}, "text": human.stdout.split("Blocking: ")[1].splitlines()[0]}]
+
+
+def test_a_preemption_its_victims_replacements_undo_is_a_note() -> None:
+    """payments-reconciler would preempt two search-indexer replicas on ip-10-0-3-66, but their
+    ReplicaSet re-creates them, and ``place --delete-pod`` places the replacements first: no verified
+    change, so what preemption would do is a note."""
+    answer = _place_json("shop/payments-reconciler-29396280-x7k2p", PENDING, "--suggest")
+    assert "preemption" not in [s["kind"] for s in answer["suggestions"]]
+    assert [note for note in answer["suggestionNotes"] if note.startswith("preemption")] == [
+        "preemption would evict shop/search-indexer-64b7d9c5f8-8f6d8, shop/search-indexer-64b7d9c5f8-lsm9p on "
+        "ip-10-0-3-66.eu-west-1.compute.internal and nominate the pod there (priority 100000); not a verified "
+        "change: `place --delete-pod` places the replacements their controllers create "
+        "(shop/search-indexer-64b7d9c5f8-8f6d8, shop/search-indexer-64b7d9c5f8-lsm9p) before the pod, and then "
+        "it does not fit, while kube-scheduler keeps the room for the nominated pod."]

@@ -58,13 +58,15 @@ def suggest(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | No
     found += combined_changes(raw, result, prober)
     found += uncordon(raw, blocked.cordoned, prober, cluster, setup, source)
     found += remove_taints(raw, groups, prober, cluster, setup, source)
-    found += preemption_victims(raw, result, prober, cluster, setup, source)
+    evictions, preemption_notes = preemption_victims(raw, result, prober, cluster, setup, source)
+    found += evictions
     found += existing_anti_affinity(result, raw, prober, cluster, setup, source)
     deletions, out.blockers = own_pod_affinity(result, raw, prober, cluster, setup, source)
     found += deletions
     out.blockers += spread(result, prober)
     found += added_nodes(raw, prober, cluster, setup, source)
     out.notes += fragmentation(result, snapshot, blocked.resources)
+    out.notes += preemption_notes
     seen: set[str] = set()
     for s in sorted(found, key=lambda s: (s.size, -s.feasible_count, s.kind, s.change)):
         if s.change not in seen:

@@ -7,7 +7,7 @@ from kwhatif.result import ScheduleResult
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif.changes import Change, _daemon_pods_on, daemon_pod_on, new_node, set_unschedulable
+from kwhatif.whatif.changes import Change, _daemon_pods_on, daemon_pod_on, is_recreated, new_node, set_unschedulable
 from kwhatif.whatif.suggest.claims import devices_wanted, node_devices
 from kwhatif.whatif.suggest.probe import Prober, Suggestion, verify_flags, would_select
 from kwhatif.whatif.suggest.rejections import taint_text
@@ -77,21 +77,30 @@ def remove_taints(raw, groups, prober: Prober, cluster, setup, source) -> list[S
     return out
 
 
-def preemption_victims(raw, result: ScheduleResult, prober: Prober, cluster, setup, source) -> list[Suggestion]:
-    """The preemption the attempt found, as pod deletions (preemption does not wait for budgets)."""
+def preemption_victims(raw, result: ScheduleResult, prober: Prober, cluster,
+                       setup, source) -> tuple[list[Suggestion], list[str]]:
+    """The preemption the attempt found, as pod deletions (preemption does not wait for budgets). When
+    deleting them does not make the pod fit under ``place --delete-pod`` (their controllers' replacements
+    are placed first and take the room back, where kube-scheduler keeps it for the nominated pod), a
+    note says what preemption would do instead of a suggestion."""
     outcome = result.preemption
     node = getattr(outcome, "nominated_node", None) if outcome is not None else None
     if not node:
-        return []
+        return [], []
     victims = [pi.key for pi in outcome.candidates[node].pods]
+    priority = result.admission.to_dict().get("priority")
     r = verify_flags(raw, source, cluster, setup, [Change("delete-pod", argument=v) for v in victims], prober)
     if r is None:
-        return []
-    priority = result.admission.to_dict().get("priority")
+        recreated = [pi.key for pi in outcome.candidates[node].pods if is_recreated(pi.pod)]
+        why = (f"not a verified change: `place --delete-pod` places the replacements their controllers create "
+               f"({', '.join(recreated)}) before the pod, and then it does not fit, while kube-scheduler keeps "
+               f"the room for the nominated pod" if recreated else "deleting them alone does not make it fit")
+        return [], [f"preemption would evict {', '.join(victims)} on {node} and nominate the pod there "
+                    f"(priority {priority}); {why}."]
     change = f"evict {len(victims)} lower-priority pod(s) on {node}"
     return [Suggestion("preemption", change, len(r.feasible), would_select(r),
                        cluster_flags=[arg for v in victims for arg in ("--delete-pod", v)], size=len(victims),
-                       note=f"preemption would do this (pod priority {priority}): {', '.join(victims)}")]
+                       note=f"preemption would do this (pod priority {priority}): {', '.join(victims)}")], []
 
 
 def pools(snapshot: Snapshot, limit: int = MAX_POOLS) -> list[tuple[NodeInfo, int]]:
