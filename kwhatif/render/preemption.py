@@ -145,8 +145,6 @@ def render_preempt(result: ScheduleResult, explain: bool, console: Console, all_
         from kwhatif.render.table import named_node_text
 
         console.print(named_node_text(result.named_node))
-        console.print(Text("No scheduling attempt, so no preemption."))
-        return
     if result.gated:
         console.print(Text.assemble(("Gated:", "yellow"), f" {result.gate_status.message}. No scheduling attempt, "
                                     "so no preemption."))

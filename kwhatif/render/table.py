@@ -87,8 +87,6 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
         console.print(Text(result.cluster_pod["summary"]))
     if result.named_node:
         console.print(named_node_text(result.named_node))
-        _notes(result, console)
-        return
     if result.gated:
         what = ("Not attempted:", "kube-scheduler does not attempt a pod until every ResourceClaim it references "
                 "exists.") if result.gate_status.plugin == "DynamicResources" else (
@@ -241,26 +239,6 @@ def _footer(result: ScheduleResult, console: Console) -> None:
         from kwhatif.render.preemption_summary import render_preemption_summary
 
         render_preemption_summary(result, console)
-    _notes(result, console)
-
-
-def named_node_text(named: dict) -> Text:
-    """The answer for a pod created with spec.nodeName: never scheduled, admitted or not by the kubelet."""
-    node = named["node"]
-    never = f"spec.nodeName is {node}: kube-scheduler never schedules a pod created with a node"
-    if not named["nodeExists"]:
-        return Text.assemble(("Does not run.", "red"), f" {never}, and {named['message']}.")
-    if not named["admitted"]:
-        return Text.assemble(("Rejected by the kubelet.", "red"), f" {never}; the kubelet on {node} fails it "
-                                                                 f"(reason {named['reason']}): {named['message']}")
-    return Text.assemble(("Runs on ", "green"), (node, "bold"), (".", "green"),
-                         f" {never}; the kubelet there admits it (resources, host ports, node affinity and "
-                         f"NoExecute taints allow it; a cordon and NoSchedule taints do not apply).")
-
-
-def _notes(result: ScheduleResult, console: Console) -> None:
-    """The notes under the answer: sampling, skipped kinds, admission's changes, warnings."""
-    say = console.print
     _sampling_note(result, console)
     if result.skipped_kinds:
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(result.skipped_kinds.items()))
@@ -269,6 +247,24 @@ def _notes(result: ScheduleResult, console: Console) -> None:
         say(Text(f"Admission changed the pod: {change}.", style="dim"))
     for warning in result.warnings:
         say(Text.assemble(("warning:", "yellow"), f" {warning}"))
+
+
+def named_node_text(named: dict) -> Text:
+    """The note for a pod created with spec.nodeName: kube-scheduler never attempts it, the kubelet of
+    that node admits it or fails it; what follows is kube-scheduler's view were it asked."""
+    node = named["node"]
+    never = (f"spec.nodeName is {node}: kube-scheduler never schedules a pod created with a node (the rest is "
+             f"what it would answer were the pod queued). ")
+    if not named["nodeExists"]:
+        return Text.assemble(("Not scheduled:", "yellow"), f" {never}{named['message'][0].upper()}"
+                                                           f"{named['message'][1:]}.")
+    if not named["admitted"]:
+        return Text.assemble(("Not scheduled:", "yellow"), f" {never}The kubelet on {node} fails it (reason "
+                                                           f"{named['reason']}): {named['message']}")
+    return Text.assemble(("Not scheduled:", "yellow"), f" {never}The kubelet on {node} admits it: resources, "
+                                                       f"host ports, node affinity and NoExecute taints allow it "
+                                                       f"(a cordon and NoSchedule taints do not apply; "
+                                                       f"{named['message']}).")
 
 
 def _names(names: list[str], shown: int = 10) -> str:

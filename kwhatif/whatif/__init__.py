@@ -146,16 +146,15 @@ def schedule_pod(pod: PodInfo, admission, cluster: Cluster, setup: SchedulerSetu
         from kwhatif.extenders.extender import build_extenders
 
         extenders = build_extenders(setup.extenders, trace=trace)
-    if pod.spec.get("nodeName"):  # kube-scheduler never sees it: the kubelet of that node admits it or not
-        from kwhatif.whatif.node_name import admit_on_named_node
+    with snapshot.forked():  # the claims created for the pod are the question's, not the snapshot's
+        pod, notes = create_resource_claims(pod, snapshot)
+        result = Scheduler(framework, extenders or [], setup.parallelism, clock).schedule(pod, admission)
+        result.node_names = [ni.name for ni in snapshot.node_info_list]
+        result.usage = {ni.name: NodeUsage.of(ni) for ni in snapshot.node_info_list}
+        if pod.spec.get("nodeName"):  # kube-scheduler never sees it: the kubelet of that node decides
+            from kwhatif.whatif.node_name import named_node
 
-        result, notes = admit_on_named_node(pod, admission, snapshot, profile.scheduler_name), []
-    else:
-        with snapshot.forked():  # the claims created for the pod are the question's, not the snapshot's
-            pod, notes = create_resource_claims(pod, snapshot)
-            result = Scheduler(framework, extenders or [], setup.parallelism, clock).schedule(pod, admission)
-            result.node_names = [ni.name for ni in snapshot.node_info_list]
-            result.usage = {ni.name: NodeUsage.of(ni) for ni in snapshot.node_info_list}
+            result.named_node = named_node(pod, snapshot)
     result.warnings.extend(notes)
     if trace:
         result.extender_trace = trace

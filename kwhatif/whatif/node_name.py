@@ -10,12 +10,10 @@ NodePorts) and the node's NoExecute taints; the first failure is the pod's statu
 from __future__ import annotations
 
 from kwhatif.api.validation import is_extended_resource_name
-from kwhatif.framework.runtime import NodePluginScores
 from kwhatif.plugins.helper import find_matching_untolerated_taint
 from kwhatif.plugins.node_affinity import ERR_REASON_POD, RequiredNodeAffinity
 from kwhatif.plugins.node_ports import ERR_REASON as NODE_PORTS_REASON
 from kwhatif.plugins.node_resources_fit import compute_pod_resource_request
-from kwhatif.result import ScheduleResult
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
 
@@ -74,26 +72,20 @@ def kubelet_rejection(pod: PodInfo, ni: NodeInfo) -> tuple[str, str] | None:
     return None
 
 
-def admit_on_named_node(pod: PodInfo, admission, snapshot: Snapshot, profile: str) -> ScheduleResult:
-    """The answer for a pod that names its node: no scheduling attempt; the kubelet's verdict there."""
+def named_node(pod: PodInfo, snapshot: Snapshot) -> dict:
+    """The kubelet's verdict on the node ``pod`` names (``namedNode`` of -o json)."""
     node = pod.spec["nodeName"]
     ni = snapshot.get(node)
-    result = ScheduleResult(pod=pod, admission=admission, profile=profile, num_all_nodes=snapshot.num_nodes())
-    binding = {"node": node, "nodeExists": ni is not None, "admitted": False, "reason": None, "message": None}
-    result.named_node = binding
+    verdict = {"node": node, "nodeExists": ni is not None, "admitted": False, "reason": None, "message": None}
     if ni is None:
-        binding["message"] = result.message = (
-            f"node {node} does not exist: the pod stays Pending, bound to it, until a node of that name registers "
-            f"(the pod garbage collector deletes pods bound to missing nodes)")
-        return result
+        verdict["message"] = (f"node {node} does not exist: the pod stays Pending, bound to it, until a node of "
+                              f"that name registers (the pod garbage collector deletes pods bound to missing nodes)")
+        return verdict
     rejection = kubelet_rejection(pod, ni)
-    if rejection is not None:
-        binding["reason"], message = rejection
-        binding["message"] = result.message = f"Pod was rejected: {message}"
-        return result
-    binding["admitted"] = True
-    result.feasible = result.selected = [node]
-    result.schedule_pod_host = node
-    result.scores = {node: NodePluginScores(node)}
-    result.warnings.append(NOT_MODELLED)
-    return result
+    if rejection is None:
+        verdict["admitted"] = True
+        verdict["message"] = NOT_MODELLED
+    else:
+        verdict["reason"], message = rejection
+        verdict["message"] = f"Pod was rejected: {message}"
+    return verdict

@@ -214,13 +214,7 @@ class SequencePlacer:
         info, notes = create_resource_claims(pod.info, self.snapshot)
         for note in notes:
             self._warn(note)
-        if info.spec.get("nodeName"):  # never scheduled: the kubelet of that node admits it or not
-            from kwhatif.whatif.node_name import admit_on_named_node
-
-            profile = self.setup.profile_for(info.spec.get("schedulerName")).scheduler_name
-            result = admit_on_named_node(info, pod.admission, self.snapshot, profile)
-        else:
-            result = self.scheduler_for(info).schedule(info, pod.admission)
+        result = self.scheduler_for(info).schedule(info, pod.admission)
         for warning in result.warnings:
             self._warn(warning)
         if info.pvc_keys:
