@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
     "s: !!set {a, b}\no: !!omap [a: 1, b: 2]\n= : v\n",
     "a: 1\na: 2\n---\n---\n- b\n...\n",
     "a: |\n  multi\n  line\nb: >\n  folded\n  text\n",
-    (ROOT / "fixtures" / "clusters" / "demo.yaml").read_text(),
-], ids=["scalars", "keys", "aliases", "flow-alias", "merge", "tags", "duplicates", "blocks", "demo"])
+    (ROOT / "fixtures" / "clusters" / "gpu.yaml").read_text(),
+], ids=["scalars", "keys", "aliases", "flow-alias", "merge", "tags", "duplicates", "blocks", "gpu-cluster"])
 def test_yaml_documents_are_what_safe_loader_reads(text):
     """The loader builds plain YAML itself (faster): the same values, types and shared objects as
     SafeLoader's, compared as pickles (which record which objects are shared)."""
