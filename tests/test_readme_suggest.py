@@ -1,4 +1,5 @@
-"""The README's --suggest example is real output (the command run through the CLI, its last lines)."""
+"""The README's --suggest examples (one pod, a workload) are real output (each command run through the
+CLI, its last lines)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
@@ -13,10 +15,15 @@ from kwhatif.cli.app import app
 ROOT = Path(__file__).resolve().parent.parent
 SECTION = re.search(r"### What would make it fit \(`--suggest`\)\n(.*?)\n### ", (ROOT / "README.md").read_text(),
                     re.S).group(1)
+EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
 
 
-def test_readme_suggest_example_is_real_output(monkeypatch):
-    command, expected = re.search(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S).groups()
+def test_the_section_shows_one_pod_and_a_workload():
+    assert len(EXAMPLES) == 2 and "--replicas" in EXAMPLES[1][0]
+
+
+@pytest.mark.parametrize("command, expected", EXAMPLES, ids=["pod", "workload"])
+def test_readme_suggest_example_is_real_output(command, expected, monkeypatch):
     line, _, pipe = command.partition(" | ")
     count = int(re.fullmatch(r"tail -(\d+)", pipe.strip()).group(1))
     monkeypatch.chdir(ROOT)
