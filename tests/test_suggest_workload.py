@@ -35,6 +35,14 @@ def _deployment(name: str, replicas: int, cpu: str, anti_affinity: bool = False)
 POOLS = [make_node("a-1").label("pool", "a").obj(), make_node("a-2").label("pool", "a").obj(),
          make_node("g-1").label("pool", "gpu").capacity(cpu="8", memory="16Gi", pods="110").taint(*GPU_TAINT).obj()]
 SMALL = [make_node(f"n-{i}").obj() for i in range(1, 4)]
+# A DaemonSet pod on each pool-a node (100m): an added node like a-1 starts one too.
+DAEMONS = [{"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": f"agent-{node}", "namespace": "default",
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent",
+                                              "uid": "agent-uid", "controller": True}]},
+            "spec": {"nodeName": node, "containers": [{"name": "agent", "image": "registry.example.com/agent:1",
+                                                       "resources": {"requests": {"cpu": "100m"}}}]},
+            "status": {"phase": "Running"}} for node in ("a-1", "a-2")]
 SERVICE = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
            "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
 
@@ -45,7 +53,9 @@ CASES = {
     # one replica per node: 5 replicas on 3 nodes.
     "anti-affinity-on-hostname": (SMALL, [_deployment("db", 5, "500m", anti_affinity=True)], None,
                                   {"add-node", "podAntiAffinity"}),
-    "replicas-of-a-release": (POOLS, [SERVICE, _deployment("web", 2, "1")], 14, {"add-node", "request", "toleration"}),
+    # the same with DaemonSet pods, as a release with a Service, --replicas 14
+    "replicas-of-a-release": (POOLS + DAEMONS, [SERVICE, _deployment("web", 2, "1")], 14,
+                              {"add-node", "request", "toleration"}),
 }
 
 

@@ -181,16 +181,24 @@ class Snapshot:
 
     def add_node(self, node: dict) -> NodeInfo:
         """A new node (defaulted as the loader defaults nodes) after the existing ones."""
-        name = (node.get("metadata") or {}).get("name", "")
-        if name in self.node_info_map:
-            raise KeyError(f"node {name} already exists")
+        return self.add_nodes([node])[0]
+
+    def add_nodes(self, nodes: list[dict]) -> list[NodeInfo]:
+        """New nodes after the existing ones, in order (the image states, a pass over every node, are
+        recomputed once for all of them)."""
+        names = [(node.get("metadata") or {}).get("name", "") for node in nodes]
+        for name in names:
+            if name in self.node_info_map or names.count(name) > 1:
+                raise KeyError(f"node {name} already exists")
         self._save_node_set()
-        ni = NodeInfo(node, _allocatable(node))
-        self.node_info_list.append(ni)
-        self.node_info_map[name] = ni
+        added = [NodeInfo(node, _allocatable(node)) for node in nodes]
+        for name, ni in zip(names, added):
+            self.node_info_list.append(ni)
+            self.node_info_map[name] = ni
         self._node_set_changed()
-        self._touch(ni)
-        return ni
+        for ni in added:
+            self._touch(ni)
+        return added
 
     def update_node(self, node: dict) -> NodeInfo:
         """Replace a node's object (labels, taints, unschedulable, allocatable, images), keeping its pods."""

@@ -2,9 +2,10 @@
 --suggest``), each answer proven by placing the whole sequence again (every pod bound before the next).
 
 A workload is not one pod: a change must hold for every replica together. Candidates come from why the
-first pod that does not fit was rejected: nodes added like an existing node pool (the fewest, found
-like cluster-autoscaler's binpacking estimator: the sequence placed on a fork, a template node added
-each time a pod finds no node, given up when a pod does not fit even on an empty added node), the
+first pod that does not fit was rejected: nodes added like an existing node pool (for the pools whose
+template node would take that pod, screened together on a fork; the fewest, estimated like
+cluster-autoscaler's binpacking fast path: the sequence engine on one empty template node gives the pods
+per node, then ceil(pods not placed / pods per node), proven and searched with full sequences), the
 largest per-replica request of each short resource (sized from what the nodes have free, proven
 exact: one unit more leaves a pod unplaced), tolerations for the blocking taints, and the workload's
 own (anti-)affinity, spreading and node selection relaxed. Pod changes are RFC 6902 operations on the
@@ -126,47 +127,74 @@ class _Workload:
             return None
         if self.base is None:
             self.base, self.base_pods, self.expansion = Snapshot(joined), pods, expansion
-        reuse = not changes and _same_but_controllers(self.base.cluster, joined)
-        snapshot = self.base if reuse else Snapshot(joined)
+        extension = _extension(self.base.cluster, joined)
+        snapshot = self.base if extension is not None else Snapshot(joined)
         kept = snapshot.cluster
-        snapshot.cluster = joined
         try:
             with snapshot.forked():
+                if extension is not None and extension[0]:
+                    snapshot.add_nodes(extension[0])
+                for pod in extension[1] if extension is not None else ():
+                    snapshot.assume_pod(PodInfo(pod))
+                snapshot.cluster = joined
                 return self._place(snapshot, pods)
         finally:
             snapshot.cluster = kept
 
     def _place(self, snapshot: Snapshot, pods: list) -> _Run:
-        placer = SequencePlacer(snapshot, self.setup, self.extenders, self.seed)
+        placer = _Placer(snapshot, self.setup, self.extenders, self.seed)
         for i, pod in enumerate(pods):
             placement, result = placer.place(pod)
             if placement.node is None:
                 return _Run(len(pods), i, dict(placer.new_pods), result, _short_free(snapshot, result))
         return _Run(len(pods), len(pods), dict(placer.new_pods))
 
-    def estimate_nodes(self, template: NodeInfo, limit: int) -> int | None:
-        """cluster-autoscaler's binpacking estimate with the sequence engine: the pods placed in turn on
-        a fork, a node like ``template`` added whenever one finds no node; None when a pod does not fit
-        even on an empty added node (the pool cannot host it) or more than ``limit`` would be needed."""
+    def hosting_pools(self, templates: list[NodeInfo]) -> list[NodeInfo]:
+        """The templates on a node like which the first pod that does not fit would fit: the sequence
+        on a fork up to that pod, one empty node like each template added (with its DaemonSet pods),
+        one more attempt."""
         snapshot = self.base
         existing = set(snapshot.node_info_map)
-        daemon_pods = _daemon_pods_on(self.cluster, template.name)
         with snapshot.forked():
-            placer = SequencePlacer(snapshot, self.setup, self.extenders, self.seed)
-            added: list[str] = []
+            placer = _Placer(snapshot, self.setup, self.extenders, self.seed)
             for pod in self.base_pods:
-                placement, _ = placer.place(pod)
-                while placement.node is None:
-                    if placement.gated or len(added) >= limit or (added and not placer.new_pods.get(added[-1])):
-                        return None
-                    name = fresh_name(existing, template.name)
-                    existing.add(name)
-                    snapshot.add_node(new_node(template.node, name))
-                    for daemon in daemon_pods:
-                        snapshot.assume_pod(PodInfo(daemon_pod_on(daemon, name)))
-                    added.append(name)
-                    placement, _ = placer.place(pod)
-            return len(added)
+                if placer.place(pod)[0].node is None:
+                    break
+            else:
+                return []
+            added = {}
+            for template in templates:
+                added[fresh_name(existing, template.name)] = template
+                existing.update(added)
+            snapshot.add_nodes([new_node(t.node, name) for name, t in added.items()])
+            for name, template in added.items():
+                for daemon in _daemon_pods_on(self.cluster, template.name):
+                    snapshot.assume_pod(PodInfo(daemon_pod_on(daemon, name)))
+            feasible = set(placer.place(pod)[1].feasible)
+        return [template for name, template in added.items() if name in feasible]
+
+    def pods_per_node(self, template: NodeInfo, pending: list) -> int:
+        """How many of the pods not placed one empty node like ``template`` takes: the sequence engine
+        on a cluster of that node alone, with its DaemonSet pods (cluster-autoscaler's fast path:
+        one node simulated, then ceil(pending / pods per node))."""
+        name = fresh_name(set(), template.name)
+        alone = dataclasses.replace(self.base.cluster, nodes=[new_node(template.node, name)],
+                                    pods=[daemon_pod_on(d, name) for d in _daemon_pods_on(self.cluster, template.name)])
+        placer = _Placer(Snapshot(alone), self.setup, self.extenders, self.seed)
+        for i, pod in enumerate(pending):
+            if placer.place(pod)[0].node is None:
+                return i
+        return len(pending)
+
+
+class _Placer(SequencePlacer):
+    """The sequence engine without PostFilter: a pod that does not fit stays pending either way, and
+    its would-be preemption (the costly part of a failed attempt) is not applied in a sequence."""
+
+    def scheduler_for(self, pod: PodInfo):
+        scheduler = super().scheduler_for(pod)
+        scheduler.framework.points["postFilter"] = []
+        return scheduler
 
 
 def _short_free(snapshot: Snapshot, result: ScheduleResult) -> dict[str, tuple[int, int]]:
@@ -183,17 +211,23 @@ def _short_free(snapshot: Snapshot, result: ScheduleResult) -> dict[str, tuple[i
     return out
 
 
-def _same_but_controllers(base: Cluster, other: Cluster) -> bool:
-    """The clusters hold the same objects but ReplicaSets, StatefulSets and ReplicationControllers
-    (which only system default spreading reads, from ``snapshot.cluster`` at each attempt)."""
+def _extension(base: Cluster, other: Cluster) -> tuple[list[dict], list[dict]] | None:
+    """The nodes and bound pods ``other`` appends to ``base`` when that is all it changes, but for
+    ReplicaSets, StatefulSets and ReplicationControllers (which only system default spreading reads,
+    from ``snapshot.cluster`` at each attempt): what a fork of ``base``'s snapshot holds exactly (nodes
+    added like a pool with their DaemonSet pods, a patched template's ReplicaSet). None otherwise."""
+    extra: dict[str, list] = {}
     for f in dataclasses.fields(base):
-        if f.name in CONTROLLER_LISTS:
-            continue
         a, b = getattr(base, f.name), getattr(other, f.name)
-        if isinstance(a, list):
-            if len(a) != len(b) or any(x is not y and x != y for x, y in zip(a, b)):
-                return False
-    return True
+        if f.name in CONTROLLER_LISTS or not isinstance(a, list):
+            continue
+        grows = f.name in ("nodes", "pods")
+        if len(b) < len(a) or (len(b) > len(a) and not grows) or any(x is not y and x != y for x, y in zip(a, b)):
+            return None
+        extra[f.name] = b[len(a):]
+    if any(not (pod.get("spec") or {}).get("nodeName") for pod in extra["pods"]):
+        return None
+    return extra["nodes"], extra["pods"]
 
 
 def suggest_workload(objects: list[tuple[dict, str]], cluster: Cluster, setup: SchedulerSetup | None, *,
@@ -455,25 +489,27 @@ def _smallest_max_skew(workload: _Workload, target: _Target, base: list, label: 
 
 
 def _add_nodes(workload: _Workload, baseline: _Run) -> list[WorkloadSuggestion]:
-    """For each pool whose template node can host the pods: the fewest nodes like it after which all
-    are placed. The estimate (binpacking on the fork) is proven with ``--add-node TEMPLATE=N`` and a
-    full sequence, moved up while that leaves a pod out and down while one node fewer places all."""
-    limit = baseline.pods - baseline.placed
+    """For the pools whose template node would take the first pod that does not fit: the fewest nodes
+    like it after which all pods are placed. The estimate (pods not placed / pods one such node takes)
+    is proven with ``--add-node TEMPLATE=N`` and a full sequence, then searched up or down to the
+    fewest N that places all: N - 1 leaves a pod out."""
+    pending = workload.base_pods[baseline.placed:]
+    sizes = {template.name: size for template, size in pools(workload.base, MAX_ESTIMATED_POOLS)
+             if not template.unschedulable}
+    hosting = workload.hosting_pools([workload.base.get(name) for name in sizes])
     estimates = []
-    for template, size in pools(workload.base, MAX_ESTIMATED_POOLS):
-        if template.unschedulable:
-            continue
-        n = workload.estimate_nodes(template, limit)
-        if n is not None and n > 0:
-            estimates.append((n, -size, template.name, size))
+    for template in hosting:
+        per_node = workload.pods_per_node(template, pending)
+        guess = -(-len(pending) // per_node) if per_node else 1
+        estimates.append((guess, -sizes[template.name], template.name))
     out = []
-    for n, _, name, size in sorted(estimates)[:MAX_POOL_SUGGESTIONS]:
-        found = _fewest_nodes(workload, name, n, limit)
+    for guess, _, name in sorted(estimates)[:MAX_POOL_SUGGESTIONS]:
+        found = _fewest_nodes(workload, name, guess, len(pending))
         if found is None:
             continue
         n, run, fewer = found
         new = sum(count for node, count in run.by_node.items() if node.startswith(f"{name}-whatif-"))
-        note = f"{new} on the new node(s); pool of {size} node(s)"
+        note = f"{new} on the new node(s); pool of {sizes[name]} node(s)"
         if fewer is not None:
             note += f"; with {n - 1} node(s): {fewer.placed}/{fewer.pods} placed"
         out.append(_suggestion("add-node", f"add {n} node{'s' if n > 1 else ''} like {name}", run,
@@ -481,23 +517,32 @@ def _add_nodes(workload: _Workload, baseline: _Run) -> list[WorkloadSuggestion]:
     return out
 
 
-def _fewest_nodes(workload: _Workload, template: str, n: int, limit: int) -> tuple[int, _Run, _Run | None] | None:
-    def run(count: int) -> _Run | None:
-        return workload.run(changes=[Change("add-node", argument=f"{template}={count}")])
+def _fewest_nodes(workload: _Workload, template: str, guess: int,
+                  limit: int) -> tuple[int, _Run, _Run | None] | None:
+    """The fewest nodes like ``template`` (at most ``limit``) after which all pods are placed, found
+    from ``guess``: up in growing steps until all are, then down (the guess's next one first) to where
+    one fewer leaves a pod out. Returns it, its run, and the run with one fewer (None for none added)."""
+    runs: dict[int, _Run | None] = {}
 
-    result = run(n)
-    while (result is None or not result.all_placed) and n < limit:
-        n += 1
-        result = run(n)
-    if result is None or not result.all_placed:
-        return None
-    fewer = None
-    while n > 1:
-        fewer = run(n - 1)
-        if fewer is None or not fewer.all_placed:
-            break
-        n, result, fewer = n - 1, fewer, None
-    return n, result, fewer if n > 1 else None
+    def fits(n: int) -> bool:
+        if n not in runs:
+            runs[n] = workload.run(changes=[Change("add-node", argument=f"{template}={n}")])
+        return runs[n] is not None and runs[n].all_placed
+
+    lo, n, step = 0, max(1, min(guess, limit)), 1  # lo: the most nodes known to leave a pod out
+    while not fits(n):
+        if n >= limit:
+            return None
+        lo, n, step = n, min(n + step, limit), step * 2
+    hi, first = n, True
+    while hi - lo > 1:
+        mid = hi - 1 if first else (lo + hi) // 2
+        first = False
+        if fits(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi, runs[hi], runs.get(hi - 1)
 
 
 # --- notes -------------------------------------------------------------------------------------------
