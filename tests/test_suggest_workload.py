@@ -53,6 +53,10 @@ CASES = {
     # one replica per node: 5 replicas on 3 nodes.
     "anti-affinity-on-hostname": (SMALL, [_deployment("db", 5, "500m", anti_affinity=True)], None,
                                   {"add-node", "podAntiAffinity"}),
+    # a Pod copied by --replicas 5, 3 cpu each, on three 4-cpu nodes: its patch paths start at /spec.
+    "copies-of-a-pod": (SMALL, [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "job", "namespace": "default"},
+                                 "spec": _deployment("job", 1, "3")["spec"]["template"]["spec"]}], 5,
+                        {"add-node", "request"}),
     # the same with DaemonSet pods, as a release with a Service, --replicas 14
     "replicas-of-a-release": (POOLS + DAEMONS, [SERVICE, _deployment("web", 2, "1")], 14,
                               {"add-node", "request", "toleration"}),
