@@ -131,3 +131,18 @@ def test_add_node_twice_and_unknown_nodes_are_refused():
         snap.remove_node("n9")
     with pytest.raises(KeyError, match="does not exist"):
         snap.update_node(make_node("n9").obj())
+
+
+def test_removing_a_node_releases_the_claims_of_its_pods():
+    """As a snapshot built without the node: its pods' PVCs are in use by no pod (usedPVCSet is gathered
+    from the snapshot's nodes); revert brings them back."""
+    with_claim = make_pod("db").node("n3").set("spec.volumes", [
+        {"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]).obj()
+    snap = Snapshot(cluster(nodes(), [with_claim]))
+    assert snap.is_pvc_used_by_pods("default/data")
+    snap.fork()
+    snap.remove_node("n3")
+    assert not snap.is_pvc_used_by_pods("default/data")
+    assert digest(snap) == digest(Snapshot(cluster(nodes()[:2], [with_claim])))
+    snap.revert()
+    assert snap.is_pvc_used_by_pods("default/data")

@@ -53,11 +53,13 @@ class Snapshot:
             if pi.has_affinity:
                 pi.parse_terms()
             if pi.node_name:
+                # A pod bound to a node that does not exist is in no NodeInfo of the snapshot, so it
+                # uses no claim either (the cache gathers usedPVCSet from the snapshot's nodes).
                 on_node = pods_on.get(pi.node_name)
                 if on_node is not None:
                     on_node.append(pi)
-                for key in pi.pvc_keys:
-                    self.used_pvc_counts[key] = self.used_pvc_counts.get(key, 0) + 1
+                    for key in pi.pvc_keys:
+                        self.used_pvc_counts[key] = self.used_pvc_counts.get(key, 0) + 1
             elif pi.nominated_node_name and pi.nominated_node_name in node_info_map:
                 self.nominated.setdefault(pi.nominated_node_name, []).append(pi)
         for name, pods in pods_on.items():
@@ -167,17 +169,23 @@ class Snapshot:
         ni.remove_pod(pi)
         if pi.has_affinity:
             self._affinity_lists = None
-        if pi.pvc_keys:
-            counts = self._writable_pvc_counts()
+        self._release_pvcs([pi])
+        if pi.spec.get("resourceClaims"):
+            self.resource_claims.forget(pi.pod)
+        return ni
+
+    def _release_pvcs(self, pods: list[PodInfo]) -> None:
+        """The claims of ``pods`` are used by one pod fewer each."""
+        if not any(pi.pvc_keys for pi in pods):
+            return
+        counts = self._writable_pvc_counts()
+        for pi in pods:
             for key in pi.pvc_keys:
                 count = counts.get(key, 0) - 1
                 if count > 0:
                     counts[key] = count
                 else:
                     counts.pop(key, None)
-        if pi.spec.get("resourceClaims"):
-            self.resource_claims.forget(pi.pod)
-        return ni
 
     def add_node(self, node: dict) -> NodeInfo:
         """A new node (defaulted as the loader defaults nodes) after the existing ones."""
@@ -218,13 +226,13 @@ class Snapshot:
         return ni
 
     def remove_node(self, name: str) -> NodeInfo:
-        """Remove a node and, with it, the pods bound to it and the pods nominated to it (as a snapshot
-        of a cluster without that node would have). Their PVCs stay in use, as for any pod bound to an
-        unknown node."""
+        """Remove a node and, with it, the pods bound to it, the claims they use and the pods nominated
+        to it (as a snapshot of a cluster without that node would have)."""
         ni = self.node_info_map.get(name)
         if ni is None:
             raise KeyError(f"node {name} does not exist")
         self._save_node_set()
+        self._release_pvcs(ni.pods)
         self.node_info_list.remove(ni)
         del self.node_info_map[name]
         self.nominated.pop(name, None)

@@ -93,6 +93,15 @@ def test_read_write_once_pod(modes, claim_users, expected):
     assert result == {"n1": expected, "n2": expected}
 
 
+def test_a_pod_bound_to_a_node_that_does_not_exist_uses_no_claim():
+    """The cache's usedPVCSet is gathered from the snapshot's nodes only (updateNodeInfoSnapshotList): a
+    pod bound to a node that does not exist holds no ReadWriteOncePod claim."""
+    ghost = make_pod("ghost").node("gone").set("spec.volumes", [claim_volume("data")]).obj()
+    snap = snapshot([make_node("n1").obj()], [ghost], [pvc("data", modes=("ReadWriteOncePod",))])
+    result = evaluate(VolumeRestrictions, snap, make_pod("p").set("spec.volumes", [claim_volume("data")]).info())
+    assert result == {"n1": None}
+
+
 def test_pre_filter_skips_without_inline_disks_or_used_rwop_claims():
     snap = snapshot([make_node("n1").obj()], [], [pvc("data", modes=("ReadWriteOncePod",))])
     plugin = VolumeRestrictions({}, Handle(snap))
