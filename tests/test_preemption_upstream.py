@@ -79,7 +79,8 @@ def pdb(name: str, allowed: int, disrupted: tuple[str, ...] = (), **match_labels
     status = {"disruptionsAllowed": allowed}
     if disrupted:
         status["disruptedPods"] = {p: "2025-01-01T00:00:00Z" for p in disrupted}
-    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": "default"},
             "spec": {"selector": {"matchLabels": match_labels}}, "status": status}
 
 
@@ -160,10 +161,11 @@ def test_post_filter(nodes, pods, pod_, others, nominated, victims, message):
 
 # --- TestDryRunPreemption (every candidate: the default args sample all of two to five nodes) ----------
 
-SPREAD = [{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule",
-           "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}} for key in ("zone", "hostname")]
+FOO_EXISTS = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+SPREAD = [{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": FOO_EXISTS}
+          for key in ("zone", "hostname")]
 ANTI_FOO = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}, "topologyKey": "hostname"}]}}
+    {"labelSelector": FOO_EXISTS, "topologyKey": "hostname"}]}}
 TWO_NODES = ["node1", "node2"]
 ANTI_FOO_POD = pod("p1.1", "node1", LOW, SMALL, foo="")
 ANTI_FOO_POD["spec"]["affinity"] = ANTI_FOO
@@ -236,61 +238,60 @@ def test_dry_run_preemption(node_names, pod_, pods, others, expected):
 
 # --- TestSelectBestCandidate and TestPreempt: the node pickOneNodeForPreemption nominates ----------------
 
+PRIORITY = {"neg": NEG, "low": LOW, "mid": MID, "high": HIGH}
+SIZE = {"s": SMALL, "m": MEDIUM, "l": LARGE}
+
+
+def pods_of(layout: str) -> list[dict]:
+    """"1: mid/m/0 low/s/0; 2: high/l" is upstream's p1.1 and p1.2 on node1 and p2.1 on node2, each as
+    priority/size[/start second]."""
+    pods = []
+    for group in layout.split(";"):
+        node_index, specs = group.split(":")
+        for i, spec in enumerate(specs.split(), 1):
+            priority, size, *start = spec.split("/")
+            pods.append(pod(f"p{node_index.strip()}.{i}", f"node{node_index.strip()}", PRIORITY[priority], SIZE[size],
+                            int(start[0]) if start else None))
+    return pods
+
+
+THREE_NODES = ["node1", "node2", "node3"]
+# TestSelectBestCandidate on three nodes, the pod at high priority asking 500m:
+# (pods as pods_of lays them out, the nodes upstream accepts, upstream's name).
+BEST_CANDIDATE = [
+    ("1: mid/m/0 mid/l/0; 2: mid/m/0 low/m/0; 3: low/m/0 low/m/0", ["node3"],
+     "node with min highest priority pod is picked"),
+    ("1: mid/m/0 mid/l/0; 2: mid/l/0 low/m/0; 3: mid/m/0 mid/m/0", ["node2"],
+     "when highest priorities are the same, minimum sum of priorities is picked"),
+    ("1: mid/s/0 neg/s/0 mid/s/0 neg/s/0; 2: mid/l/0 neg/m/0; 3: mid/m/0 neg/s/0 low/s/0", ["node2"],
+     "when highest priority and sum are the same, minimum number of pods is picked"),
+    ("1: mid/s/0 neg/s/0 neg/s/0; 2: mid/l/0 neg/m/0; 3: mid/m/0 neg/s/0 low/s/0", ["node2"],
+     "sum of adjusted priorities is considered"),
+    ("1: mid/m/2 mid/m/2; 2: mid/m/3 mid/m/3; 3: mid/m/1 mid/m/1", ["node2"],
+     "same priority, same number of victims, different start time for each node's pod"),
+    ("1: mid/m/4 mid/m/2; 2: mid/m/5 mid/m/1; 3: mid/m/3 mid/m/6", ["node3"],
+     "same priority, same number of victims, different start time for all pods"),
+    ("1: low/m/4 mid/m/2; 2: mid/m/6 low/m/1; 3: low/m/3 mid/m/5", ["node2"],
+     "different priority, same number of victims, different start time for all pods"),
+    ("1: low/s low/s; 2: high/l; 3: mid/m", ["node1"], "TestPreempt: basic preemption logic"),
+]
+
+
+@pytest.mark.parametrize("layout,expected", [pytest.param(*case[:2], id=case[2]) for case in BEST_CANDIDATE])
+def test_select_best_candidate_by_layout(layout, expected):
+    result = run([node(n) for n in THREE_NODES], pods_of(layout), incoming(HIGH, VERY_LARGE))
+    assert result.preemption.nominated_nodes == expected
+
+
 SELECT_CASES = [
     pytest.param(TWO_NODES, incoming(HIGH, LARGE),
-                 [pod("p1", "node1", MID, LARGE, 0), pod("p2", "node2", MID, LARGE, 0)], ["node1", "node2"],
-                 id="a pod that fits on both nodes when lower priority pods are preempted"),
-    pytest.param(["node1", "node2", "node3"], incoming(HIGH, VERY_LARGE),
-                 [pod("p1.1", "node1", MID, MEDIUM, 0), pod("p1.2", "node1", MID, LARGE, 0),
-                  pod("p2.1", "node2", MID, MEDIUM, 0), pod("p2.2", "node2", LOW, MEDIUM, 0),
-                  pod("p3.1", "node3", LOW, MEDIUM, 0), pod("p3.2", "node3", LOW, MEDIUM, 0)], ["node3"],
-                 id="node with min highest priority pod is picked"),
-    pytest.param(["node1", "node2", "node3"], incoming(HIGH, VERY_LARGE),
-                 [pod("p1.1", "node1", MID, MEDIUM, 0), pod("p1.2", "node1", MID, LARGE, 0),
-                  pod("p2.1", "node2", MID, LARGE, 0), pod("p2.2", "node2", LOW, MEDIUM, 0),
-                  pod("p3.1", "node3", MID, MEDIUM, 0), pod("p3.2", "node3", MID, MEDIUM, 0)], ["node2"],
-                 id="when highest priorities are the same, minimum sum of priorities is picked"),
-    pytest.param(["node1", "node2", "node3"], incoming(HIGH, VERY_LARGE),
-                 [pod("p1.1", "node1", MID, SMALL, 0), pod("p1.2", "node1", NEG, SMALL, 0),
-                  pod("p1.3", "node1", MID, SMALL, 0), pod("p1.4", "node1", NEG, SMALL, 0),
-                  pod("p2.1", "node2", MID, LARGE, 0), pod("p2.2", "node2", NEG, MEDIUM, 0),
-                  pod("p3.1", "node3", MID, MEDIUM, 0), pod("p3.2", "node3", NEG, SMALL, 0),
-                  pod("p3.3", "node3", LOW, SMALL, 0)], ["node2"],
-                 id="when highest priority and sum are the same, minimum number of pods is picked"),
-    pytest.param(["node1", "node2", "node3"], incoming(HIGH, VERY_LARGE),
-                 [pod("p1.1", "node1", MID, SMALL, 0), pod("p1.2", "node1", NEG, SMALL, 0),
-                  pod("p1.3", "node1", NEG, SMALL, 0), pod("p2.1", "node2", MID, LARGE, 0),
-                  pod("p2.2", "node2", NEG, MEDIUM, 0), pod("p3.1", "node3", MID, MEDIUM, 0),
-                  pod("p3.2", "node3", NEG, SMALL, 0), pod("p3.3", "node3", LOW, SMALL, 0)], ["node2"],
-                 id="sum of adjusted priorities is considered"),
+                 [pod("p1", "node1", MID, LARGE, 0), pod("p2", "node2", MID, LARGE, 0)],
+                 ["node1", "node2"], id="a pod that fits on both nodes when lower priority pods are preempted"),
     pytest.param(["node1", "node2", "node3", "node4"], incoming(VERY_HIGH, VERY_LARGE),
-                 [pod("p1.1", "node1", MID, SMALL, 0), pod("p1.2", "node1", LOW, SMALL, 0),
-                  pod("p1.3", "node1", LOW, SMALL, 0), pod("p2.1", "node2", HIGH, LARGE, 0),
-                  pod("p3.1", "node3", MID, MEDIUM, 0), pod("p3.2", "node3", LOW, SMALL, 0),
-                  pod("p3.3", "node3", LOW, SMALL, 0), pod("p3.4", "node3", LOW, MEDIUM, 0),
-                  pod("p4.1", "node4", MID, MEDIUM, 0), pod("p4.2", "node4", MID, SMALL, 0),
-                  pod("p4.3", "node4", MID, SMALL, 0), pod("p4.4", "node4", NEG, SMALL, 0)], ["node1"],
-                 id="non-overlapping lowest high priority, sum priorities, and number of pods"),
-    pytest.param(["node1", "node2", "node3"], incoming(HIGH, VERY_LARGE),
-                 [pod("p1.1", "node1", MID, MEDIUM, 2), pod("p1.2", "node1", MID, MEDIUM, 2),
-                  pod("p2.1", "node2", MID, MEDIUM, 3), pod("p2.2", "node2", MID, MEDIUM, 3),
-                  pod("p3.1", "node3", MID, MEDIUM, 1), pod("p3.2", "node3", MID, MEDIUM, 1)], ["node2"],
-                 id="same priority, same number of victims, different start time for each node's pod"),
-    pytest.param(["node1", "node2", "node3"], incoming(HIGH, VERY_LARGE),
-                 [pod("p1.1", "node1", MID, MEDIUM, 4), pod("p1.2", "node1", MID, MEDIUM, 2),
-                  pod("p2.1", "node2", MID, MEDIUM, 5), pod("p2.2", "node2", MID, MEDIUM, 1),
-                  pod("p3.1", "node3", MID, MEDIUM, 3), pod("p3.2", "node3", MID, MEDIUM, 6)], ["node3"],
-                 id="same priority, same number of victims, different start time for all pods"),
-    pytest.param(["node1", "node2", "node3"], incoming(HIGH, VERY_LARGE),
-                 [pod("p1.1", "node1", LOW, MEDIUM, 4), pod("p1.2", "node1", MID, MEDIUM, 2),
-                  pod("p2.1", "node2", MID, MEDIUM, 6), pod("p2.2", "node2", LOW, MEDIUM, 1),
-                  pod("p3.1", "node3", LOW, MEDIUM, 3), pod("p3.2", "node3", MID, MEDIUM, 5)], ["node2"],
-                 id="different priority, same number of victims, different start time for all pods"),
+                 pods_of("1: mid/s/0 low/s/0 low/s/0; 2: high/l/0; 3: mid/m/0 low/s/0 low/s/0 low/m/0; "
+                         "4: mid/m/0 mid/s/0 mid/s/0 neg/s/0"),
+                 ["node1"], id="non-overlapping lowest high priority, sum priorities, and number of pods"),
     # TestPreempt
-    pytest.param(["node1", "node2", "node3"], incoming(HIGH, VERY_LARGE),
-                 [pod("p1.1", "node1", LOW, SMALL), pod("p1.2", "node1", LOW, SMALL),
-                  pod("p2.1", "node2", HIGH, LARGE), pod("p3.1", "node3", MID, MEDIUM)], ["node1"],
-                 id="basic preemption logic"),
     pytest.param(["node-a/zone1", "node-b/zone1", "node-x/zone2"],
                  incoming(HIGH, metadata__labels={"foo": ""}, spec__topologySpreadConstraints=SPREAD),
                  [pod("p-a1", "node-a", HIGH, foo=""), pod("p-a2", "node-a", HIGH, foo=""),
@@ -308,9 +309,8 @@ def test_select_best_candidate(node_names, pod_, pods, expected):
 
 def test_preempt_victims():
     """TestPreempt "basic preemption logic": both small pods of node1 go."""
-    result = run([node(n) for n in ("node1", "node2", "node3")],
-                 [pod("p1.1", "node1", LOW, SMALL), pod("p1.2", "node1", LOW, SMALL),
-                  pod("p2.1", "node2", HIGH, LARGE), pod("p3.1", "node3", MID, MEDIUM)], incoming(HIGH, VERY_LARGE))
+    result = run([node(n) for n in THREE_NODES], pods_of("1: low/s low/s; 2: high/l; 3: mid/m"),
+                 incoming(HIGH, VERY_LARGE))
     assert candidates_of(result)["node1"] == (["p1.1", "p1.2"], 0)
 
 
