@@ -82,6 +82,9 @@ def _vip(**spec):
                  id="another scheduler's pod is not in this scheduler's queue"),
     pytest.param(_vip(schedulerName="other-scheduler"), ["default-scheduler", "other-scheduler"], True,
                  id="the queue and its nominator are shared by all profiles"),
+    pytest.param(_vip(schedulerName="other-scheduler", resourceClaims=[{"name": "gpu", "resourceClaimName": "gone"}]),
+                 ["default-scheduler", "other-scheduler"], False,
+                 id="another profile's pod whose claim does not exist is not in the nominator"),
 ])
 def test_nominator_holds_only_queued_pods(vip, profiles, counted):
     from kwhatif.framework.config import Profile, SchedulerSetup

@@ -198,14 +198,12 @@ class Handle:
         return [pi for pi in pods if self._in_queue(pi)]
 
     def _in_queue(self, pi: "PodInfo") -> bool:
+        """A pod of another profile is run through this profile's PreEnqueue plugins (profiles rarely
+        differ there: the default ones are SchedulingGates, DynamicResources and DefaultPreemption)."""
         queued = self._queued.get(pi.key)
         if queued is None:
             name = pi.spec.get("schedulerName") or "default-scheduler"
-            if self.scheduler_names is not None and name not in self.scheduler_names:
-                queued = False
-            elif name == self.framework.profile.scheduler_name:
-                queued = self.framework.run_pre_enqueue(pi) is None
-            else:  # another profile's pod: its PreEnqueue plugins are not at hand; gates are the common one
-                queued = not pi.spec.get("schedulingGates")
+            queued = ((self.scheduler_names is None or name in self.scheduler_names)
+                      and self.framework.run_pre_enqueue(pi) is None)
             self._queued[pi.key] = queued
         return queued
