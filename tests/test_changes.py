@@ -313,6 +313,12 @@ def test_patch_recreates_an_object_with_a_json_patch():
     ("persistentvolumeclaim/default/data", '{"op": "add"}', "a JSON list"),
     ("persistentvolumeclaim/default/data", '[{"op": "move", "path": "/spec", "from": "/x"}]', "only add, replace"),
     ("persistentvolumeclaim/default/data", '[{"op": "remove", "path": "/spec/nope"}]', "does not apply"),
+    # the patched object is checked as a dump's is: a wrong type is the patch's error, not an internal one
+    ("persistentvolumeclaim/default/data", '[{"op": "replace", "path": "/metadata", "value": 7}]',
+     r"--patch persistentvolumeclaim/default/data: PersistentVolumeClaim <unnamed>: metadata: expected a mapping"),
+    ("persistentvolumeclaim/default/data", '[{"op": "replace", "path": "/spec/resources", "value": "big"}]',
+     r"--patch persistentvolumeclaim/default/data: PersistentVolumeClaim default/data: spec.resources: expected a "
+     r"mapping, got 'big'"),
 ])
 def test_bad_patches_are_input_errors(target, ops, message):
     with pytest.raises(InputError, match=message):

@@ -524,7 +524,9 @@ def _patch(scenario: Scenario, change: Change) -> str:
     import orjson
 
     from kwhatif.api.dra_shape import SCHEMAS as DRA_SCHEMAS
+    from kwhatif.api.documents import describe
     from kwhatif.api.dra_shape import check as check_dra_shape
+    from kwhatif.api.shape import OBJECT, SHAPES, check_shape
     from kwhatif.state.cluster import KINDS as CLUSTER_KINDS
 
     ref = change.target or ""
@@ -546,6 +548,8 @@ def _patch(scenario: Scenario, change: Change) -> str:
         meta = obj.get("metadata") or {}
         if meta.get("name") == name and (meta.get("namespace") or "") in (namespace, "" if namespace else "default"):
             patched = apply_json_patch(obj, patch)
+            # the patched object is read like a dump's: a field of the wrong type is the patch's error
+            check_shape(patched, SHAPES.get(kind, OBJECT), f"--patch {ref}", describe(patched))
             if kind in DRA_SCHEMAS:
                 problem = check_dra_shape(patched)
                 if problem:
