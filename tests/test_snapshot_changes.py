@@ -146,3 +146,36 @@ def test_removing_a_node_releases_the_claims_of_its_pods():
     assert digest(snap) == digest(Snapshot(cluster(nodes()[:2], [with_claim])))
     snap.revert()
     assert snap.is_pvc_used_by_pods("default/data")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_added_nodes_image_states_equal_a_fresh_snapshot(seed):
+    """add_node(s) counts the new nodes' images into the shared summaries instead of a pass over every
+    node: nodes added one by one or together (in a fork, reverted, and outside one) leave the image
+    states, dict order included, exactly as a snapshot built with those nodes has them."""
+    import random
+
+    rng = random.Random(seed)
+    images = [f"img-{i}:1" for i in range(6)]
+
+    def node(name):  # sizes differ between nodes: the first node with an image gives its size
+        chosen = [(image, rng.choice((10**6, 10**8, 10**9))) for image in rng.sample(images, rng.randint(0, 4))]
+        return make_node(name).capacity(cpu="4", memory="8Gi", pods="20").images(*chosen).obj()
+
+    def states(snap):
+        return {ni.name: [(k, v.size, v.num_nodes) for k, v in ni.image_states.items()] for ni in snap.node_info_list}
+
+    base = [node(f"n{i}") for i in range(rng.randint(1, 5))]
+    snap = Snapshot(cluster(base))
+    added = [node(f"a{i}") for i in range(rng.randint(1, 4))]
+    with snap.forked():
+        for i, extra in enumerate(added):
+            snap.add_node(extra)
+            assert states(snap) == states(Snapshot(cluster(base + added[:i + 1])))
+    assert states(snap) == states(Snapshot(cluster(base)))
+    with snap.forked():
+        snap.add_nodes(added)
+        assert states(snap) == states(Snapshot(cluster(base + added)))
+    for i, extra in enumerate(added):
+        snap.add_node(extra)
+        assert states(snap) == states(Snapshot(cluster(base + added[:i + 1])))

@@ -97,6 +97,27 @@ class Snapshot:
         summaries = {name: ImageStateSummary(size, len(nodes_with[name])) for name, size in sizes.items()}
         for ni, names in zip(self.node_info_list, node_images):
             ni.image_states = {name: summaries[name] for name in names}
+        self._image_summaries = summaries
+
+    def _add_image_states(self, new: NodeInfo) -> None:
+        """The image states after ``new`` was appended, as ``_set_image_states`` would make them: each of
+        its images is on one more node (a new image keeps its size here), without reading every node's
+        images again. Nodes are given new dicts: saved copies of a node share the old one."""
+        sizes: dict[str, int] = {}
+        for image in (new.node.get("status") or {}).get("images") or []:
+            for name in image.get("names") or []:
+                sizes.setdefault(name, int(image.get("sizeBytes") or 0))
+        summaries = self._image_summaries
+        counted = {name for name in sizes if name in summaries}
+        for name, size in sizes.items():
+            old = summaries.get(name)
+            summaries[name] = (ImageStateSummary(old.size, old.num_nodes + 1) if old is not None
+                               else ImageStateSummary(size, 1))
+        if counted:
+            for ni in self.node_info_list:
+                if ni is not new and not counted.isdisjoint(ni.image_states):
+                    ni.image_states = {name: summaries[name] for name in ni.image_states}
+        new.image_states = {name: summaries[name] for name in sizes}
 
     @property
     def have_pods_with_affinity_list(self) -> list[NodeInfo]:
@@ -192,8 +213,8 @@ class Snapshot:
         return self.add_nodes([node])[0]
 
     def add_nodes(self, nodes: list[dict]) -> list[NodeInfo]:
-        """New nodes after the existing ones, in order (the image states, a pass over every node, are
-        recomputed once for all of them)."""
+        """New nodes after the existing ones, in order (their images counted into the image states
+        without a pass over every node's images)."""
         names = [(node.get("metadata") or {}).get("name", "") for node in nodes]
         for name in names:
             if name in self.node_info_map or names.count(name) > 1:
@@ -203,7 +224,9 @@ class Snapshot:
         for name, ni in zip(names, added):
             self.node_info_list.append(ni)
             self.node_info_map[name] = ni
-        self._node_set_changed()
+        for ni in added:
+            self._add_image_states(ni)
+        self._node_set_changed(images=False)
         for ni in added:
             self._touch(ni)
         return added
@@ -310,8 +333,9 @@ class Snapshot:
             self._forks[-1].node_set = (list(self.node_info_list), dict(self.node_info_map),
                                         {name: list(pods) for name, pods in self.nominated.items()})
 
-    def _node_set_changed(self) -> None:
-        self._set_image_states()
+    def _node_set_changed(self, images: bool = True) -> None:
+        if images:
+            self._set_image_states()
         self._affinity_lists = None
         self.generation += 1
         self.node_set_generation = self.generation

@@ -7,7 +7,8 @@ from kwhatif.result import ScheduleResult
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif.changes import Change, _daemon_pods_on, daemon_pod_on, is_recreated, new_node, set_unschedulable
+from kwhatif.whatif.changes import (Change, daemon_pod_on, is_daemonset_pod, is_recreated, new_node,
+                                    set_unschedulable)
 from kwhatif.whatif.suggest.claims import devices_wanted, node_devices
 from kwhatif.whatif.suggest.probe import Prober, Suggestion, verify_flags, would_select
 from kwhatif.whatif.suggest.rejections import taint_text
@@ -141,8 +142,9 @@ def added_nodes(raw, prober: Prober, cluster: Cluster, setup, source) -> list[Su
         with snapshot.forked():
             for name, (template_name, _) in screened.items():
                 snapshot.add_node(new_node(snapshot.get(template_name).node, name))
-                for pod in _daemon_pods_on(cluster, template_name):
-                    snapshot.assume_pod(PodInfo(daemon_pod_on(pod, name)))
+                for pi in snapshot.get(template_name).pods:  # the template's DaemonSet pods, in cluster order
+                    if is_daemonset_pod(pi.pod):
+                        snapshot.assume_pod(PodInfo(daemon_pod_on(pi.pod, name)))
             feasible = set(prober.attempt(raw).feasible)
         fits += [pool for name, pool in screened.items() if name in feasible]
     out = []
