@@ -163,3 +163,18 @@ def test_capacity_of_a_pod_that_never_fits_exits_1():
     result = run("capacity", str(PODS / "too-big.yaml"), "--cluster", DEMO, "-o", "json")
     assert result.exit_code == 1
     assert json.loads(result.stdout)["instances"] == 0
+
+
+def test_a_workload_that_makes_no_pod_says_so_instead_of_an_empty_table(tmp_path):
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "nightly", "namespace": "shop"},
+        "spec": {"suspend": True, "template": {"spec": {"restartPolicy": "Never", "containers": [
+            {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}]}}}}))
+    result = run("place", str(job), "--cluster", DEMO)
+    assert result.exit_code == 0
+    assert "note: Job shop/nightly is suspended: the Job controller creates no pods for it" in result.stdout
+    assert "Nothing to place: the manifest makes no pod." in result.stdout
+    assert "POD" not in result.stdout and "placed" not in result.stdout
+    data = json.loads(run("place", str(job), "--cluster", DEMO, "-o", "json").stdout)
+    assert data["placements"] == [] and data["summary"]["pods"] == 0

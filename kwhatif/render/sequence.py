@@ -58,6 +58,10 @@ def _footer(sequence, console: Console) -> None:
 
 def render_sequence(sequence, console: Console | None = None) -> None:
     console = make_console(console)
+    if not sequence.placements:  # a suspended Job, a DaemonSet no node takes: the notes above say why
+        console.print("Nothing to place: the manifest makes no pod.")
+        _footer(sequence, console)
+        return
     print_table(console, [Column("POD", wrap=True, min_width=20), Column("NODE"), Column("SCORE", right=True),
                           Column("TIES", right=True), Column("REASON", wrap=True)], _placement_rows(sequence.placements))
     pending = sequence.pending
