@@ -311,8 +311,11 @@ def test_patch_recreates_an_object_with_a_json_patch():
     ("persistentvolumeclaim/default/other", "[]", "no PersistentVolumeClaim 'default/other'"),
     ("persistentvolumeclaim/default/data", "[{", "not JSON"),
     ("persistentvolumeclaim/default/data", '{"op": "add"}', "a JSON list"),
-    ("persistentvolumeclaim/default/data", '[{"op": "move", "path": "/spec", "from": "/x"}]', "only add, replace"),
-    ("persistentvolumeclaim/default/data", '[{"op": "remove", "path": "/spec/nope"}]', "does not apply"),
+    # every error names the flag it came from
+    ("persistentvolumeclaim/default/data", '[{"op": "move", "path": "/spec", "from": "/x"}]',
+     r"^--patch persistentvolumeclaim/default/data: JSON Patch operation .*: only add, replace"),
+    ("persistentvolumeclaim/default/data", '[{"op": "remove", "path": "/spec/nope"}]',
+     r"^--patch persistentvolumeclaim/default/data: JSON Patch operation .* does not apply"),
     # the patched object is checked as a dump's is: a wrong type is the patch's error, not an internal one
     ("persistentvolumeclaim/default/data", '[{"op": "replace", "path": "/metadata", "value": 7}]',
      r"--patch persistentvolumeclaim/default/data: PersistentVolumeClaim <unnamed>: metadata: expected a mapping"),

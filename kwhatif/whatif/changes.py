@@ -547,7 +547,10 @@ def _patch(scenario: Scenario, change: Change) -> str:
     for i, obj in enumerate(objects):
         meta = obj.get("metadata") or {}
         if meta.get("name") == name and (meta.get("namespace") or "") in (namespace, "" if namespace else "default"):
-            patched = apply_json_patch(obj, patch)
+            try:
+                patched = apply_json_patch(obj, patch)
+            except InputError as e:
+                raise InputError(f"--patch {ref}: {e}") from None
             # the patched object is read like a dump's: a field of the wrong type is the patch's error
             check_shape(patched, SHAPES.get(kind, OBJECT), f"--patch {ref}", describe(patched))
             if kind in DRA_SCHEMAS:
