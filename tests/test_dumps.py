@@ -192,6 +192,7 @@ def test_duplicates_are_reported_by_place(tmp_path):
 
 @pytest.mark.parametrize("args", [
     ["place", WEB, "--replicas", "2"], ["capacity", WEB, "--max", "1"], ["preempt", WEB], ["pending", "-A"],
+    ["drain", "n1", "--force"],
 ])
 @pytest.mark.parametrize("fmt", ["table", "json"])
 def test_every_command_reports_what_reading_the_dump_found(tmp_path, args, fmt):

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from kwhatif.render.scenario import placement_text, scenario_lines
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table
+from kwhatif.render.tables import Column, print_table, print_warnings
 
 
 def emit(report: dict, fmt: str, console: Console | None = None) -> None:
@@ -45,6 +45,7 @@ def render_drain(report: dict, console: Console) -> None:
             print_table(console, columns, rows)
     console.file.write("\n")
     console.print(Text(verdict(report), style="green" if report["safe"] else "red"))
+    print_warnings(console, report["warnings"])
 
 
 def verdict(report: dict) -> str:

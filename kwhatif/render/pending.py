@@ -9,7 +9,7 @@ from rich.text import Text
 
 from kwhatif.api.goduration import human_duration
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table
+from kwhatif.render.tables import Column, print_table, print_warnings
 from kwhatif.whatif.pending import FITS, UNSCHEDULABLE, PendingPod, PendingReport
 
 COLUMNS = [Column("#", right=True), Column("POD"), Column("AGE"), Column("PRIORITY", right=True),
@@ -21,7 +21,7 @@ def render_pending(report: PendingReport, explain: bool = False, console: Consol
     at = report.at.strftime("%Y-%m-%dT%H:%M:%SZ")
     if not report.pods:
         console.print(f"No pending pods at {at} ({report.num_all_nodes} nodes).")
-        _warnings(report.warnings, console)
+        print_warnings(console, report.warnings)
         return
     waiting = len(report.waiting_for_a_node)
     console.print(Text(f"{len(report.pods)} pending pod(s) at {at} on {report.num_all_nodes} nodes; {waiting} would "
@@ -36,14 +36,9 @@ def render_pending(report: PendingReport, explain: bool = False, console: Consol
         print_table(console, COLUMNS,
                     [[str(p.position or "-"), p.key, _age(p.created, report.at), str(p.priority), _next(p)]
                      for p in pods])
-    _warnings(report.warnings, console)
+    print_warnings(console, report.warnings)
     if explain:
         _explain(report, console)
-
-
-def _warnings(warnings: list[str], console: Console) -> None:
-    for warning in warnings:
-        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"))
 
 
 def _group_order(pods: list[PendingPod]):

@@ -18,7 +18,7 @@ from kwhatif.preemption import (
     criteria_dict,
     display_time,
 )
-from kwhatif.render.tables import Column, console_width, print_table, shared_suffix
+from kwhatif.render.tables import Column, console_width, print_table, print_warnings, shared_suffix
 from kwhatif.result import ScheduleResult, status_dict
 from kwhatif.state.nodeinfo import PodInfo
 
@@ -129,8 +129,7 @@ def emit(result: ScheduleResult, fmt: str, explain: bool = False, console: Conso
 
     console = make_console(console)
     render_preempt(result, explain, console, all_nodes)
-    for warning in result.warnings:
-        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"))
+    print_warnings(console, result.warnings)
 
 
 def render_preempt(result: ScheduleResult, explain: bool, console: Console, all_nodes: bool = False) -> None:

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from kwhatif.render.table import _cpu, _mem, make_console
-from kwhatif.render.tables import Column, console_width, print_table, shared_suffix
+from kwhatif.render.tables import Column, console_width, print_table, print_warnings, shared_suffix
 
 
 def _placement_rows(placements) -> list[list[str]]:
@@ -52,8 +52,7 @@ def _footer(sequence, console: Console) -> None:
     if sequence.skipped_kinds:
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(sequence.skipped_kinds.items()))
         console.print(Text(f"Skipped objects of kinds scheduling does not read: {kinds}.", style="dim"))
-    for warning in sequence.warnings:
-        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"))
+    print_warnings(console, sequence.warnings)
 
 
 def render_sequence(sequence, console: Console | None = None) -> None:

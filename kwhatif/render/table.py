@@ -7,7 +7,7 @@ from rich.text import Text
 
 from kwhatif.plugins.dra_explain import summarize as summarize_dra
 from kwhatif.render import env
-from kwhatif.render.tables import Column, console_width, print_table, shared_suffix
+from kwhatif.render.tables import Column, console_width, print_table, print_warnings, shared_suffix
 from kwhatif.result import NodeUsage, ScheduleResult
 
 
@@ -245,8 +245,7 @@ def _footer(result: ScheduleResult, console: Console) -> None:
         say(Text(f"Skipped objects of kinds scheduling does not read: {kinds}.", style="dim"))
     for change in result.admission.changes:
         say(Text(f"Admission changed the pod: {change}.", style="dim"))
-    for warning in result.warnings:
-        say(Text.assemble(("warning:", "yellow"), f" {warning}"))
+    print_warnings(console, result.warnings)
 
 
 def named_node_text(named: dict) -> Text:

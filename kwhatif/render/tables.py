@@ -23,6 +23,7 @@ from rich.cells import cell_len
 from rich.color import ColorSystem
 from rich.console import Console
 from rich.style import Style
+from rich.text import Text
 
 GAP = "   "  # between columns, as kubectl prints them
 COMFORTABLE_WIDTH = 30  # wrapping columns shrink to this before optional columns are left out
@@ -212,3 +213,9 @@ def print_table(console: Console, columns: list[Column], rows: list[list], title
     lines, dropped = table_lines(columns, rows, console_width(console), colour)
     console.file.write("\n".join(lines) + "\n")
     return dropped
+
+
+def print_warnings(console: Console, warnings) -> None:
+    """Each warning on its own ``warning:`` line, as every command ends its human output."""
+    for warning in warnings:
+        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"))

@@ -60,6 +60,7 @@ class DrainReport:
     pods: list[PodOutcome]
     node_errors: dict[str, str] = field(default_factory=dict)
     placements: list[dict] = field(default_factory=list)  # the replacements' placements, in queue order
+    warnings: list[str] = field(default_factory=list)  # what reading the cluster found
 
     def node_drained(self, node: str) -> bool:
         return node not in self.node_errors and not any(
@@ -76,7 +77,8 @@ class DrainReport:
     def to_dict(self) -> dict:
         return {"scenario": self.scenario.to_dict(), "rules": self.options.rules, "drained": list(self.drained),
                 "nodes": {node: self.node_drained(node) for node in self.drained},
-                "pods": [o.to_dict() for o in self.pods], "placements": list(self.placements), "safe": self.safe}
+                "pods": [o.to_dict() for o in self.pods], "placements": list(self.placements), "safe": self.safe,
+                "warnings": list(self.warnings)}
 
 
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
@@ -98,7 +100,7 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
             mark_to_be_deleted(node, now)
         else:
             set_unschedulable(node, True)
-    report = DrainReport(scenario, options, names, [])
+    report = DrainReport(scenario, options, names, [], warnings=list(cluster.warnings))
     run = _DrainRun(report, Placer(cluster, setup), now)
     on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     for name in names:
