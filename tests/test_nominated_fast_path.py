@@ -90,5 +90,14 @@ def test_nominator_holds_only_queued_pods(vip, profiles, counted):
     from kwhatif.framework.config import Profile, SchedulerSetup
 
     setup = SchedulerSetup(profiles=[Profile(scheduler_name=name) for name in profiles])
-    result = place_pod(make_pod("p").req(cpu="2").obj(), "pod.yaml", cluster([NODES[0]], [vip]), setup)
-    assert result.feasible == ([] if counted else ["node1"])
+    from kwhatif.state.snapshot import Snapshot
+    from kwhatif.whatif.sequence import place_sequence
+    from kwhatif.whatif.suggest.probe import Prober
+
+    pod, state = make_pod("p").req(cpu="2").obj(), cluster([NODES[0]], [vip])
+    expected = [] if counted else ["node1"]
+    assert place_pod(pod, "pod.yaml", state, setup).feasible == expected
+    # every engine above the single attempt keeps the same nominator: suggest's probes, sequences
+    assert Prober(state, setup, Snapshot(state), "pod.yaml").attempt(pod).feasible == expected
+    placed = place_sequence([(pod, "pod.yaml")], state, setup).placements[0].node
+    assert placed == (expected[0] if expected else None)

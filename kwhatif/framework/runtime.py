@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kwhatif.framework.config import EXTENSION_POINTS, PluginSetError, Profile, plugins_by_point
+from kwhatif.framework.config import EXTENSION_POINTS, PluginSetError, Profile, SchedulerSetup, plugins_by_point
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import (
     MAX_NODE_SCORE,
@@ -338,3 +338,12 @@ class Framework:
 
     def has_score_plugins(self) -> bool:
         return bool(self.points["score"])
+
+
+def framework_for(setup: SchedulerSetup, scheduler_name: str | None, snapshot) -> Framework:
+    """The framework of the profile that schedules ``scheduler_name``, knowing every profile's name: the
+    scheduling queue, and so the nominator whose pods reserve room, holds only pods some profile
+    schedules (responsibleForPod)."""
+    framework = Framework(setup.profile_for(scheduler_name), snapshot)
+    framework.handle.scheduler_names = frozenset(p.scheduler_name for p in setup.profiles)
+    return framework

@@ -11,7 +11,7 @@ from typing import Callable
 from kwhatif.api.defaults import Admission, PriorityResolver, default_pod
 from kwhatif.errors import InputError
 from kwhatif.framework.config import SchedulerSetup
-from kwhatif.framework.runtime import Framework
+from kwhatif.framework.runtime import framework_for
 from kwhatif.api.documents import describe
 from kwhatif.loader import load_objects
 from kwhatif.loader import load_dump
@@ -138,10 +138,8 @@ def schedule_pod(pod: PodInfo, admission, cluster: Cluster, setup: SchedulerSetu
                  trace: list | None = None, clock: Callable[[], datetime] = utc_now) -> ScheduleResult:
     """One attempt for a pod already prepared (``prepare_pod``, or a pod of the cluster)."""
     setup = setup or SchedulerSetup()
-    profile = setup.profile_for(pod.spec.get("schedulerName"))
     snapshot = snapshot or Snapshot(cluster)
-    framework = Framework(profile, snapshot)
-    framework.handle.scheduler_names = frozenset(p.scheduler_name for p in setup.profiles)
+    framework = framework_for(setup, pod.spec.get("schedulerName"), snapshot)
     if extenders is None and setup.extenders:
         from kwhatif.extenders.extender import build_extenders
 
@@ -160,7 +158,7 @@ def schedule_pod(pod: PodInfo, admission, cluster: Cluster, setup: SchedulerSetu
         result.extender_trace = trace
     result.skipped_kinds = dict(cluster.skipped_kinds)
     result.warnings.extend(cluster.warnings)
-    warning = lease_warning(cluster, setup, profile.scheduler_name)
+    warning = lease_warning(cluster, setup, framework.profile.scheduler_name)
     if warning:
         result.warnings.append(warning)
     return result

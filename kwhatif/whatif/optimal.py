@@ -49,7 +49,7 @@ from kwhatif.api.labels import SelectorError, parse
 from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.errors import InputError
 from kwhatif.framework.cycle_state import CycleState
-from kwhatif.framework.runtime import Framework
+from kwhatif.framework.runtime import Framework, framework_for
 from kwhatif.plugins import inter_pod_affinity, node_resources_fit, pod_topology_spread
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import HostPortInfo, NodeInfo, PodInfo
@@ -224,7 +224,7 @@ def static_model(ptype: PodType, snapshot: Snapshot, setup: SchedulerSetup, fram
     profile = setup.profile_for(info.spec.get("schedulerName"))
     fw = frameworks.get(profile.scheduler_name)
     if fw is None:
-        fw = frameworks[profile.scheduler_name] = Framework(profile, snapshot)
+        fw = frameworks[profile.scheduler_name] = framework_for(setup, profile.scheduler_name, snapshot)
     filters = {pl.name for pl in fw.points["filter"]}
     fit = fw.plugins_map.get(node_resources_fit.NodeResourcesFit.name)
     model = TypeModel(ptype, [], node_resources_fit.compute_pod_resource_request(info),

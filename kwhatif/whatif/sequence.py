@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Iterator
 from kwhatif import KUBERNETES_VERSION
 from kwhatif.api.defaults import Admission
 from kwhatif.errors import InputError
-from kwhatif.framework.runtime import Framework
+from kwhatif.framework.runtime import framework_for
 from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.scheduler import Scheduler
@@ -202,8 +202,7 @@ class SequencePlacer:
         profile = self.setup.profile_for(pod.spec.get("schedulerName"))
         scheduler = self._schedulers.get(profile.scheduler_name)
         if scheduler is None:
-            framework = Framework(profile, self.snapshot)
-            framework.handle.scheduler_names = frozenset(p.scheduler_name for p in self.setup.profiles)
+            framework = framework_for(self.setup, profile.scheduler_name, self.snapshot)
             scheduler = Scheduler(framework, self.extenders, self.setup.parallelism, self.clock)
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler

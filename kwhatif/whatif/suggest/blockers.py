@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kwhatif.framework.cycle_state import CycleState
-from kwhatif.framework.runtime import Framework
+from kwhatif.framework.runtime import framework_for
 from kwhatif.plugins import inter_pod_affinity as ipa
 from kwhatif.plugins import pod_topology_spread as pts
 from kwhatif.result import ScheduleResult
@@ -46,7 +46,7 @@ def _rejected_for(result: ScheduleResult, reason: str) -> list[str]:
 
 def _pre_filter_state(prober: Prober, result: ScheduleResult, plugin_name: str, key: str):
     """The plugin's PreFilter state for the pod on the prober's snapshot (None when it skips)."""
-    framework = Framework(prober.setup.profile_for(result.pod.spec.get("schedulerName")), prober.snapshot)
+    framework = framework_for(prober.setup, result.pod.spec.get("schedulerName"), prober.snapshot)
     plugin = framework.plugins_map.get(plugin_name)
     if plugin is None:
         return None

@@ -8,7 +8,7 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from kwhatif.errors import KwhatifError
-from kwhatif.framework.runtime import Framework
+from kwhatif.framework.runtime import framework_for
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
@@ -82,7 +82,7 @@ class Prober:
             pod, admission = existing_pod(copy.deepcopy(raw))
         else:
             pod, admission = prepare_pod(copy.deepcopy(raw), self.source, self.cluster)
-        framework = Framework(self.setup.profile_for(pod.spec.get("schedulerName")), self.snapshot)
+        framework = framework_for(self.setup, pod.spec.get("schedulerName"), self.snapshot)
         framework.points["postFilter"] = []
         return Scheduler(framework, self.extenders or [], self.setup.parallelism).schedule(pod, admission)
 
