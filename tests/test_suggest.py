@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 import jsonpatch
+import orjson
 import jsonschema
 import pytest
 
 from tests.known_failures import NO_SUGGESTION_YET, SUGGEST
 
-from tests.conformance_support import CASES_DIR, PORT_PLACEHOLDER, needs_extender
+from tests.conformance_support import CASES_DIR, case_inputs
 
 CASE_FILES = sorted(CASES_DIR.glob("*.json")) if CASES_DIR.is_dir() else []
 
@@ -21,7 +22,7 @@ CASE_FILES = sorted(CASES_DIR.glob("*.json")) if CASES_DIR.is_dir() else []
 def _not_fitting() -> list[Path]:
     out = []
     for path in CASE_FILES:
-        expect = json.loads(path.read_text())["expect"]
+        expect = orjson.loads(path.read_bytes())["expect"]  # 45 MB of cases, read in every worker
         if not expect.get("feasible") and not expect.get("gated"):
             out.append(path)
     return out
@@ -30,27 +31,10 @@ def _not_fitting() -> list[Path]:
 NOT_FITTING = _not_fitting()
 
 
-
 def _param(path: Path):
     why = NO_SUGGESTION_YET.get(path.stem)
     marks = [pytest.mark.xfail(strict=True, reason=f"open issue: {SUGGEST}: {why}")] if why else []
     return pytest.param(path, id=path.stem, marks=marks)
-
-
-def _inputs(case: dict, extender_port):
-    from kwhatif.state.cluster import Cluster
-    from kwhatif.whatif import SchedulerSetup
-
-    cluster = Cluster.from_objects([(o, "cluster.json") for o in case["cluster"]["items"]])
-    setup = SchedulerSetup()
-    cfg = case.get("schedulerConfig")
-    if cfg:
-        from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
-
-        if needs_extender(case):
-            cfg = json.loads(json.dumps(cfg).replace(PORT_PLACEHOLDER, str(extender_port())))
-        setup = scheduler_config_from_dict(cfg, "config.json")
-    return cluster, setup
 
 
 def _place_with(case_pod: dict, cluster, setup, suggestion: dict):
@@ -72,8 +56,8 @@ def test_every_suggestion_makes_the_pod_fit(case_file: Path, extender_port) -> N
     from kwhatif.whatif import place_pod
     from kwhatif.whatif.suggest import suggest, would_select
 
-    case = json.loads(case_file.read_text())
-    cluster, setup = _inputs(case, extender_port)
+    case = orjson.loads(case_file.read_bytes())
+    cluster, setup = case_inputs(case, extender_port)
     result = place_pod(case["pod"], "pod.json", cluster, setup)
     assert not result.fits
     found = suggest(case["pod"], "pod.json", cluster, setup, result).to_dict()
