@@ -396,6 +396,10 @@ class NodeInfo:
         # Set by the Snapshot whenever the node or its pods change (the cache's NodeInfo.Generation).
         self.generation = 0
 
+    def free(self, resource: str) -> int:
+        """What the pods on the node leave of its allocatable ``resource`` (negative when overcommitted)."""
+        return self.allocatable.get(resource) - self.requested.get(resource)
+
     def add_pod(self, pi: PodInfo) -> None:
         self.pods.append(pi)
         if pi.has_affinity:

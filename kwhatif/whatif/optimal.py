@@ -292,14 +292,10 @@ def per_node_cap(model: TypeModel, ni: NodeInfo, self_exclusive: bool) -> int:
     if model.check_resources:
         cap = min(cap, max(ni.allocatable.allowed_pod_number - len(ni.pods), 0))
         for name in model.resources:
-            cap = min(cap, max(_free(ni, name), 0) // model.request.get(name))
+            cap = min(cap, max(ni.free(name), 0) // model.request.get(name))
     if self_exclusive or (model.check_ports and model.ptype.info.host_ports):
         cap = min(cap, 1)
     return cap
-
-
-def _free(ni: NodeInfo, name: str) -> int:
-    return ni.allocatable.get(name) - ni.requested.get(name)
 
 
 def checked_resources(request, ignored: set[str], groups: set[str]) -> list[str]:
@@ -541,9 +537,9 @@ class Solver:
             names = {n for i in idx for n in models[i].resources}
             for name in sorted(names):
                 users = [i for i in idx if name in models[i].resources]
-                if sum(unit.caps[i] * models[i].request.get(name) for i in users) > _free(ni, name):
+                if sum(unit.caps[i] * models[i].request.get(name) for i in users) > ni.free(name):
                     model.Add(sum(models[i].request.get(name) * self.x[(i, u)] for i in users)
-                              <= max(_free(ni, name), 0))
+                              <= max(ni.free(name), 0))
         port_types = [i for i in unit.caps if models[i].check_ports and models[i].ptype.info.host_ports]
         for a in port_types:
             for b in port_types:

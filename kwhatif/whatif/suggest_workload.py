@@ -31,7 +31,7 @@ from kwhatif.whatif.suggest import Suggestion, Suggestions
 from kwhatif.whatif.suggest.cluster_changes import fresh_name, pools
 from kwhatif.whatif.suggest.pod_changes import toleration
 from kwhatif.whatif.suggest.probe import get_path, pointer
-from kwhatif.whatif.suggest.rejections import INSUFFICIENT, rejecting_plugins, taint_groups, taint_text
+from kwhatif.whatif.suggest.rejections import INSUFFICIENT, blocking, rejecting_plugins, taint_groups, taint_text
 from kwhatif.whatif.suggest.requests import human, request_patch, request_target
 from kwhatif.whatif.workloads import expand_objects, join_objects
 
@@ -207,7 +207,7 @@ def _short_free(snapshot: Snapshot, result: ScheduleResult) -> dict[str, tuple[i
             if reason.startswith(INSUFFICIENT) and ni is not None:
                 resource = reason[len(INSUFFICIENT):]
                 free, nodes = out.get(resource, (0, 0))
-                out[resource] = (free + max(0, ni.allocatable.get(resource) - ni.requested.get(resource)), nodes + 1)
+                out[resource] = (free + max(0, ni.free(resource)), nodes + 1)
     return out
 
 
@@ -242,7 +242,7 @@ def suggest_workload(objects: list[tuple[dict, str]], cluster: Cluster, setup: S
     failure = baseline.failure
     target = _target(workload, failure.pod)
     found: list[WorkloadSuggestion] = []
-    resources = _short_resources(failure)
+    resources = sorted(blocking(failure).resources)
     if target is not None:
         for resource in resources:
             found += _smaller_request(workload, target, resource, failure, baseline)
@@ -267,47 +267,30 @@ def _suggestion(kind: str, change: str, run: _Run, **kwargs) -> WorkloadSuggesti
     return WorkloadSuggestion(kind, change, run.placed, None, pods=run.pods, by_node=run.by_node, **kwargs)
 
 
-def _short_resources(failure: ScheduleResult) -> list[str]:
-    out: list[str] = []
-    for status in failure.filtered.values():
-        if status.plugin == "NodeResourcesFit":
-            for reason in status.reasons:
-                resource = reason[len(INSUFFICIENT):] if reason.startswith(INSUFFICIENT) else None
-                if resource and resource not in out:
-                    out.append(resource)
-    return sorted(out)
-
-
 def _target(workload: _Workload, pod: PodInfo) -> _Target | None:
     """The object that made ``pod``: by namespace and the pod's controller (a Deployment's ReplicaSet
     and a CronJob's Job are named after it), a Pod copied by --replicas by its name."""
-    owner = next((ref for ref in (pod.pod.get("metadata") or {}).get("ownerReferences") or []
-                  if ref.get("controller")), None)
     for index, (obj, _) in enumerate(workload.objects):
-        meta = obj.get("metadata") or {}
-        kind, name = obj.get("kind"), meta.get("name") or ""
-        if (meta.get("namespace") or "default") != pod.namespace:
-            continue
-        if kind == "Pod":
-            matched = owner is None and (pod.name == name or pod.name.startswith(f"{name}-"))
-        else:
-            owned = owner is not None and owner.get("name") == name
-            matched = owned or (owner is not None and kind in ("Deployment", "CronJob")
-                                and str(owner.get("name", "")).startswith(f"{name}-"))
-        if matched:
-            path = TEMPLATE_PATHS.get(kind, ("spec", "template"))
-            made = sum(1 for p, _ in workload.expansion.pods if _made_by(p, obj, kind, name))
+        if _made_by(pod.pod, obj):
+            path = TEMPLATE_PATHS.get(obj.get("kind"), ("spec", "template"))
+            made = sum(1 for p, _ in workload.expansion.pods if _made_by(p, obj))
             return _Target(index, obj, path, made)
     return None
 
 
-def _made_by(pod: dict, obj: dict, kind: str, name: str) -> bool:
+def _made_by(pod: dict, obj: dict) -> bool:
+    """Whether ``obj`` of the manifest made ``pod``: same namespace, and the pod's controller is the
+    object (or, for a Deployment or CronJob, its ReplicaSet or Job, named after it); a Pod made itself
+    or, with --replicas, its copies."""
     meta = pod.get("metadata") or {}
-    if (meta.get("namespace") or "default") != ((obj.get("metadata") or {}).get("namespace") or "default"):
+    obj_meta = obj.get("metadata") or {}
+    if (meta.get("namespace") or "default") != (obj_meta.get("namespace") or "default"):
         return False
+    kind, name = obj.get("kind"), obj_meta.get("name") or ""
     owner = next((ref for ref in meta.get("ownerReferences") or [] if ref.get("controller")), None)
     if kind == "Pod":
-        return owner is None and str(meta.get("name", "")).startswith(f"{name}-")
+        pod_name = str(meta.get("name", ""))
+        return owner is None and (pod_name == name or pod_name.startswith(f"{name}-"))
     return owner is not None and (owner.get("name") == name or (kind in ("Deployment", "CronJob")
                                                                and str(owner.get("name", "")).startswith(f"{name}-")))
 
@@ -376,7 +359,7 @@ def _likely_request(workload: _Workload, target: _Target, resource: str, current
         if status.plugin == "NodeResourcesFit" and list(status.reasons) == [reason]:
             ni = workload.base.get(name)
             if ni is not None:
-                free.append(max(0, ni.allocatable.get(resource) - ni.requested.get(resource)))
+                free.append(max(0, ni.free(resource)))
     want = target.replicas
 
     def holds(units: int) -> bool:

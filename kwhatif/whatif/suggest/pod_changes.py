@@ -218,8 +218,7 @@ def _fix_on_node(doc: dict, r: ScheduleResult, status, ni: NodeInfo | None) -> t
             if target is None:
                 return None
             path, block, units = target
-            free = ni.allocatable.get(resource) - ni.requested.get(resource)
-            deficit = r.pod.requested.get(resource) - free
+            deficit = r.pod.requested.get(resource) - ni.free(resource)
             if units - deficit < 0:
                 return None
             ops += request_patch(doc, path, block, resource, units - deficit)

@@ -129,7 +129,7 @@ def _free_on_short_nodes(result: ScheduleResult, snapshot: Snapshot, resource: s
         if status.plugin == "NodeResourcesFit" and reason in status.reasons:
             ni = snapshot.get(name)
             if ni is not None:
-                out.add(ni.allocatable.get(resource) - ni.requested.get(resource) - others)
+                out.add(ni.free(resource) - others)
     return sorted(out, reverse=True)
 
 
@@ -165,8 +165,7 @@ def fragmentation(result: ScheduleResult, snapshot: Snapshot, resources: list[st
     request = result.pod.requested
     for resource in resources:
         want = request.get(resource)
-        free = [max(0, ni.allocatable.get(resource) - ni.requested.get(resource))
-                for ni in snapshot.node_info_list if not ni.unschedulable]
+        free = [max(0, ni.free(resource)) for ni in snapshot.node_info_list if not ni.unschedulable]
         if want and sum(free) >= want and max(free, default=0) < want:
             notes.append(f"{human(resource, sum(free))} {resource} are free in total but no node has "
                          f"{human(resource, want)}: the cluster is fragmented.")
