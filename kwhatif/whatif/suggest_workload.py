@@ -25,10 +25,10 @@ from kwhatif.state.cluster import KINDS, Cluster
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup
-from kwhatif.whatif.changes import Change, _daemon_pods_on, apply_json_patch, daemon_pod_on, new_node, scenario_for
+from kwhatif.whatif.changes import Change, apply_json_patch, daemon_pod_on, new_node, scenario_for
 from kwhatif.whatif.sequence import SequencePlacer, prepare_pods
 from kwhatif.whatif.suggest import Suggestion, Suggestions
-from kwhatif.whatif.suggest.cluster_changes import fresh_name, pools
+from kwhatif.whatif.suggest.cluster_changes import add_like, daemon_pods, fresh_name, like, pools
 from kwhatif.whatif.suggest.pod_changes import toleration
 from kwhatif.whatif.suggest.probe import get_path, pointer
 from kwhatif.whatif.suggest.rejections import INSUFFICIENT, blocking, rejecting_plugins, taint_groups, taint_text
@@ -155,6 +155,11 @@ class _Workload:
         one more attempt."""
         snapshot = self.base
         existing = set(snapshot.node_info_map)
+        added = {}
+        for template in templates:
+            added[fresh_name(existing, template.name)] = template
+            existing.update(added)
+        copies = {name: like(template) for name, template in added.items()}  # before any pod is placed
         with snapshot.forked():
             placer = _Placer(snapshot, self.setup, self.extenders, self.seed)
             for pod in self.base_pods:
@@ -162,14 +167,7 @@ class _Workload:
                     break
             else:
                 return []
-            added = {}
-            for template in templates:
-                added[fresh_name(existing, template.name)] = template
-                existing.update(added)
-            snapshot.add_nodes([new_node(t.node, name) for name, t in added.items()])
-            for name, template in added.items():
-                for daemon in _daemon_pods_on(self.cluster, template.name):
-                    snapshot.assume_pod(PodInfo(daemon_pod_on(daemon, name)))
+            add_like(snapshot, copies)
             feasible = set(placer.place(pod)[1].feasible)
         return [template for name, template in added.items() if name in feasible]
 
@@ -179,7 +177,7 @@ class _Workload:
         one node simulated, then ceil(pending / pods per node))."""
         name = fresh_name(set(), template.name)
         alone = dataclasses.replace(self.base.cluster, nodes=[new_node(template.node, name)],
-                                    pods=[daemon_pod_on(d, name) for d in _daemon_pods_on(self.cluster, template.name)])
+                                    pods=[daemon_pod_on(d, name) for d in daemon_pods(template)])
         placer = _Placer(Snapshot(alone), self.setup, self.extenders, self.seed)
         for i, pod in enumerate(pending):
             if placer.place(pod)[0].node is None:

@@ -140,11 +140,7 @@ def added_nodes(raw, prober: Prober, cluster: Cluster, setup, source) -> list[Su
         screened[name] = (template.name, size)
     if screened:
         with snapshot.forked():
-            for name, (template_name, _) in screened.items():
-                snapshot.add_node(new_node(snapshot.get(template_name).node, name))
-                for pi in snapshot.get(template_name).pods:  # the template's DaemonSet pods, in cluster order
-                    if is_daemonset_pod(pi.pod):
-                        snapshot.assume_pod(PodInfo(daemon_pod_on(pi.pod, name)))
+            add_like(snapshot, {name: like(snapshot.get(template)) for name, (template, _) in screened.items()})
             feasible = set(prober.attempt(raw).feasible)
         fits += [pool for name, pool in screened.items() if name in feasible]
     out = []
@@ -158,6 +154,26 @@ def added_nodes(raw, prober: Prober, cluster: Cluster, setup, source) -> list[Su
                               cluster_flags=["--add-node", template_name], size=1,
                               note=f"pool of {size} node(s)"))
     return out
+
+
+def daemon_pods(template: NodeInfo) -> list[dict]:
+    """The DaemonSet pods on a pool's template node, in cluster order: what a new node like it starts
+    with (cluster-autoscaler's template node carries them too)."""
+    return [pi.pod for pi in template.pods if is_daemonset_pod(pi.pod)]
+
+
+def like(template: NodeInfo) -> tuple[dict, list[dict]]:
+    """What a new node like ``template`` copies: its node object and its DaemonSet pods."""
+    return template.node, daemon_pods(template)
+
+
+def add_like(snapshot: Snapshot, templates: dict[str, tuple[dict, list[dict]]]) -> None:
+    """Onto ``snapshot`` (a fork), for each new name a node like its template (``like``) with the
+    template's DaemonSet pods pinned to it."""
+    snapshot.add_nodes([new_node(node, name) for name, (node, _) in templates.items()])
+    for name, (_, pods) in templates.items():
+        for pod in pods:
+            snapshot.assume_pod(PodInfo(daemon_pod_on(pod, name)))
 
 
 def fresh_name(existing: set[str], base: str) -> str:
