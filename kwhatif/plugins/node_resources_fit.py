@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from kwhatif.api.resources import pod_requests
 from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
@@ -40,30 +42,44 @@ def build_scorer(strategy: dict) -> ResourceAllocationScorer:
     return ResourceAllocationScorer(resources, scorer, use_requested=False, feature_gates_applied=False)
 
 
+class InsufficientResource(NamedTuple):
+    """A resource the node lacks (noderesources.InsufficientResource): the Filter reports ``reason``, the
+    kubelet's admission the amounts. ``unresolvable``: the request exceeds the node's whole capacity."""
+
+    name: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+
+    @property
+    def unresolvable(self) -> bool:
+        return self.name != "pods" and self.requested > self.capacity
+
+
 def insufficient_resources(request: Resource, node_info, ignored: set[str] = frozenset(),
-                           ignored_groups: set[str] = frozenset()) -> list[tuple[str, bool]]:
-    """fitsRequest: (reason, unresolvable) for each resource the node lacks, in upstream order."""
-    out: list[tuple[str, bool]] = []
+                           ignored_groups: set[str] = frozenset()) -> list[InsufficientResource]:
+    """fitsRequest: each resource the node lacks, in upstream order."""
+    out: list[InsufficientResource] = []
     alloc, used = node_info.allocatable, node_info.requested
     if len(node_info.pods) + 1 > alloc.allowed_pod_number:
-        out.append(("Too many pods", False))
+        out.append(InsufficientResource("pods", "Too many pods", 1, len(node_info.pods), alloc.allowed_pod_number))
     if request.is_zero():
         return out
-    if request.milli_cpu > 0 and request.milli_cpu > alloc.milli_cpu - used.milli_cpu:
-        out.append(("Insufficient cpu", request.milli_cpu > alloc.milli_cpu))
-    if request.memory > 0 and request.memory > alloc.memory - used.memory:
-        out.append(("Insufficient memory", request.memory > alloc.memory))
-    if request.ephemeral_storage > 0 and \
-            request.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage:
-        out.append(("Insufficient ephemeral-storage", request.ephemeral_storage > alloc.ephemeral_storage))
+    for name, want, have, capacity in (("cpu", request.milli_cpu, used.milli_cpu, alloc.milli_cpu),
+                                       ("memory", request.memory, used.memory, alloc.memory),
+                                       ("ephemeral-storage", request.ephemeral_storage, used.ephemeral_storage,
+                                        alloc.ephemeral_storage)):
+        if want > 0 and want > capacity - have:
+            out.append(InsufficientResource(name, f"Insufficient {name}", want, have, capacity))
     for name, quantity in request.scalar.items():
         if quantity == 0:
             continue
         if is_extended_resource_name(name) and (name in ignored or name.split("/")[0] in ignored_groups):
             continue
-        capacity = alloc.scalar.get(name, 0)
-        if quantity > capacity - used.scalar.get(name, 0):
-            out.append((f"Insufficient {name}", quantity > capacity))
+        capacity, have = alloc.scalar.get(name, 0), used.scalar.get(name, 0)
+        if quantity > capacity - have:
+            out.append(InsufficientResource(name, f"Insufficient {name}", quantity, have, capacity))
     return out
 
 
@@ -91,9 +107,9 @@ class NodeResourcesFit(Plugin):
         lacking = insufficient_resources(request, node_info, self.ignored_resources, self.ignored_resource_groups)
         if not lacking:
             return None
-        unresolvable = any(u for _, u in lacking)
+        unresolvable = any(r.unresolvable for r in lacking)
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
-        return Status(code, [reason for reason, _ in lacking])
+        return Status(code, [r.reason for r in lacking])
 
     def pre_score(self, state, pod, nodes):
         state.write(PRE_SCORE_KEY, self.scorer.pod_request_list(pod))

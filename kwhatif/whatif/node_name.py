@@ -13,7 +13,8 @@ from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.plugins.helper import find_matching_untolerated_taint
 from kwhatif.plugins.node_affinity import ERR_REASON_POD, RequiredNodeAffinity
 from kwhatif.plugins.node_ports import ERR_REASON as NODE_PORTS_REASON
-from kwhatif.plugins.node_resources_fit import compute_pod_resource_request
+from kwhatif.plugins.node_resources_fit import (InsufficientResource, compute_pod_resource_request,
+                                               insufficient_resources)
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
 
@@ -25,27 +26,12 @@ NOT_MODELLED = ("the kubelet's other admission handlers (node pressure, sysctls,
                 "pod evicting others to make room) are not modelled")
 
 
-def _insufficient(pod: PodInfo, ni: NodeInfo) -> list[tuple[str, int, int, int]]:
-    """noderesources.Fits for the kubelet: (resource, requested, used, capacity) the node lacks; extended
-    resources the node does not have are dropped first (removeMissingExtendedResources)."""
+def _insufficient(pod: PodInfo, ni: NodeInfo) -> list[InsufficientResource]:
+    """noderesources.Fits for the kubelet, after removeMissingExtendedResources: the extended resources
+    the node does not have are left out."""
     request = compute_pod_resource_request(pod)
-    alloc, used = ni.allocatable, ni.requested
-    out = []
-    if len(ni.pods) + 1 > alloc.allowed_pod_number:
-        out.append(("pods", 1, len(ni.pods), alloc.allowed_pod_number))
-    for name, want, have, capacity in (("cpu", request.milli_cpu, used.milli_cpu, alloc.milli_cpu),
-                                       ("memory", request.memory, used.memory, alloc.memory),
-                                       ("ephemeral-storage", request.ephemeral_storage, used.ephemeral_storage,
-                                        alloc.ephemeral_storage)):
-        if want > 0 and want > capacity - have:
-            out.append((name, want, have, capacity))
-    for name, want in request.scalar.items():
-        if want == 0 or (is_extended_resource_name(name) and name not in alloc.scalar):
-            continue
-        capacity, have = alloc.scalar.get(name, 0), used.scalar.get(name, 0)
-        if want > capacity - have:
-            out.append((name, want, have, capacity))
-    return out
+    missing = {name for name in request.scalar if is_extended_resource_name(name) and name not in ni.allocatable.scalar}
+    return insufficient_resources(request, ni, missing)
 
 
 def kubelet_rejection(pod: PodInfo, ni: NodeInfo) -> tuple[str, str] | None:
@@ -59,7 +45,7 @@ def kubelet_rejection(pod: PodInfo, ni: NodeInfo) -> tuple[str, str] | None:
         return "PodOSNotSupported", "Failed to admit pod as the OS field doesn't match node OS"
     insufficient = _insufficient(pod, ni)
     if insufficient:
-        name, requested, used, capacity = insufficient[0]
+        name, _, requested, used, capacity = insufficient[0]
         return (_OUT_OF.get(name, f"OutOf{name}"), f"Node didn't have enough resource: {name}, requested: "
                                                    f"{requested}, used: {used}, capacity: {capacity}")
     if not RequiredNodeAffinity(pod.spec).matches(ni):
