@@ -70,8 +70,8 @@ class Scheduler:
                                 num_all_nodes=len(nodes))
         result.nodes_scheduler_would_examine = num_feasible_nodes_to_find(
             fw.profile.percentage_of_nodes_to_score, len(nodes))
-        if self.snapshot.memo:
-            self.snapshot.memo.begin(pod)
+        if fw.memo:
+            fw.memo.begin(pod)
         gate = fw.run_pre_enqueue(pod)
         if gate is not None:
             result.gated, result.gate_status = True, gate

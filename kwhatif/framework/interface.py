@@ -189,6 +189,11 @@ class Handle:
         self.scheduler_names: frozenset[str] | None = None
         self._queued: dict[str, bool] = {}
 
+    @property
+    def memo(self):
+        """The per-node values the engine keeps between attempts (None: compute everything)."""
+        return self.framework.memo if self.framework is not None else None
+
     def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]:
         """The nominator's pods for the node: only pods in the scheduling queue, which holds no pod of
         another scheduler and no pod a PreEnqueue plugin keeps out (scheduling gates, missing claims)."""

@@ -100,9 +100,12 @@ class NodePluginScores:
 class Framework:
     """A profile's plugins instantiated and ordered per extension point, with score weights."""
 
-    def __init__(self, profile: Profile, snapshot) -> None:
+    def __init__(self, profile: Profile, snapshot, memo=None) -> None:
         self.profile = profile
         self.snapshot = snapshot
+        # Per-node values kept between attempts (state.node_memo.NodeMemo): the engine that runs a
+        # sequence gives one; the plugins read it through the handle.
+        self.memo = memo
         self.handle = Handle(snapshot, self)
         plugins_cfg = profile.plugins
         try:
@@ -198,8 +201,8 @@ class Framework:
     def local_filter_statuses(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]
                               ) -> list[Status | None] | None:
         """The verdicts of the leading node-local Filter plugins on ``nodes``, reused from the
-        snapshot's memo for unchanged nodes; None without a memo (every node is filtered in full)."""
-        memo = self.snapshot.memo
+        memo for unchanged nodes; None without a memo (every node is filtered in full)."""
+        memo = self.memo
         if not memo or not self.local_filter_count:
             return None
         table = memo.table(self, ("filter", frozenset(state.skip_filter_plugins)))
@@ -295,7 +298,7 @@ class Framework:
     def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[NodePluginScores]:
         """Score, NormalizeScore and weights, per node and plugin (RunScorePlugins)."""
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
-        memo = self.snapshot.memo
+        memo = self.memo
         # With a memo, the raw scores of all node-local plugins are kept together per unchanged node.
         local = [pl for pl in plugins if pl.node_local] if memo else []
         local_columns: dict[str, list[int]] = {}
@@ -340,10 +343,10 @@ class Framework:
         return bool(self.points["score"])
 
 
-def framework_for(setup: SchedulerSetup, scheduler_name: str | None, snapshot) -> Framework:
+def framework_for(setup: SchedulerSetup, scheduler_name: str | None, snapshot, memo=None) -> Framework:
     """The framework of the profile that schedules ``scheduler_name``, knowing every profile's name: the
     scheduling queue, and so the nominator whose pods reserve room, holds only pods some profile
     schedules (responsibleForPod)."""
-    framework = Framework(setup.profile_for(scheduler_name), snapshot)
+    framework = Framework(setup.profile_for(scheduler_name), snapshot, memo)
     framework.handle.scheduler_names = frozenset(p.scheduler_name for p in setup.profiles)
     return framework

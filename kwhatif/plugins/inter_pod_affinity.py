@@ -225,7 +225,7 @@ class InterPodAffinity(Plugin):
             return counts
 
         nodes = snapshot.have_pods_with_required_anti_affinity_list
-        memo = snapshot.memo
+        memo = self.handle.memo
         return _summed(memo.values(memo.table(self, "existing_anti"), nodes, node_counts) if memo
                        else map(node_counts, nodes))
 
@@ -253,7 +253,7 @@ class InterPodAffinity(Plugin):
                     _update_with_anti_affinity_terms(anti, anti_terms, existing, None, labels, 1)
             return (affinity, anti) if affinity or anti else None
 
-        memo = self.handle.snapshot.memo
+        memo = self.handle.memo
         for entry in (memo.values(memo.table(self, "incoming"), nodes, node_counts) if memo
                       else map(node_counts, nodes)):
             if entry is not None:
@@ -326,7 +326,7 @@ class InterPodAffinity(Plugin):
                     self._process_existing_pod_terms(scores, existing, pod, ns_labels, node_labels)
             return scores or None
 
-        memo = snapshot.memo
+        memo = self.handle.memo
         scores: dict[str, dict[str, int]] = {}
         for partial in (memo.values(memo.table(self, ("pre_score", has_constraints)), all_nodes, node_scores)
                         if memo else map(node_scores, all_nodes)):

@@ -435,7 +435,7 @@ class PodTopologySpread(Plugin):
                 out.append((i, node_labels[c.topology_key], _count_matching(pods, c.selector)))
             return out
 
-        memo = self.handle.snapshot.memo
+        memo = self.handle.memo
         per_node = (memo.values(memo.table(self, "pre_filter"), nodes, node_counts) if memo
                     else map(node_counts, nodes))
         for entries in per_node:
@@ -554,7 +554,7 @@ class PodTopologySpread(Plugin):
         inclusion = _NodeInclusion(pod)
         counts = s.topology_value_to_pod_counts
         constraints = s.constraints
-        memo = self.handle.snapshot.memo
+        memo = self.handle.memo
         if not memo:
             for node_info in all_nodes:
                 node_labels = node_info.labels
@@ -612,7 +612,7 @@ class PodTopologySpread(Plugin):
             if tp_val is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                memo = self.handle.snapshot.memo
+                memo = self.handle.memo
                 if memo:
                     cnt = memo.value(memo.table(self, ("host", i)), node_info,
                                      lambda ni: count_pods_match_selector(ni.pods, c.selector, pod.namespace))

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Callable, Mapping
 from urllib.parse import urlsplit
-from weakref import WeakKeyDictionary
 
 from kwhatif.api.quantity import parse_quantity
 from kwhatif.plugins.node_affinity import NodeSelector
@@ -206,15 +205,12 @@ class VolumeIndex:
         return result
 
 
-_INDEXES: "WeakKeyDictionary[object, VolumeIndex]" = WeakKeyDictionary()
-
-
 def volume_index(snapshot) -> VolumeIndex:
-    """The snapshot's VolumeIndex, built on first use and shared by the plugins."""
-    index = _INDEXES.get(snapshot)
-    if index is None:
-        index = _INDEXES[snapshot] = VolumeIndex(snapshot.cluster)
-    return index
+    """The snapshot's VolumeIndex, built on first use and shared by the plugins (until the snapshot's
+    cluster-level objects are replaced)."""
+    if snapshot.volumes is None:
+        snapshot.volumes = VolumeIndex(snapshot.cluster)
+    return snapshot.volumes
 
 
 # --- csi-translation-lib ---------------------------------------------------------------------

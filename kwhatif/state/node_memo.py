@@ -4,8 +4,10 @@ A sequence (replicas of one pod, capacity) evaluates nearly the same question ag
 node changed since the last attempt. A value computed from a node's own state and the pod alone
 (a node-local Filter verdict, a raw score, the node's count of pods matching a spread selector) is
 kept with the node's ``generation`` and reused while the node has that generation and the pod to
-schedule is of the same class (the same pod apart from its name and UID). Every change of a node
-through the Snapshot gives it a new generation, and copies of nodes (preemption dry runs, nominated
+schedule is of the same class (the same pod apart from its name and UID) and the snapshot's
+cluster-level objects (Services, namespaces, ...: ``objects_generation``) are the same. Every change of a
+node through the Snapshot gives it a new generation (its image states changing with another node's
+images too), and copies of nodes (preemption dry runs, nominated
 pods assumed) are never served from or stored in the memo, so a reused value is exactly the value a
 fresh computation would give; tests/test_sequence_incremental.py checks every step against one. Nothing
 DynamicResources computes is kept: its Filter reads the snapshot's ResourceClaims (devices taken by pods
@@ -42,13 +44,16 @@ class NodeMemo:
         self._snapshot = snapshot
         self._tables: dict[tuple, dict[str, tuple[NodeInfo, int, object]]] = {}
         # pod class -> its tables, the most recently used last
-        self._by_class: dict[bytes, dict[tuple, dict[str, tuple[NodeInfo, int, object]]]] = {}
+        self._by_class: dict[tuple[bytes, int], dict[tuple, dict[str, tuple[NodeInfo, int, object]]]] = {}
         self._node_set_generation = snapshot.node_set_generation
 
     def begin(self, pod: PodInfo) -> None:
-        """A new attempt for ``pod``: the values kept for its class; all are dropped once nodes were
+        """A new attempt for ``pod``: the values kept for its class on these cluster-level objects; all
+        are dropped once nodes were
         added or removed, and a pod that cannot be classed gets tables of its own attempt only."""
         cls = pod_class(pod)
+        if cls is not None:
+            cls = (cls, self._snapshot.objects_generation)
         node_set = self._snapshot.node_set_generation
         if node_set != self._node_set_generation:
             self._by_class.clear()

@@ -11,7 +11,9 @@ them), ``forget_pod`` takes it away (ForgetPod/RemovePod, Unreserve for its clai
 undoes and ``commit()`` keeps (cluster-autoscaler's ClusterSnapshot Fork/Revert/Commit): a fork is
 O(1), a node is copied on its first change inside the fork, a revert costs the nodes changed.
 Every change gives the node a new ``generation`` (never reused), so a cache keyed by
-(node, generation) stays valid across reverts.
+(node, generation) stays valid across reverts; a node whose image states change because another node's
+images did gets one too. ``set_cluster`` replaces the cluster-level objects plugins read (Services,
+namespaces, PDBs, volumes, DRA objects) and gives them an ``objects_generation``; a fork reverts it.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ class Snapshot:
             ni = NodeInfo(node, _allocatable(node))
             self.node_info_list.append(ni)
             self.node_info_map[ni.name] = ni
-        self._set_image_states()
+        self._set_image_states(touch=False)
         self.nominated: dict[str, list[PodInfo]] = {}
         # PVC key -> how many bound pods use it (kube-scheduler's usedPVCSet, counted so that
         # forgetting a pod can tell whether another still uses the claim).
@@ -68,19 +70,34 @@ class Snapshot:
         self._affinity_lists: tuple[list[NodeInfo], list[NodeInfo]] | None = None
         self.namespace_labels = cluster.namespace_labels()
         self.generation = 0  # the last generation handed to a node
+        self.objects_generation = 0  # changes whenever set_cluster replaces the cluster-level objects
         self.node_set_generation = 0  # changes whenever nodes are added or removed
         self._forks: list[_Fork] = []
         # ResourceClaims as the assume cache holds them: they follow the pods assumed and forgotten.
         self.resource_claims = ResourceClaims(cluster.resource_claims, cluster.resource_claim_templates)
         self.nomination_generation = 0  # changes whenever a nomination does
-        # The cluster's DRA objects indexed (DynamicResources builds it on first use, once per snapshot).
+        # The cluster's DRA objects and volumes indexed (plugins build them on first use, once per objects).
         self.dra = None
-        # Per-node values kept between attempts (see node_memo); a sequence turns it on.
-        self.memo = None
+        self.volumes = None
 
-    def _set_image_states(self) -> None:
+    def set_cluster(self, cluster: Cluster) -> None:
+        """Read the cluster-level objects from ``cluster`` from now on (the nodes, pods and claims stay
+        as the snapshot has them); a fork reverts it."""
+        if self._forks and self._forks[-1].objects is None:
+            self._forks[-1].objects = self._objects()
+        self.cluster = cluster
+        self.namespace_labels = cluster.namespace_labels()
+        self.dra = self.volumes = None
+        self.generation += 1
+        self.objects_generation = self.generation
+
+    def _objects(self) -> tuple:
+        return self.cluster, self.namespace_labels, self.dra, self.volumes, self.objects_generation
+
+    def _set_image_states(self, touch: bool = True) -> None:
         """ImageStateSummary per node: the image's size and on how many nodes it is present. All nodes
-        with an image share its (read-only) summary."""
+        with an image share its (read-only) summary. ``touch``: a node whose states change gets a new
+        generation (its ImageLocality score may differ)."""
         sizes: dict[str, int] = {}
         nodes_with: dict[str, set[str]] = {}
         node_images: list[dict[str, None]] = []
@@ -96,7 +113,11 @@ class Snapshot:
             node_images.append(names)
         summaries = {name: ImageStateSummary(size, len(nodes_with[name])) for name, size in sizes.items()}
         for ni, names in zip(self.node_info_list, node_images):
-            ni.image_states = {name: summaries[name] for name in names}
+            states = {name: summaries[name] for name in names}
+            if touch and states != ni.image_states:
+                self.generation += 1
+                ni.generation = self.generation
+            ni.image_states = states
         self._image_summaries = summaries
 
     def _add_image_states(self, new: NodeInfo) -> None:
@@ -117,6 +138,8 @@ class Snapshot:
             for ni in self.node_info_list:
                 if ni is not new and not counted.isdisjoint(ni.image_states):
                     ni.image_states = {name: summaries[name] for name in ni.image_states}
+                    self.generation += 1
+                    ni.generation = self.generation
         new.image_states = {name: summaries[name] for name in sizes}
 
     @property
@@ -282,6 +305,8 @@ class Snapshot:
             self._node_set_changed()
         elif top.nodes_updated:
             self._set_image_states()
+        if top.objects is not None:
+            self.cluster, self.namespace_labels, self.dra, self.volumes, self.objects_generation = top.objects
         self._affinity_lists = None
 
     def commit(self) -> None:
@@ -298,6 +323,8 @@ class Snapshot:
         if parent.node_set is None:
             parent.node_set = top.node_set
         parent.nodes_updated = parent.nodes_updated or top.nodes_updated
+        if parent.objects is None:
+            parent.objects = top.objects
 
     @contextmanager
     def forked(self):
@@ -344,15 +371,17 @@ class Snapshot:
 class _Fork:
     """What one open fork saved: nodes as they were before their first change (by identity), the
     PVC use counts, and the node list, map and nominations when nodes were added or removed;
-    ``nodes_updated`` when a node object with other images replaced one (image states need recomputing)."""
+    ``nodes_updated`` when a node object with other images replaced one (image states need recomputing),
+    and the cluster-level objects when ``set_cluster`` replaced them."""
 
-    __slots__ = ("nodes", "pvc_counts", "node_set", "nodes_updated")
+    __slots__ = ("nodes", "pvc_counts", "node_set", "nodes_updated", "objects")
 
     def __init__(self) -> None:
         self.nodes: dict[int, tuple[NodeInfo, NodeInfo]] = {}
         self.pvc_counts: dict[str, int] | None = None
         self.node_set: tuple[list[NodeInfo], dict[str, NodeInfo], dict[str, list[PodInfo]]] | None = None
         self.nodes_updated = False
+        self.objects: tuple | None = None
 
 
 def _allocatable(node: dict) -> Resource:

@@ -179,11 +179,10 @@ class SequencePlacer:
 
     def __init__(self, snapshot: Snapshot, setup: SchedulerSetup | None = None, extenders: list | None = None,
                  seed: int | None = None, base_start_time: datetime | None = None,
-                 clock: Callable[[], datetime] = utc_now) -> None:
+                 clock: Callable[[], datetime] = utc_now, memo: NodeMemo | None = None) -> None:
         self.snapshot = snapshot
         self.clock = clock
-        if snapshot.memo is None:
-            snapshot.memo = NodeMemo(snapshot)
+        self.memo = memo or NodeMemo(snapshot)  # shared with a caller that places on forks of the snapshot
         self.setup = setup or SchedulerSetup()
         if extenders is None and self.setup.extenders:
             from kwhatif.extenders.extender import build_extenders
@@ -202,7 +201,7 @@ class SequencePlacer:
         profile = self.setup.profile_for(pod.spec.get("schedulerName"))
         scheduler = self._schedulers.get(profile.scheduler_name)
         if scheduler is None:
-            framework = framework_for(self.setup, profile.scheduler_name, self.snapshot)
+            framework = framework_for(self.setup, profile.scheduler_name, self.snapshot, self.memo)
             scheduler = Scheduler(framework, self.extenders, self.setup.parallelism, self.clock)
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler

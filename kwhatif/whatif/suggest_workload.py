@@ -22,6 +22,7 @@ from kwhatif.api.workloads import describe
 from kwhatif.errors import KwhatifError
 from kwhatif.result import ScheduleResult
 from kwhatif.state.cluster import KINDS, Cluster
+from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup
@@ -108,6 +109,14 @@ class _Workload:
         self.base: Snapshot | None = None
         self.base_pods: list = []
         self.expansion = None
+        self.memo: NodeMemo | None = None  # the base's per-node values, shared by the runs on its forks
+
+    def _placer(self, snapshot: Snapshot) -> "_Placer":
+        if snapshot is not self.base:
+            return _Placer(snapshot, self.setup, self.extenders, self.seed)
+        if self.memo is None:
+            self.memo = NodeMemo(snapshot)
+        return _Placer(snapshot, self.setup, self.extenders, self.seed, memo=self.memo)
 
     def patched(self, target: _Target, patch: list[dict]) -> list[tuple[dict, str]]:
         objects = list(self.objects)
@@ -129,20 +138,17 @@ class _Workload:
             self.base, self.base_pods, self.expansion = Snapshot(joined), pods, expansion
         extension = _extension(self.base.cluster, joined)
         snapshot = self.base if extension is not None else Snapshot(joined)
-        kept = snapshot.cluster
-        try:
-            with snapshot.forked():
-                if extension is not None and extension[0]:
-                    snapshot.add_nodes(extension[0])
-                for pod in extension[1] if extension is not None else ():
-                    snapshot.assume_pod(PodInfo(pod))
-                snapshot.cluster = joined
-                return self._place(snapshot, pods)
-        finally:
-            snapshot.cluster = kept
+        with snapshot.forked():
+            if extension is not None and extension[0]:
+                snapshot.add_nodes(extension[0])
+            for pod in extension[1] if extension is not None else ():
+                snapshot.assume_pod(PodInfo(pod))
+            if snapshot.cluster is not joined:
+                snapshot.set_cluster(joined)
+            return self._place(snapshot, pods)
 
     def _place(self, snapshot: Snapshot, pods: list) -> _Run:
-        placer = _Placer(snapshot, self.setup, self.extenders, self.seed)
+        placer = self._placer(snapshot)
         for i, pod in enumerate(pods):
             placement, result = placer.place(pod)
             if placement.node is None:
@@ -161,7 +167,7 @@ class _Workload:
             existing.update(added)
         copies = {name: like(template) for name, template in added.items()}  # before any pod is placed
         with snapshot.forked():
-            placer = _Placer(snapshot, self.setup, self.extenders, self.seed)
+            placer = self._placer(snapshot)
             for pod in self.base_pods:
                 if placer.place(pod)[0].node is None:
                     break

@@ -110,28 +110,23 @@ def verify_flags(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup
 def _on_fork(raw: dict, source: str, setup: SchedulerSetup, scenario, cluster: Cluster, removed: list[dict],
              prober: Prober) -> ScheduleResult | None:
     """The scenario's nodes and pods put on a fork of the prober's snapshot, the replacements of the
-    removed pods placed there (queue order), then the attempt. The sequence engine that places them
-    reads the snapshot's cluster (start times) and keeps a per-node memo on it: both are the
-    scenario's until the fork is reverted."""
+    removed pods placed there (queue order), then the attempt; the fork reads the scenario's cluster-level
+    objects until it is reverted."""
     snapshot = prober.snapshot
-    saved = snapshot.memo, snapshot.cluster
-    snapshot.cluster = scenario.cluster
-    try:
-        with snapshot.forked():
-            known = len(cluster.nodes)
-            for before, after in zip(cluster.nodes, scenario.cluster.nodes[:known]):
-                if before is not after:
-                    snapshot.update_node(after)
-            for node in scenario.cluster.nodes[known:]:
-                snapshot.add_node(node)
-            for pod in removed:
-                snapshot.forget_pod(PodInfo(pod))
-            for pod in scenario.cluster.pods[len(cluster.pods) - len(removed):]:
-                snapshot.assume_pod(PodInfo(pod))
-            place_displaced(scenario, setup, snapshot)
-            r = Prober(scenario.cluster, setup, snapshot, source, prober.existing).attempt(raw)
-    finally:
-        snapshot.memo, snapshot.cluster = saved
+    with snapshot.forked():
+        snapshot.set_cluster(scenario.cluster)
+        known = len(cluster.nodes)
+        for before, after in zip(cluster.nodes, scenario.cluster.nodes[:known]):
+            if before is not after:
+                snapshot.update_node(after)
+        for node in scenario.cluster.nodes[known:]:
+            snapshot.add_node(node)
+        for pod in removed:
+            snapshot.forget_pod(PodInfo(pod))
+        for pod in scenario.cluster.pods[len(cluster.pods) - len(removed):]:
+            snapshot.assume_pod(PodInfo(pod))
+        place_displaced(scenario, setup, snapshot)
+        r = Prober(scenario.cluster, setup, snapshot, source, prober.existing).attempt(raw)
     return r if r.feasible else None
 
 
