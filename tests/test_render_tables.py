@@ -140,3 +140,40 @@ def test_an_old_lease_is_aged_as_kubectl_ages_it():
     verdict = assess(lease, datetime(2026, 11, 23, 0, 0, tzinfo=timezone.utc))
     # 922 days and 14.5 hours: kubectl's 2y192d, not Go's 22142h31m19s
     assert verdict.consequence.startswith("The lease expired 2y192d ago: cp-1_abc last renewed 2y192d ago with")
+
+
+def _printed(width: int | None, draw) -> str:
+    out = io.StringIO()
+    draw(OutputEnv(out, None, width, False).console())
+    return out.getvalue()
+
+
+def test_a_note_under_a_table_wraps_inside_its_column():
+    from kwhatif.render.tables import print_hanging, print_warnings
+
+    text = "the pod would be refused by the API server; it was evaluated as the scheduler would see it anyway"
+    assert _printed(40, lambda c: print_hanging(c, "  Note: ", text)) == (
+        "  Note: the pod would be refused by the\n"
+        "        API server; it was evaluated as\n"
+        "        the scheduler would see it\n"
+        "        anyway\n")
+    assert _printed(None, lambda c: print_warnings(c, [text])) == f"warning: {text}\n"
+
+
+def test_suggestions_wrap_inside_their_columns():
+    from types import SimpleNamespace
+
+    from kwhatif.render.suggest import render_suggestions
+
+    suggestion = SimpleNamespace(change="remove taint nvidia.com/gpu=present:NoSchedule from node-a",
+                                 feasible_count=1, would_select="node-a", note="the taint is on 2 node(s)")
+    found = SimpleNamespace(suggestions=[suggestion], blockers=[], notes=["every change was tried on its own"])
+    assert _printed(60, lambda c: render_suggestions(found, c)).splitlines()[2:] == [
+        "  remove taint                 -> fits on 1 node(s);",
+        "  nvidia.com/gpu=present:NoSc     kube-scheduler would pick",
+        "  hedule from node-a              node-a (the taint is on 2",
+        "                                  node(s))",
+        "  Note: every change was tried on its own"]
+    piped = _printed(None, lambda c: render_suggestions(found, c)).splitlines()
+    assert piped[1] == ("  remove taint nvidia.com/gpu=present:NoSchedule from node-a  -> fits on 1 node(s); "
+                        "kube-scheduler would pick node-a (the taint is on 2 node(s))")

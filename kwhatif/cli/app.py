@@ -10,6 +10,7 @@ import typer
 import typer.core
 
 from kwhatif import __version__
+from kwhatif.cli.options import PlainHelp
 from kwhatif.cli.common import TRACEBACK_ENV, ClickException, UsageError, internal_error_message, user_errors
 from kwhatif.errors import ExitStatus, KwhatifError
 
@@ -19,7 +20,7 @@ PLUGIN_EXECUTABLE = "kubectl-whatif"
 NO_COLOR_FLAG = "--no-color"
 
 
-class Group(typer.core.TyperGroup):
+class Group(PlainHelp, typer.core.TyperGroup):
     """Usage errors as every other error: one ``error:`` line on stderr (and a hint where to look),
     exit 2, instead of typer's usage block and boxed panel. ``--no-color`` is a root option that may be
     written anywhere on the command line (as after ``kwhatif place pod.yaml``): it is moved in front of

@@ -113,9 +113,21 @@ def option_groups(command):
     return run
 
 
-class Command(typer.core.TyperCommand):
+def help_paragraphs(text: str | None) -> str | None:
+    """A docstring as help: paragraphs kept, the line breaks inside a paragraph joined, so rich wraps each
+    paragraph at the terminal's width (and a command's summary in the list is its whole first sentence)."""
+    if not text:
+        return text
+    return "\n\n".join(" ".join(paragraph.split()) for paragraph in inspect.cleandoc(text).split("\n\n"))
+
+
+class PlainHelp:
     """Help that names values, not Python types: ``--cluster FILE``, a flag with no value shown (typer
-    would print ``<str>``, ``<bool>``, ``<list[str]>``)."""
+    would print ``<str>``, ``<bool>``, ``<list[str]>``), and paragraphs that wrap at the terminal's width."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.help = help_paragraphs(self.help)
 
     def get_params(self, ctx):
         params = super().get_params(ctx)
@@ -125,6 +137,10 @@ class Command(typer.core.TyperCommand):
             if param.param_type_name == "argument":  # its metavar is its name: no type column beside it
                 param.display_type_rich = _no_type
         return params
+
+
+class Command(PlainHelp, typer.core.TyperCommand):
+    """A kwhatif command (see ``PlainHelp``)."""
 
 
 def _no_type(ctx) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from kwhatif.render.table import make_console
+from kwhatif.render.tables import console_width, print_columns, print_hanging
 
 NOTHING = ("Nothing kwhatif tried makes it fit (smaller requests, tolerations, uncordon, taint removal, preemption, "
            "nodes added like an existing pool).")
@@ -19,17 +20,23 @@ def fits_on(s) -> str:
 
 def render_suggestions(found, console: Console | None = None, *, header: str = HEADER, nothing: str = NOTHING,
                        outcome=fits_on) -> None:
-    """One line per suggestion: the change, ``outcome`` of it (what the re-run gave) and its note."""
+    """One row per suggestion: the change and ``outcome`` of it (what the re-run gave) with its note,
+    each wrapping inside its own column on a narrow terminal."""
     console = make_console(console)
     if not found.suggestions:
-        console.print(nothing)
+        console.print(nothing, markup=False)
     else:
-        console.print(header)
-        width = max(len(s.change) for s in found.suggestions)
-        for s in found.suggestions:
-            note = f" ({s.note})" if s.note else ""
-            console.print(f"  {escape(s.change):<{width}}  -> {escape(outcome(s))}{escape(note)}")
+        console.print(header, markup=False)
+        change_width = max(len(s.change) for s in found.suggestions)
+        width = console_width(console)
+        outcomes = [f"{outcome(s)} ({s.note})" if s.note else outcome(s) for s in found.suggestions]
+        if width is not None:  # the outcome keeps half the line, or its longest word (a node name) whole
+            longest = max(len(word) for text in outcomes for word in text.split())
+            change_width = min(change_width, max(width - 7 - max(longest, (width - 7) // 2), 12))
+        for s, text in zip(found.suggestions, outcomes):
+            print_columns(console, [Text("  "), Text(s.change), Text("  -> "), Text(text)],
+                          [2, change_width, 5, None])
     for blocker in found.blockers:
-        console.print(f"  Blocking: {escape(blocker.text)}")
+        print_hanging(console, "  Blocking: ", blocker.text)
     for note in found.notes:
-        console.print(f"  Note: {escape(note)}")
+        print_hanging(console, "  Note: ", note)

@@ -29,6 +29,7 @@ GAP = "   "  # between columns, as kubectl prints them
 COMFORTABLE_WIDTH = 30  # wrapping columns shrink to this before optional columns are left out
 NARROW_GAP = "  "  # when the table does not fit with GAP
 _HUMP = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_WRAP_CONSOLE = Console(width=1_000_000)  # Text.wrap reads only its tab size and ambiguous-width setting
 
 @dataclass(frozen=True)
 class Column:
@@ -215,7 +216,42 @@ def print_table(console: Console, columns: list[Column], rows: list[list], title
     return dropped
 
 
+def wrap_cell(text: Text, width: int | None) -> list[Text]:
+    """``text`` as the lines of a column ``width`` cells wide (one line when there is no width)."""
+    if width is None:
+        return [text]
+    return list(text.wrap(_WRAP_CONSOLE, max(width, 1), overflow="fold"))
+
+
+def print_columns(console: Console, cells: list[Text], widths: list[int | None]) -> None:
+    """One row of text columns side by side, each wrapping inside its own column (the last one takes
+    what is left of the line); on a pipe, one line."""
+    width = console_width(console)
+    if width is not None:
+        fixed = sum(w for w in widths[:-1])
+        widths = [*widths[:-1], max(width - fixed, COMFORTABLE_WIDTH // 2)]
+    else:
+        widths = [*widths[:-1], None]
+    wrapped = [wrap_cell(cell, w) for cell, w in zip(cells, widths)]
+    for row in range(max(len(lines) for lines in wrapped)):
+        line = Text()
+        for i, lines in enumerate(wrapped):
+            part = lines[row] if row < len(lines) else Text()
+            line.append_text(part)
+            if i < len(wrapped) - 1:
+                line.append(" " * ((widths[i] or cell_len(part.plain)) - cell_len(part.plain)))
+        line.rstrip()
+        console.print(line, soft_wrap=True)
+
+
+def print_hanging(console: Console, lead: Text | str, text: Text | str) -> None:
+    """``lead`` and then ``text``, whose next lines start under its first character rather than at
+    the terminal's left edge (a note, a warning under a table)."""
+    lead = Text(lead) if isinstance(lead, str) else lead
+    print_columns(console, [lead, Text(text) if isinstance(text, str) else text], [cell_len(lead.plain), None])
+
+
 def print_warnings(console: Console, warnings) -> None:
     """Each warning on its own ``warning:`` line, as every command ends its human output."""
     for warning in warnings:
-        console.print(Text.assemble(("warning:", "yellow"), f" {warning}"))
+        print_hanging(console, Text("warning: ", "yellow"), warning)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from kwhatif.api.workloads import describe
 from kwhatif.render.table import make_console
+from kwhatif.render.tables import print_hanging
 
 NAMES_SHOWN_PER_KIND = 3
 
@@ -36,5 +38,5 @@ def render_expansion(expansion, console: Console | None = None) -> None:
     if expansion.objects:
         console.print(escape(f"Added to the cluster first: {_added_objects(expansion.objects)}"))
     for note in expansion.notes:
-        console.print(f"[dim]note:[/] {escape(note)}")
+        print_hanging(console, Text("note: ", "dim"), note)
     console.file.write("\n")
