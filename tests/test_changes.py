@@ -334,3 +334,58 @@ def test_the_patch_flag_takes_the_object_and_the_patch():
     changes, rest = extract_changes(["pod.yaml", "--patch", "resourceclaim/ml/gpus", "[]", "-o", "json"])
     assert changes == [Change("patch", target="resourceclaim/ml/gpus", argument="[]")]
     assert rest == ["pod.yaml", "-o", "json"]
+
+
+# --- one scenario state: what the replacements were given stays theirs -----------------------------
+
+
+def _gpu_cluster_objects() -> list[dict]:
+    """n1 and n2 with one GPU each; train-0 (a ReplicaSet's pod) runs on n1 with a claim from the one-gpu
+    template allocated n1's GPU."""
+    gpu = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}
+    owner = [{"apiVersion": "v1", "kind": "Pod", "name": "train-0", "uid": "uid-train-0", "controller": True}]
+    allocation = {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n1",
+                                           "device": "gpu-0"}]},
+                  "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                      {"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}}
+    objects = [make_node(n).capacity(cpu="8", memory="16Gi", pods="110").obj() for n in ("n1", "n2")]
+    objects += [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-gpus"},
+                 "spec": {"driver": "gpu.example.com", "nodeName": n,
+                          "pool": {"name": n, "generation": 1, "resourceSliceCount": 1},
+                          "devices": [{"name": "gpu-0"}]}} for n in ("n1", "n2")]
+    objects += [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one-gpu", "namespace": "default"}, "spec": {"spec": gpu}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+         "metadata": {"name": "train-0-gpu", "namespace": "default", "ownerReferences": owner}, "spec": gpu,
+         "status": {"allocation": allocation,
+                    "reservedFor": [{"resource": "pods", "name": "train-0", "uid": "uid-train-0"}]}},
+        owned(make_pod("train-0").uid("uid-train-0").req(cpu="1").node("n1").set("status.phase", "Running")
+              .set("spec.resourceClaims", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+              .set("status.resourceClaimStatuses", [{"name": "gpu", "resourceClaimName": "train-0-gpu"}]),
+              {**RS, "uid": "rs"}).obj()]
+    return objects
+
+
+def test_a_replacement_keeps_the_device_it_was_allocated_for_the_question_asked_after(tmp_path):
+    """Regression (issue 28): --remove-node n1 re-creates train-0 on n2, whose only GPU its new claim takes;
+    the pod asked about afterwards needs a GPU and fits nowhere (it was answered "Fits on n2")."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from kwhatif.cli.app import app
+
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _gpu_cluster_objects()}))
+    pod = tmp_path / "q.json"
+    pod.write_text(json.dumps(make_pod("q").req(cpu="1")
+                              .set("spec.resourceClaims", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+                              .obj()))
+    out = CliRunner().invoke(app, ["place", str(pod), "--cluster", str(dump), "--remove-node", "n1", "-o", "json"])
+    data = json.loads(out.stdout)
+    assert data["scenario"]["replaced"][0]["placement"]["node"] == "n2"
+    assert out.exit_code == 1, out.stdout
+    assert data["message"].startswith("0/1 nodes are available: 1 cannot allocate all claims.")

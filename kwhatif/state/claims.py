@@ -99,6 +99,11 @@ class ResourceClaims:
     def get(self, key: ClaimKey) -> Mapping | None:
         return self._claims.get(key)
 
+    def objects(self) -> list[Mapping]:
+        """The claims as the API would list them now (created, allocated, reserved and deleted as the
+        pods assumed and forgotten left them): what a Cluster exported from the snapshot holds."""
+        return list(self._claims.values())
+
     def __contains__(self, key: ClaimKey) -> bool:
         return key in self._claims
 

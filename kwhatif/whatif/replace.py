@@ -4,8 +4,9 @@ A replacement is the pod its controller would create: the same manifest without 
 status. The replacements are placed with the sequence engine (``whatif.sequence``): each is one
 scheduling attempt on the cluster as it is at that moment and, when it fits, bound there so the next
 attempt sees it (ties: lowest node name). A pod that does not fit stays Pending and is not retried.
-The scenario's Cluster is kept in step with the engine's snapshot (bound replacements added, pods
-evicted meanwhile removed), so a question asked afterwards sees the same cluster.
+The scenario's Cluster is exported from the engine's snapshot as the pods are placed (bound replacements
+added with the claims the resourceclaim controller made for them and the devices allocated to them;
+pods evicted meanwhile removed), so a question asked afterwards sees the same cluster.
 """
 
 from __future__ import annotations
@@ -50,7 +51,10 @@ class Placer:
         prepared = PreparedPod(*prepare_pod(pod, f"replacement of {pod_key(pod)}", self.cluster, admitted=True))
         placement, _ = engine.place(prepared)
         if placement.node:
-            self.cluster.pods.append(engine.snapshot.get(placement.node).pods[-1].pod)
+            bound = engine.snapshot.get(placement.node).pods[-1].pod
+            self.cluster.pods.append(bound)
+            if bound["spec"].get("resourceClaims"):
+                self.cluster.resource_claims = engine.snapshot.resource_claims.objects()
         return placement.to_dict()
 
     def forget(self, pod: dict) -> None:
