@@ -1,5 +1,7 @@
 """ImageLocality: favours nodes that already have the pod's images, scaled by how widespread each
-image is so that one ubiquitous image does not dominate."""
+image is so that one ubiquitous image does not dominate. From v1.36 (kubernetes#130231) the images of
+the pod's image volumes count too, in the sum only; v1.37 (kubernetes#138951) counts them in the
+threshold as well."""
 
 from __future__ import annotations
 
@@ -29,14 +31,25 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 class ImageLocality(Plugin):
     node_local = True
 
+    # The release's behaviour: image volumes in the sum (v1.36) and in the threshold (v1.37).
+    image_volumes = False
+    image_volumes_in_threshold = False
+
     def score(self, state, pod, node_info) -> int:
         total_nodes = self.handle.snapshot.num_nodes()
         spec = pod.spec
-        containers = (spec.get("initContainers") or []) + (spec.get("containers") or [])
+        images = [c.get("image") or "" for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
+        count = len(images)
+        if self.image_volumes:
+            volume_images = [v["image"].get("reference") or "" for v in spec.get("volumes") or []
+                             if v.get("image") is not None]
+            images += volume_images
+            if self.image_volumes_in_threshold:
+                count += len(volume_images)
         image_sum = 0
-        for c in containers:
-            image_state = node_info.image_states.get(normalized_image_name(c.get("image") or ""))
+        for image in images:
+            image_state = node_info.image_states.get(normalized_image_name(image))
             if image_state is not None:
                 spread = float(image_state.num_nodes) / float(total_nodes)
                 image_sum += int(float(image_state.size) * spread)
-        return calculate_priority(image_sum, len(containers))
+        return calculate_priority(image_sum, count)

@@ -1,10 +1,12 @@
 """NodeResourcesBalancedAllocation: favours nodes whose resource fractions stay close to each other
-after placing the pod (float64 arithmetic, as upstream)."""
+after placing the pod (float64 arithmetic, as upstream). From v1.36 (kubernetes#135573) it scores the
+change the pod makes to the node's balance instead."""
 
 from __future__ import annotations
 
 import math
 
+from kwhatif.framework.gomath import go_div
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
 from kwhatif.plugins.args.node_resources_balanced_allocation import NodeResourcesBalancedAllocationArgs
 from kwhatif.plugins.resource_allocation import ResourceAllocationScorer
@@ -33,14 +35,25 @@ def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> in
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+def balance_change_scorer(requested: list[int], allocated: list[int], allocatable: list[int]) -> int:
+    """v1.36: the balance with the pod against the balance without it, both scored as before (int64),
+    kept in the old 50-100 range: no change 75, balanced -> imbalanced 50, imbalanced -> balanced 100."""
+    with_pod = balanced_resource_scorer(requested, allocatable)
+    without_pod = balanced_resource_scorer(allocated, allocatable)
+    return MAX_NODE_SCORE // 2 + go_div(MAX_NODE_SCORE // 2 + with_pod - without_pod, 2)
+
+
 class NodeResourcesBalancedAllocation(Plugin):
     args_type = NodeResourcesBalancedAllocationArgs
     node_local = True
+    # The release's behaviour: v1.36 scores the change the pod makes to the balance.
+    score_balance_change = False
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
-        self.scorer = ResourceAllocationScorer(self.args["resources"], balanced_resource_scorer, use_requested=True,
-                                               feature_gates_applied=True)
+        self.scorer = ResourceAllocationScorer(
+            self.args["resources"], balanced_resource_scorer, use_requested=True, feature_gates_applied=True,
+            change_scorer=balance_change_scorer if self.score_balance_change else None)
 
     def pre_score(self, state, pod, nodes):
         requests = self.scorer.pod_request_list(pod)

@@ -16,6 +16,9 @@ MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
 
 Scorer = Callable[[list[int], list[int]], int]
+# A scorer that also sees what the node has without the pod (v1.36's BalancedAllocation):
+# (requested with the pod, allocated without it, allocatable).
+ChangeScorer = Callable[[list[int], list[int], list[int]], int]
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
@@ -99,11 +102,12 @@ def requested_to_capacity_ratio_scorer(resources: list[dict], shape: list[dict])
 class ResourceAllocationScorer:
     """Scores a node from requested vs allocatable of the configured resources."""
 
-    def __init__(self, resources: list[dict], scorer: Scorer, use_requested: bool,
-                 feature_gates_applied: bool) -> None:
+    def __init__(self, resources: list[dict], scorer: Scorer | None, use_requested: bool,
+                 feature_gates_applied: bool, change_scorer: ChangeScorer | None = None) -> None:
         self.resources = resources
         self.names = [r["name"] for r in resources]
         self.scorer = scorer
+        self.change_scorer = change_scorer
         self.use_requested = use_requested
         self.feature_gates_applied = feature_gates_applied
 
@@ -126,6 +130,7 @@ class ResourceAllocationScorer:
 
     def score(self, node_info, pod_requests_list: list[int]) -> int:
         requested = [0] * len(self.names)
+        allocated = [0] * len(self.names)
         allocatable = [0] * len(self.names)
         node_requested = node_info.requested if self.use_requested else node_info.non_zero_requested
         for i, name in enumerate(self.names):
@@ -148,6 +153,9 @@ class ResourceAllocationScorer:
                 continue
             allocatable[i] = alloc
             requested[i] = req
+            allocated[i] = req - pod_request
+        if self.change_scorer is not None:
+            return self.change_scorer(requested, allocated, allocatable)
         return self.scorer(requested, allocatable)
 
 

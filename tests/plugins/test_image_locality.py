@@ -37,3 +37,40 @@ def test_small_images_score_zero():
     n1 = make_node("n1").images(("registry.example.com/app:1", 10 * MB)).obj()
     snap = snapshot([n1])
     assert ImageLocality({}, Handle(snap)).score(CycleState(), make_pod().info(), snap.node_info_list[0]) == 0
+
+
+# Image volumes (kubernetes#130231, v1.36: in the sum; kubernetes#138951, v1.37: in the threshold too),
+# from the PR and issue texts (kubernetes#138952 quotes v1.36's sumImageScores); hand-computed.
+def _image_volume_plugin(snap, in_sum: bool, in_threshold: bool) -> ImageLocality:
+    class Release(ImageLocality):
+        image_volumes = in_sum
+        image_volumes_in_threshold = in_threshold
+    return Release({}, Handle(snap))
+
+
+@pytest.mark.parametrize("in_sum,in_threshold,expected", [
+    (False, False, [0, 0]),  # v1.34, v1.35: image volumes are not looked at
+    # v1.36: 500MB on 1 of 2 nodes scales to 250MB, one container: (250 - 23) * 100 / (1000 - 23) = 23
+    (True, False, [23, 0]),
+    # v1.37: two image sources, max 2000MB: 22700 / 1977 = 11
+    (True, True, [11, 0]),
+])
+def test_image_volumes(in_sum, in_threshold, expected):
+    n1 = make_node("n1").images(("registry.example.com/data:latest", 500 * MB)).obj()
+    snap = snapshot([n1, make_node("n2").obj()])
+    pod = (make_pod().set("spec.volumes", [
+        {"name": "data", "image": {"reference": "registry.example.com/data"}},  # normalized to :latest
+        {"name": "scratch", "emptyDir": {}},  # not an image volume: not counted
+    ]).info())
+    plugin = _image_volume_plugin(snap, in_sum, in_threshold)
+    assert [plugin.score(CycleState(), pod, ni) for ni in snap.node_info_list] == expected
+
+
+def test_image_volume_missing_from_every_node_still_counts_in_the_v1_37_threshold():
+    # Container image 1500MB on both nodes (spread 1): v1.36 clamps at 1000MB -> 100; v1.37 counts the
+    # absent image volume too: (1500 - 23) * 100 / (2000 - 23) = 74
+    nodes = [make_node(n).images(("registry.example.com/app:1", 1500 * MB)).obj() for n in ("n1", "n2")]
+    snap = snapshot(nodes)
+    pod = make_pod().set("spec.volumes", [{"name": "d", "image": {"reference": "registry.example.com/x:2"}}]).info()
+    assert _image_volume_plugin(snap, True, False).score(CycleState(), pod, snap.node_info_list[0]) == 100
+    assert _image_volume_plugin(snap, True, True).score(CycleState(), pod, snap.node_info_list[0]) == 74
