@@ -154,6 +154,8 @@ class Plugin:
     - ``post_filter(state, pod, filtered_node_status) -> (PostFilterResult | None, Status)``
     - ``pre_score(state, pod, nodes) -> Status | None``
     - ``score(state, pod, node_info) -> int`` and ``normalize_score(state, pod, scores: list[NodeScore])``
+    - ``scores(state, pod, nodes) -> list[int]``, optional: Score and NormalizeScore of all ``nodes`` at once,
+      exactly what the two give, for plugins that can do it faster in bulk (the framework then calls neither)
     - ``pre_enqueue(pod) -> Status | None``
     A plugin is built as ``cls(args: dict, handle: Handle)``. A plugin that takes args names their type
     (kwhatif/plugins/args/) in ``args_type``, and is built with them defaulted and validated by it.

@@ -129,6 +129,7 @@ class Framework:
         while (self.local_filter_count < len(self._filters)
                and self.points["filter"][self.local_filter_count].node_local):
             self.local_filter_count += 1
+        self._late_filters = self._filters[self.local_filter_count:]  # what runs after a kept verdict
         self._add_pod_extensions = [(pl.name, pl.add_pod) for pl in self.points["preFilter"]
                                     if hasattr(pl, "add_pod")]
         self._remove_pod_extensions = [(pl.name, pl.remove_pod) for pl in self.points["preFilter"]
@@ -187,7 +188,11 @@ class Framework:
         """Filter plugins in order (those from ``start`` to ``stop``), stopping at the first that rejects;
         None means the node fits."""
         skip = state.skip_filter_plugins
-        for name, filter_ in self._filters[start:stop] if start or stop is not None else self._filters:
+        if start == self.local_filter_count and stop is None:
+            filters = self._late_filters
+        else:
+            filters = self._filters[start:stop] if start or stop is not None else self._filters
+        for name, filter_ in filters:
             if name in skip:
                 continue
             status = filter_(state, pod, node_info)
@@ -311,6 +316,10 @@ class Framework:
                 pl.name: [] for pl in local}
         raw: list[list[int]] = []
         for pl in plugins:
+            bulk = getattr(pl, "scores", None)
+            if bulk is not None:  # Score and NormalizeScore of all nodes in one call
+                raw.append(bulk(state, pod, nodes))
+                continue
             score = pl.score
             normalize = getattr(pl, "normalize_score", None)
             if pl.name in local_columns:

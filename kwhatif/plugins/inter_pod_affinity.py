@@ -285,11 +285,12 @@ class InterPodAffinity(Plugin):
         if isinstance(s, Status):
             return s
         labels = node_info.labels
-        if not _satisfy_pod_affinity(s, labels):
+        # Each check is trivially satisfied without terms or counts (Filter runs on every node).
+        if s.affinity_terms and not _satisfy_pod_affinity(s, labels):
             return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
-        if not _satisfy_pod_anti_affinity(s, labels):
+        if s.anti_affinity_counts and not _satisfy_pod_anti_affinity(s, labels):
             return Status.new(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
-        if not _satisfy_existing_pods_anti_affinity(s, labels):
+        if s.existing_anti_affinity_counts and not _satisfy_existing_pods_anti_affinity(s, labels):
             return Status.new(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 
@@ -396,8 +397,12 @@ def _satisfy_pod_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> 
 def _satisfy_existing_pods_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
     """No pair of the node is a domain where an existing pod's anti-affinity matches the incoming pod."""
     counts = s.existing_anti_affinity_counts
-    if counts:
-        for pair in labels.items():
-            if counts.get(pair, 0) > 0:
+    if len(counts) < len(labels):  # the same test from the smaller side
+        for (key, value), count in counts.items():
+            if count > 0 and labels.get(key) == value:
                 return False
+        return True
+    for pair in labels.items():
+        if counts.get(pair, 0) > 0:
+            return False
     return True

@@ -170,20 +170,49 @@ def _controller_of(pod: PodInfo) -> Mapping | None:
     return None
 
 
-def _find(objects: Iterable[Mapping], namespace: str, name: str) -> Mapping | None:
-    for obj in objects:
-        if _namespace(obj) == namespace and (obj.get("metadata") or {}).get("name") == name:
-            return obj
-    return None
+class _ControllerIndex:
+    """A cluster's Services by namespace and its controllers by namespace and name, so that
+    DefaultSelector reads the few objects of the pod's namespace instead of every object at every
+    attempt. Valid while the cluster holds the same lists with the same lengths (clusters are changed
+    by replacing their lists: dataclasses.replace)."""
+
+    __slots__ = ("lists", "lengths", "services", "controllers")
+
+    def __init__(self, lists: tuple[list, ...]) -> None:
+        self.lists = lists
+        self.lengths = tuple(len(objs) for objs in lists)
+        services, rcs, rss, sss = lists
+        self.services: dict[str, list[Mapping]] = {}
+        for service in services:
+            self.services.setdefault(_namespace(service), []).append(service)
+        self.controllers: dict[tuple, Mapping] = {}
+        for kind, objects in ((_RC_KIND, rcs), (_RS_KIND, rss), (_SS_KIND, sss)):
+            for obj in objects:  # the first of a namespace and name, as a scan would find it
+                self.controllers.setdefault((kind, _namespace(obj), (obj.get("metadata") or {}).get("name")), obj)
+
+    def valid_for(self, lists: tuple[list, ...]) -> bool:
+        return (all(a is b for a, b in zip(self.lists, lists))
+                and all(len(objs) == n for objs, n in zip(lists, self.lengths)))
+
+
+_index: _ControllerIndex | None = None
+
+
+def _controller_index(cluster) -> _ControllerIndex:
+    """The index of ``cluster``'s lists, built again when they changed (one index is kept)."""
+    global _index
+    lists = (cluster.services, cluster.replication_controllers, cluster.replica_sets, cluster.stateful_sets)
+    if _index is None or not _index.valid_for(lists):
+        _index = _ControllerIndex(lists)
+    return _index
 
 
 def default_selector(pod: PodInfo, cluster) -> labelsel.Selector:
     """helper.DefaultSelector: the selectors of the pod's Services merged with that of its
     controlling ReplicationController, ReplicaSet or StatefulSet (all in the pod's namespace)."""
+    index = _controller_index(cluster)
     label_set: dict[str, str] = {}
-    for service in cluster.services:
-        if _namespace(service) != pod.namespace:
-            continue
+    for service in index.services.get(pod.namespace, ()):
         svc_selector = (service.get("spec") or {}).get("selector")
         if svc_selector is None:  # a nil selector matches nothing, not everything
             continue
@@ -200,13 +229,12 @@ def default_selector(pod: PodInfo, cluster) -> labelsel.Selector:
     kind = (*group_version, owner.get("kind") or "")
     name = owner.get("name") or ""
     if kind == _RC_KIND:
-        rc = _find(cluster.replication_controllers, pod.namespace, name)
+        rc = index.controllers.get((kind, pod.namespace, name))
         if rc is not None:
             label_set.update((rc.get("spec") or {}).get("selector") or {})
             selector = labelsel.from_set(label_set)
     elif kind in (_RS_KIND, _SS_KIND):
-        objects = cluster.replica_sets if kind == _RS_KIND else cluster.stateful_sets
-        obj = _find(objects, pod.namespace, name)
+        obj = index.controllers.get((kind, pod.namespace, name))
         if obj is not None:
             try:
                 other = labelsel.from_label_selector((obj.get("spec") or {}).get("selector"))
@@ -622,6 +650,41 @@ class PodTopologySpread(Plugin):
                 cnt = s.topology_value_to_pod_counts[i][tp_val]
             score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
         return go_round(score)
+
+    def scores(self, state, pod, nodes: list[NodeInfo]) -> list[int]:
+        """Score and NormalizeScore of every node at once, as ``score`` then ``normalize_score`` give
+        them (a sequence scores thousands of nodes at every step): the same float64 sums in constraint
+        order, Go's rounding (the sums are never negative) and the same integer division."""
+        s: PreScoreState = state.read(PRE_SCORE_KEY)
+        ignored = s.ignored_nodes
+        sums: list[float | None] = [None] * len(nodes)
+        memo = self.handle.snapshot.memo
+        for i, c in enumerate(s.constraints):
+            key = c.topology_key
+            weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
+            if key == LABEL_HOSTNAME:
+                def count(ni: NodeInfo, selector=c.selector) -> int:
+                    return count_pods_match_selector(ni.pods, selector, pod.namespace)
+
+                counts = (memo.values(memo.table(self, ("host", i)), nodes, count) if memo
+                          else [count(ni) for ni in nodes])
+                terms = [float(cnt) * weight + skew if key in ni.labels else None
+                         for ni, cnt in zip(nodes, counts)]
+            else:
+                domain_counts = s.topology_value_to_pod_counts[i]
+                terms = [None if (value := ni.labels.get(key)) is None
+                         else float(domain_counts[value]) * weight + skew for ni in nodes]
+            sums = [total if term is None else term if total is None else total + term
+                    for total, term in zip(sums, terms)]
+        raw = [INVALID_SCORE if ni.name in ignored else 0 if total is None else (whole := int(total)) + (
+            total - whole >= 0.5) for ni, total in zip(nodes, sums)] if ignored else [
+            0 if total is None else (whole := int(total)) + (total - whole >= 0.5) for total in sums]
+        valid = [score for score in raw if score != INVALID_SCORE] if ignored else raw
+        max_score = max(valid, default=0)
+        if max_score == 0:
+            return [0 if score == INVALID_SCORE else MAX_NODE_SCORE for score in raw]
+        top = max_score + min(valid)
+        return [0 if score == INVALID_SCORE else MAX_NODE_SCORE * (top - score) // max_score for score in raw]
 
     def normalize_score(self, state, pod, scores):
         """100 * (max + min - score) / max; ignored nodes get 0, all-zero scores get 100."""

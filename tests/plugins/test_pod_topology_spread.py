@@ -5,12 +5,14 @@ arithmetic (log(size + 2) weights, rounding, reversed normalization)."""
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, Handle, NodeScore
 from kwhatif.framework.interface import ConfigError
+from kwhatif.state.node_memo import NodeMemo
 from kwhatif.plugins.pod_topology_spread import (
     PRE_FILTER_KEY,
     CriticalPaths,
@@ -311,6 +313,7 @@ def run_scores(nodes, pods, pod, others=(), args=None, filtered=None):
     scores = [NodeScore(ni.name, plugin.score(state, info, ni)) for ni in candidates]
     raw = {s.name: s.score for s in scores}
     plugin.normalize_score(state, info, scores)
+    assert plugin.scores(state, info, candidates) == [s.score for s in scores]  # the bulk path agrees
     return raw, {s.name: s.score for s in scores}
 
 
@@ -435,3 +438,43 @@ def test_invalid_args(args, message):
     with pytest.raises(ConfigError) as exc:
         PodTopologySpread(args, Handle(snapshot([])))
     assert str(exc.value) == message
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_bulk_scores_equal_score_then_normalize(seed):
+    """``scores`` (all nodes at once, as the framework calls it) gives exactly Score then NormalizeScore
+    per node, on seeded random clusters: nodes without a zone or a hostname label, tainted nodes, pods of
+    two namespaces, system defaults behind a Service or the pod's own soft constraints (inclusion
+    policies, maxSkew), with and without a sequence's memo."""
+    rng = random.Random(seed)
+    nodes = []
+    for i in range(rng.randint(1, 12)):
+        b = node(f"n{i}", rng.choice(["a", "b", "c", None]))
+        if rng.random() < 0.15:
+            b.obj()["metadata"]["labels"].pop(HOST)
+        if rng.random() < 0.2:
+            b.taint("t", "x")
+        nodes.append(b.obj())
+    pods = [make_pod(f"p{j}").namespace(rng.choice(["default", "default", "other"]))
+            .labels(app=rng.choice(["web", "db"])).node(rng.choice(nodes)["metadata"]["name"]).obj()
+            for j in range(rng.randint(0, 40))]
+    pod = make_pod().label("app", "web")
+    others = [service("web", {"app": "web"})]
+    if rng.random() < 0.5:
+        pod.set("spec.topologySpreadConstraints", [
+            tsc(rng.choice([ZONE, HOST]), rng.randint(1, 6), when="ScheduleAnyway",
+                nodeTaintsPolicy=rng.choice(["Honor", "Ignore"]))
+            for _ in range(rng.randint(1, 2))])
+    snap = snapshot(nodes, pods, others)
+    filtered = [ni for ni in snap.node_info_list if rng.random() < 0.8]
+    for memo in (False, True):
+        if memo:
+            snap.memo = NodeMemo(snap)
+            snap.memo.begin(pod.info())
+        plugin = PodTopologySpread({}, Handle(snap))
+        state, info = CycleState(), pod.info()
+        if plugin.pre_score(state, info, filtered) is not None:
+            return
+        scores = [NodeScore(ni.name, plugin.score(state, info, ni)) for ni in filtered]
+        plugin.normalize_score(state, info, scores)
+        assert plugin.scores(state, info, filtered) == [s.score for s in scores]
