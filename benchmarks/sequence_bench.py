@@ -71,15 +71,16 @@ def measure(name: str, path: Path, dump: Path, memo: bool, steps: int | None = N
     raw, replicas = scenario_pod(name, dump)
     if steps is not None:
         replicas = steps
-    if not memo:
-        snapshot.memo = False  # anything but None: SequencePlacer leaves it, plugins see no memo
     started, cpu_started = time.perf_counter(), time.process_time()
-    if replicas is None:
+    if memo and replicas is None:
         result = sequence.capacity(raw, "bench", cluster, snapshot=snapshot)
         placements = result.sequence.placements
     else:
         pods = sequence.prepare_pods([(copies(raw, i), "bench") for i in range(replicas)], cluster)
-        placements = sequence.place_pods(pods, snapshot).placements
+        placer = sequence.SequencePlacer(snapshot)
+        if not memo:
+            placer.memo = None  # the frameworks it builds get no memo: every step is a fresh evaluation
+        placements = [placer.place(pod)[0] for pod in pods]
     return time.perf_counter() - started, time.process_time() - cpu_started, placements
 
 

@@ -658,7 +658,7 @@ class PodTopologySpread(Plugin):
         s: PreScoreState = state.read(PRE_SCORE_KEY)
         ignored = s.ignored_nodes
         sums: list[float | None] = [None] * len(nodes)
-        memo = self.handle.snapshot.memo
+        memo = self.handle.memo
         for i, c in enumerate(s.constraints):
             key = c.topology_key
             weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)

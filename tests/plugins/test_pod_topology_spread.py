@@ -12,6 +12,8 @@ import pytest
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, Handle, NodeScore
 from kwhatif.framework.interface import ConfigError
+from kwhatif.framework.config import SchedulerSetup
+from kwhatif.framework.runtime import Framework
 from kwhatif.state.node_memo import NodeMemo
 from kwhatif.plugins.pod_topology_spread import (
     PRE_FILTER_KEY,
@@ -467,11 +469,10 @@ def test_bulk_scores_equal_score_then_normalize(seed):
             for _ in range(rng.randint(1, 2))])
     snap = snapshot(nodes, pods, others)
     filtered = [ni for ni in snap.node_info_list if rng.random() < 0.8]
-    for memo in (False, True):
-        if memo:
-            snap.memo = NodeMemo(snap)
-            snap.memo.begin(pod.info())
-        plugin = PodTopologySpread({}, Handle(snap))
+    for memo in (None, NodeMemo(snap)):
+        if memo is not None:
+            memo.begin(pod.info())
+        plugin = Framework(SchedulerSetup().profile_for("default-scheduler"), snap, memo).plugins_map["PodTopologySpread"]
         state, info = CycleState(), pod.info()
         if plugin.pre_score(state, info, filtered) is not None:
             return
