@@ -5,7 +5,9 @@ node's CSINode says the plugin was migrated). An unbound WaitForFirstConsumer cl
 PV that fits it and the node, or a StorageClass that can provision there (a provisioner, allowed
 topologies, and capacity where the CSI driver tracks it). Unbound claims with Immediate binding should
 already be bound: PreFilter rejects the pod. Only PreFilter and Filter matter to kwhatif, which never
-reserves or binds; storage capacity scoring (StorageCapacityScoring) is off in v1.34, so PreScore skips.
+reserves or binds. With StorageCapacityScoring (off until v1.37) Score rates the node's storage
+utilization after the pod through VolumeBindingArgs.shape: the PVs it would bind to (their capacity),
+else the CSIStorageCapacity it would provision from; without it PreScore skips.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from typing import Callable, Mapping
 
 from kwhatif.api import labels as labelsel
 from kwhatif.api.quantity import ceil_int, parse_quantity
-from kwhatif.framework.interface import Code, Plugin, Status
-from kwhatif.plugins.args.volume_binding import VolumeBindingArgs
+from kwhatif.framework.gomath import go_div, go_round
+from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
+from kwhatif.plugins.args.base import MAX_CUSTOM_PRIORITY_SCORE
+from kwhatif.plugins.args.volume_binding import DEFAULT_SHAPE, VolumeBindingArgs
+from kwhatif.plugins.resource_allocation import MAX_UTILIZATION, broken_linear_function
 from kwhatif.plugins.volume_helpers import (
     ANN_BIND_COMPLETED,
     ANN_SELECTED_NODE,
@@ -215,6 +220,37 @@ class _PodVolumeClaims:
         self.to_match: list[_ClaimMatcher] = []
 
 
+class _PodVolumes:
+    """PodVolumes: the PVs the node's unbound claims would bind to, and the claims it would provision
+    with the CSIStorageCapacity that has room for each (None when the driver does not track capacity)."""
+
+    __slots__ = ("static_bindings", "dynamic_provisions")
+
+    def __init__(self) -> None:
+        self.static_bindings: list[tuple[dict, dict]] = []  # (pvc, pv)
+        self.dynamic_provisions: list[tuple[dict, dict | None]] = []  # (pvc, CSIStorageCapacity)
+
+
+def capacity_scorer(shape: list[dict]) -> Callable[[dict[str, list[int]]], int]:
+    """buildScorerFunction: each class's requested/capacity through the shape, averaged (math.Round)."""
+    raw = broken_linear_function([(int(p.get("utilization", 0)),
+                                   int(p.get("score", 0)) * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE))
+                                  for p in shape])
+
+    def class_score(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return raw(MAX_UTILIZATION)
+        return raw(go_div(requested * MAX_UTILIZATION, capacity))
+
+    def score(class_resources: dict[str, list[int]]) -> int:
+        if not class_resources:
+            return 0
+        total = sum(class_score(requested, capacity) for requested, capacity in class_resources.values())
+        return go_round(total / len(class_resources))
+
+    return score
+
+
 class _StateData:
     __slots__ = ("claims",)
 
@@ -227,10 +263,15 @@ class _StateData:
 
 class VolumeBinding(Plugin):
     args_type = VolumeBindingArgs
+    # The release's StorageCapacityScoring gate (beta and on from v1.37).
+    storage_capacity_scoring = False
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
         self._topologies: dict[str, Callable[[Mapping[str, str]], bool]] = {}
+        # SetDefaults_VolumeBindingArgs gives the shape only with the gate on.
+        self._scorer = (capacity_scorer(self.args.get("shape") or DEFAULT_SHAPE)
+                        if self.storage_capacity_scoring else None)
 
     def pre_filter(self, state, pod, nodes):
         index = volume_index(self.handle.snapshot)
@@ -315,13 +356,15 @@ class VolumeBinding(Plugin):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons)
         return None
 
-    def _find_pod_volumes(self, index, claims: _PodVolumeClaims, node_info) -> list[str]:
-        """FindPodVolumes: the reasons the node cannot satisfy the claims (empty when it can)."""
+    def _find_pod_volumes(self, index, claims: _PodVolumeClaims, node_info,
+                          volumes: _PodVolumes | None = None) -> list[str]:
+        """FindPodVolumes: the reasons the node cannot satisfy the claims (empty when it can), filling
+        ``volumes`` with the bindings and provisions it found."""
         bound_satisfied = pvs_found = unbound_satisfied = sufficient_storage = True
         if claims.bound:
             bound_satisfied, pvs_found = self._check_bound_claims(index, claims.bound, node_info)
         if claims.unbound_delay:
-            unbound_satisfied, sufficient_storage = self._check_unbound_claims(index, claims, node_info)
+            unbound_satisfied, sufficient_storage = self._check_unbound_claims(index, claims, node_info, volumes)
         reasons = []
         if not bound_satisfied:
             reasons.append(ERR_REASON_NODE_CONFLICT)
@@ -353,7 +396,8 @@ class VolumeBinding(Plugin):
                 return False, True
         return True, True
 
-    def _check_unbound_claims(self, index, claims: _PodVolumeClaims, node_info) -> tuple[bool, bool]:
+    def _check_unbound_claims(self, index, claims: _PodVolumeClaims, node_info,
+                              volumes: _PodVolumes | None) -> tuple[bool, bool]:
         """The delayed-binding half of FindPodVolumes: (claims satisfiable, storage sufficient)."""
         to_provision = []
         for pvc in claims.selected_node:
@@ -370,11 +414,14 @@ class VolumeBinding(Plugin):
                     unbound_satisfied = False
                 else:
                     chosen.add(name_of(pv))
+                    if volumes is not None:
+                        volumes.static_bindings.append((matcher.pvc, pv))
         if to_provision:
-            return self._check_volume_provisions(index, to_provision, node_info)
+            return self._check_volume_provisions(index, to_provision, node_info, volumes)
         return unbound_satisfied, True
 
-    def _check_volume_provisions(self, index, to_provision: list[dict], node_info) -> tuple[bool, bool]:
+    def _check_volume_provisions(self, index, to_provision: list[dict], node_info,
+                                 volumes: _PodVolumes | None) -> tuple[bool, bool]:
         """checkVolumeProvisions: (every claim can be provisioned here, with enough storage)."""
         for pvc in to_provision:
             class_name = pvc_class(pvc)
@@ -387,18 +434,24 @@ class VolumeBinding(Plugin):
                 matches = self._topologies[class_name] = _topology_matcher(storage_class.get("allowedTopologies"))
             if not matches(node_info.labels):
                 return False, True
-            if not self._has_enough_capacity(index, provisioner, pvc, class_name, node_info):
+            sufficient, capacity = self._has_enough_capacity(index, provisioner, pvc, class_name, node_info)
+            if not sufficient:
                 return True, False
+            if volumes is not None:
+                volumes.dynamic_provisions.append((pvc, capacity))
         return True, True
 
     @staticmethod
-    def _has_enough_capacity(index, provisioner: str, pvc: Mapping, class_name: str, node_info) -> bool:
-        """hasEnoughCapacity: only CSI drivers that opt into storage capacity tracking are checked."""
+    def _has_enough_capacity(index, provisioner: str, pvc: Mapping, class_name: str,
+                             node_info) -> tuple[bool, dict | None]:
+        """hasEnoughCapacity: only CSI drivers that opt into storage capacity tracking are checked; the
+        CSIStorageCapacity with room for the claim comes along. Upstream takes the first its informer
+        lists (an unordered cache); kwhatif the first in the input's order."""
         if not pvc_has_storage_request(pvc):
-            return True
+            return True, None
         driver = index.csi_drivers.get(provisioner)
         if driver is None or not _spec(driver).get("storageCapacity"):
-            return True
+            return True, None
         size = ceil_int(pvc_request(pvc))
         for capacity in index.storage_capacities:
             if capacity.get("storageClassName") != class_name:
@@ -413,14 +466,39 @@ class VolumeBinding(Plugin):
                 continue
             try:
                 if labelsel.from_label_selector(topology).matches(node_info.labels):
-                    return True
+                    return True, capacity
             except labelsel.SelectorError:
                 continue
-        return False
+        return False, None
 
     def pre_score(self, state, pod, nodes):
-        # No scorer without StorageCapacityScoring.
-        return Status(Code.SKIP)
+        if self._scorer is None:
+            return Status(Code.SKIP)  # no scorer without StorageCapacityScoring
+        if state.read(STATE_KEY) is None:
+            return Status.error("not found")
+        return None
 
     def score(self, state, pod, node_info) -> int:
-        return 0
+        """The node's PodVolumes are found again (Filter found the same on this feasible node): the
+        PVs' classes when it binds any, else the classes it provisions from where capacity is tracked."""
+        data = state.read(STATE_KEY)
+        if self._scorer is None or data is None or data.claims is None:
+            return 0  # a pod without claims has no PodVolumes on any node
+        volumes = _PodVolumes()
+        self._find_pod_volumes(volume_index(self.handle.snapshot), data.claims, node_info, volumes)
+        classes: dict[str, list[int]] = {}
+        if volumes.static_bindings:
+            for pvc, pv in volumes.static_bindings:
+                resource = classes.setdefault(_spec(pv).get("storageClassName") or "", [0, 0])
+                resource[0] += ceil_int(pvc_request(pvc))
+                resource[1] += ceil_int(storage_quantity(_spec(pv).get("capacity")))
+        else:
+            for pvc, capacity in volumes.dynamic_provisions:
+                if capacity is None:
+                    continue
+                resource = classes.setdefault(_spec(pvc).get("storageClassName") or "", [0, 0])
+                # Not summed: two claims of a class provision from the same capacity. (A capacity with
+                # only maximumVolumeSize makes upstream dereference nil; kwhatif takes 0.)
+                resource[1] = ceil_int(parse_quantity(capacity.get("capacity") or "0"))
+                resource[0] += ceil_int(pvc_request(pvc))
+        return self._scorer(classes)

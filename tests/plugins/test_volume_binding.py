@@ -12,6 +12,7 @@ from kwhatif.plugins.volume_binding import (
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
     VolumeBinding,
+    capacity_scorer,
 )
 from kwhatif.plugins.volume_helpers import volume_index
 from tests.builders import make_node, make_pod, snapshot
@@ -291,3 +292,80 @@ def test_untranslatable_bound_pv_is_an_error():
 def test_pre_score_skips_without_capacity_scoring():
     snap = snapshot(nodes())
     assert VolumeBinding({}, Handle(snap)).pre_score(CycleState(), make_pod("p").info(), []).code == Code.SKIP
+
+
+# StorageCapacityScoring (beta, on from v1.37): volumebinding/scorer_test.go's TestScore, ported (its
+# shapes are helper.FunctionShape, scores already times 10: here in VolumeBindingArgs' 0-10 units).
+def _classes(*pairs):
+    return {f"class{i}": [requested, capacity] for i, (requested, capacity) in enumerate(pairs)}
+
+
+@pytest.mark.parametrize("name,shape,cases", [
+    ("default shape, single class", [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
+     [(_classes((0, 100)), 0), (_classes((30, 100)), 30), (_classes((50, 100)), 50), (_classes((100, 100)), 100)]),
+    ("default shape, multiple classes", [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}],
+     [(_classes((0, 100), (0, 100)), 0), (_classes((0, 100), (30, 100)), 15), (_classes((30, 100), (30, 100)), 30),
+      (_classes((30, 100), (60, 100)), 45), (_classes((50, 100), (50, 100)), 50),
+      (_classes((50, 100), (100, 100)), 75), (_classes((100, 100), (100, 100)), 100)]),
+    ("custom shape, multiple classes",
+     [{"utilization": 50, "score": 0}, {"utilization": 80, "score": 3}, {"utilization": 100, "score": 5}],
+     [(_classes((0, 100), (0, 100)), 0), (_classes((0, 100), (30, 100)), 0), (_classes((30, 100), (30, 100)), 0),
+      (_classes((30, 100), (60, 100)), 5), (_classes((50, 100), (100, 100)), 25),
+      (_classes((90, 100), (90, 100)), 40), (_classes((100, 100), (100, 100)), 50)]),
+])
+def test_capacity_scorer(name, shape, cases):
+    score = capacity_scorer(shape)
+    assert [score(classes) for classes, _ in cases] == [expected for _, expected in cases]
+
+
+def _scoring(snap) -> VolumeBinding:
+    class Scoring(VolumeBinding):
+        storage_capacity_scoring = True
+    return Scoring({}, Handle(snap))
+
+
+def _scores(plugin, snap, pod):
+    state = CycleState()
+    _, status = plugin.pre_filter(state, pod, snap.node_info_list)
+    feasible = [ni for ni in snap.node_info_list if plugin.filter(state, pod, ni) is None]
+    assert plugin.pre_score(state, pod, feasible) is None
+    return {ni.name: plugin.score(state, pod, ni) for ni in feasible}
+
+
+def test_capacity_scoring_of_static_bindings():
+    # The default shape prefers room left: 1Gi of a 10Gi PV is 10% used -> 90; of a 2Gi PV 50% -> 50.
+    objects = [WFFC, pvc("data", sc="wffc", storage="1Gi"), pv("big", sc="wffc", storage="10Gi", hosts=["n1"]),
+               pv("small", sc="wffc", storage="2Gi", hosts=["n2"])]
+    snap = snapshot(nodes(), [], objects)
+    pod = make_pod("p").set("spec.volumes", [claim_volume("data")]).info()
+    assert _scores(_scoring(snap), snap, pod) == {"n1": 90, "n2": 50}
+
+
+def test_capacity_scoring_of_dynamic_provisioning():
+    # Two 5Gi claims of one class provision from the node's CSIStorageCapacity (its capacity, not
+    # maximumVolumeSize, and not summed per claim): zone a 40Gi -> 25% used -> 75; zone b 20Gi -> 50.
+    sc = storage_class("wffc", provisioner="csi.example.com")
+    objects = [sc, pvc("a", sc="wffc", storage="5Gi"), pvc("b", sc="wffc", storage="5Gi"),
+               csi_driver("csi.example.com", True)]
+    snap = snapshot(nodes(), [], objects)
+    volume_index(snap).storage_capacities = [
+        {"storageClassName": "wffc", "capacity": "40Gi", "maximumVolumeSize": "6Gi",
+         "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "a"}}},
+        {"storageClassName": "wffc", "capacity": "20Gi",
+         "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "b"}}},
+    ]
+    pod = make_pod("p").set("spec.volumes", [claim_volume("a"), claim_volume("b")]).info()
+    assert _scores(_scoring(snap), snap, pod) == {"n1": 75, "n2": 75, "n3": 50}
+
+
+def test_capacity_scoring_without_tracked_capacity_or_claims_scores_zero():
+    # A driver that does not track capacity provisions without a CSIStorageCapacity: no class to score.
+    sc = storage_class("wffc", provisioner="csi.example.com")
+    snap = snapshot(nodes(), [], [sc, pvc("data", sc="wffc")])
+    pod = make_pod("p").set("spec.volumes", [claim_volume("data")]).info()
+    assert _scores(_scoring(snap), snap, pod) == {"n1": 0, "n2": 0, "n3": 0}
+    # A pod without claims: PreScore runs (the gate is on), every node scores 0.
+    plugin, state, bare = _scoring(snap), CycleState(), make_pod("q").info()
+    assert plugin.pre_filter(state, bare, snap.node_info_list)[1].code == Code.SKIP
+    assert plugin.pre_score(state, bare, snap.node_info_list) is None
+    assert [plugin.score(state, bare, ni) for ni in snap.node_info_list] == [0, 0, 0]

@@ -9,6 +9,10 @@ from kwhatif.api.validation import invalid
 from kwhatif.plugins.args.base import SHAPE, PluginArgs
 
 
+# SetDefaults_VolumeBindingArgs' shape when StorageCapacityScoring is on: prefer the emptier node.
+DEFAULT_SHAPE = ({"utilization": 0, "score": 10}, {"utilization": 100, "score": 0})
+
+
 class VolumeBindingArgs(PluginArgs):
     plugin = "VolumeBinding"
     schema = Struct("VolumeBindingArgs", "v1", {**TYPE_META, "bindTimeoutSeconds": INT64, "shape": SHAPE})
