@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import KwhatifError
-from kwhatif.framework.interface import PREEMPTION_OUTCOME_KEY, Code, PostFilterResult, Status
-from kwhatif.framework.runtime import NodeToStatus, fit_error_message
+from kwhatif.framework.interface import Code, PostFilterResult, Status
+from kwhatif.framework.types import Diagnosis, FitError, NodeToStatus
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
@@ -336,11 +336,11 @@ def criteria_dict(values: tuple) -> dict:
             "numVictims": count, "earliestStartTime": display_time(earliest)}
 
 
-def preemption_outcome(state: "CycleState", post_filter_status: Status) -> PreemptionOutcome:
-    """The outcome to report after the PostFilter chain ran: DefaultPreemption's, or an empty one
-    carrying the chain's message when an earlier PostFilter plugin ended the chain (e.g. with an
-    error) before DefaultPreemption ran."""
-    outcome = state.read(PREEMPTION_OUTCOME_KEY)
+def preemption_outcome(result: PostFilterResult | None, post_filter_status: Status) -> PreemptionOutcome:
+    """The outcome to report after the PostFilter chain ran: DefaultPreemption's (in the chain's result),
+    or an empty one carrying the chain's message when an earlier PostFilter plugin ended the chain (e.g.
+    with an error) before DefaultPreemption ran."""
+    outcome = result.outcome if result is not None else None
     if outcome is None:
         outcome = PreemptionOutcome(attempted=False, status=post_filter_status)
     return outcome.finish(post_filter_status)
@@ -399,14 +399,18 @@ class Evaluator:
         return True, ""
 
     def preempt(self, state: "CycleState", pod: PodInfo, node_to_status: NodeToStatus
-                ) -> tuple[PostFilterResult | None, Status, PreemptionOutcome]:
-        """Evaluator.Preempt: the PostFilter result and status (before the "preemption: " prefix)."""
+                ) -> tuple[PostFilterResult, Status]:
+        """Evaluator.Preempt: the PostFilter result (with the outcome) and status (before the "preemption: "
+        prefix)."""
         all_nodes = self.snapshot.node_info_list
         outcome = PreemptionOutcome()
 
         def done(result: PostFilterResult | None, status: Status):
             outcome.status = status
-            return result, status, outcome
+            if result is None:
+                return PostFilterResult(outcome=outcome), status
+            result.outcome = outcome
+            return result, status
 
         ok, msg = self.pod_eligible_to_preempt_others(pod, node_to_status.get(pod.nominated_node_name))
         if not ok:
@@ -420,7 +424,7 @@ class Evaluator:
             return done(None, Status.error(aggregate_error(errors)))
         if not candidates:
             statuses.absent_nodes_status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NOT_HELPFUL)
-            message = fit_error_message(len(all_nodes), statuses, "", "")
+            message = FitError(pod, len(all_nodes), Diagnosis(statuses)).error()
             # An empty nominated node name clears the pod's nomination, if it had one.
             return done(PostFilterResult(nominated_node_name=""), Status.new(Code.UNSCHEDULABLE, message))
 
@@ -436,7 +440,7 @@ class Evaluator:
         outcome.nominated_nodes = sorted(ties)
         outcome.nominated_node = min(ties, key=lambda n: order.get(n, len(order)))
         outcome.nominated_pods_to_clear = self.lower_priority_nominated_pods(pod, outcome.nominated_node)
-        return done(PostFilterResult(nominated_node_name=outcome.nominated_node, details=outcome), Status())
+        return done(PostFilterResult(nominated_node_name=outcome.nominated_node), Status())
 
     def nodes_where_preemption_might_help(self, node_to_status: NodeToStatus,
                                           outcome: PreemptionOutcome) -> list[NodeInfo]:

@@ -56,6 +56,9 @@ class ScheduleResult:
     selected: list[str] = field(default_factory=list)
     message: str | None = None
     post_filter_status: Status | None = None
+    # No node fits (framework.FitError: the node statuses and the PreFilter and PostFilter messages);
+    # ``message`` is its error(). Not serialized (``filtered`` and ``message`` say it).
+    fit_error: object = field(default=None, repr=False)
     # Set by the preemption layer: an object with to_dict() (the "preemption" contract).
     preemption: object = None
     nodes_scheduler_would_examine: int = 0

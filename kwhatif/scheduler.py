@@ -28,7 +28,8 @@ from kwhatif.framework.interface import (
     PluginError,
     Status,
 )
-from kwhatif.framework.runtime import Framework, NodePluginScores, NodeToStatus, PluginScore, fit_error_message
+from kwhatif.framework.runtime import Framework, NodePluginScores, PluginScore
+from kwhatif.framework.types import Diagnosis, FitError, NodeToStatus
 from kwhatif.preemption import Evaluator, preemption_outcome, utc_now
 from kwhatif.result import ScheduleResult
 from kwhatif.sampling import Sampling, node_tree_order, walk
@@ -93,9 +94,9 @@ class Scheduler:
         """PreFilter to PostFilter or scoring. A plugin's Error ends the attempt as it ends kube-scheduler's
         scheduling cycle: no PostFilter, the error is the message."""
         fw = self.framework
-        statuses = NodeToStatus()
+        diagnosis = Diagnosis()
+        statuses = diagnosis.node_to_status
         pre_result, pre_status, plugins_with_nodes = fw.run_pre_filter(state, pod)
-        pre_filter_msg = ""
         feasible: list[NodeInfo] = []
         candidates: list[NodeInfo] = []
         rejected_nominated: str | None = None
@@ -104,7 +105,7 @@ class Scheduler:
                 result.error = result.message = pre_status.message
                 return result
             statuses.absent_nodes_status = pre_status
-            pre_filter_msg = pre_status.message
+            diagnosis.pre_filter_msg = pre_status.message
             result.pre_filter_status = pre_status
         else:
             rejected_nominated = self._evaluate_nominated_node(state, pod, result)
@@ -141,13 +142,13 @@ class Scheduler:
         if not feasible:
             if sampled:  # nothing fits: every candidate was examined (none after a PreFilter rejection)
                 result.sampling = self._sample(None, pod, candidates, result, rejected_nominated)
-            post_msg = ""
-            if fw.points["postFilter"]:
-                _, post_status = fw.run_post_filter(state, pod, statuses)
+            if fw.has_post_filter_plugins():
+                post_result, post_status = fw.run_post_filter(state, pod, statuses)
                 result.post_filter_status = post_status
-                result.preemption = preemption_outcome(state, post_status)
-                post_msg = post_status.message
-            result.message = fit_error_message(len(nodes), statuses, pre_filter_msg, post_msg)
+                result.preemption = preemption_outcome(post_result, post_status)
+                diagnosis.post_filter_msg = post_status.message
+            result.fit_error = FitError(pod, len(nodes), diagnosis)
+            result.message = result.fit_error.error()
             return result
 
         # A sample smaller than the feasible set (one worker only) is scored from the state as filtering

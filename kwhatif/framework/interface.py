@@ -19,9 +19,6 @@ MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 MAX_EXTENDER_PRIORITY = 10
 
-# CycleState key under which the PostFilter (preemption) plugin leaves its full outcome for reporting:
-# an object with ``to_dict()`` in the shape of the "preemption" contract.
-PREEMPTION_OUTCOME_KEY = "kwhatif/preemption-outcome"
 # CycleState keys plugins fill for the report only: per-node device-allocation details of
 # DynamicResources ({node: details}), and notes on what the attempt could not model (a set of texts).
 DRA_DETAILS_KEY = "kwhatif/dra-details"
@@ -139,8 +136,9 @@ class NodeScore:
 @dataclass
 class PostFilterResult:
     nominated_node_name: str | None = None
-    # Details kept for reporting (candidates, victims ...); the framework only reads the node name.
-    details: object = None
+    # What the plugin found, for reporting (DefaultPreemption: its PreemptionOutcome, an object with
+    # ``to_dict()`` in the shape of the "preemption" contract); the framework only reads the node name.
+    outcome: object = None
 
 
 class Plugin:

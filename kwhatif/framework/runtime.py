@@ -20,48 +20,10 @@ from kwhatif.framework.interface import (
     Status,
 )
 from kwhatif.framework.registry import extends, plugin_class
+from kwhatif.framework.types import NodeToStatus
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 _SUCCESS = Code.SUCCESS
-
-
-class NodeToStatus:
-    """Statuses of rejected nodes, plus the status of nodes not listed (framework.NodeToStatus)."""
-
-    def __init__(self) -> None:
-        self.statuses: dict[str, Status] = {}
-        self.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-
-    def set(self, node: str, status: Status) -> None:
-        self.statuses[node] = status
-
-    def get(self, node: str) -> Status:
-        return self.statuses.get(node, self.absent_nodes_status)
-
-    def __len__(self) -> int:
-        return len(self.statuses)
-
-
-def fit_error_message(num_all_nodes: int, statuses: NodeToStatus, pre_filter_msg: str,
-                      post_filter_msg: str) -> str:
-    """FitError.Error(): the reason histogram (or the PreFilter message), then PostFilter's."""
-    msg = f"0/{num_all_nodes} nodes are available:"
-    if pre_filter_msg:
-        msg += f" {pre_filter_msg}."
-    else:
-        counts: dict[str, int] = {}
-        for status in statuses.statuses.values():
-            for reason in status.reasons:
-                counts[reason] = counts.get(reason, 0) + 1
-        if len(statuses) < num_all_nodes:
-            for reason in statuses.absent_nodes_status.reasons:
-                counts[reason] = counts.get(reason, 0) + num_all_nodes - len(statuses)
-        histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
-        if histogram:
-            msg += f" {', '.join(histogram)}."
-    if post_filter_msg:
-        msg += f" {post_filter_msg}"
-    return msg
 
 
 @dataclass(slots=True)
@@ -100,7 +62,9 @@ class NodePluginScores:
 class Framework:
     """A profile's plugins instantiated and ordered per extension point, with score weights."""
 
-    def __init__(self, profile: Profile, snapshot, memo=None) -> None:
+    def __init__(self, profile: Profile, snapshot, memo=None, post_filter: bool = True) -> None:
+        """``post_filter=False``: the framework runs no PostFilter plugin (a what-if that only asks which
+        nodes fit and which one is picked, where preemption changes neither)."""
         self.profile = profile
         self.snapshot = snapshot
         # Per-node values kept between attempts (state.node_memo.NodeMemo): the engine that runs a
@@ -121,6 +85,7 @@ class Framework:
                 self.plugins_map[name] = plugin_class(name)(profile.args_for(name), self.handle)
         self.points: dict[str, list[Plugin]] = {
             point: [self.plugins_map[name] for name in names] for point, names in names_by_point.items()}
+        self._post_filters = self.points["postFilter"] if post_filter else []
         self.score_weights = self._score_weights(plugins_cfg, multi_point)
         # The methods the per-node loops call, bound once (a dry run calls them ~100,000 times).
         self._filters = [(pl.name, pl.filter) for pl in self.points["filter"]]
@@ -271,24 +236,32 @@ class Framework:
             status = self.run_filter(state, pod, node_info)
         return status
 
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self._post_filters)
+
     def run_post_filter(self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
                         ) -> tuple[PostFilterResult | None, Status]:
+        """RunPostFilterPlugins; the result also carries the outcome the last plugin that ran reported
+        (DefaultPreemption's), whatever the chain's status."""
         result = None
+        outcome = None
         reasons: list[str] = []
         rejector = ""
-        for pl in self.points["postFilter"]:
+        for pl in self._post_filters:
             r, s = pl.post_filter(state, pod, statuses)
+            if r is not None and r.outcome is not None:
+                outcome = r.outcome
             if s is None or s.is_success():
-                return r, s or Status()
+                return _with_outcome(r, outcome), s or Status()
             if s.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                return r, s.with_plugin(pl.name)
+                return _with_outcome(r, outcome), s.with_plugin(pl.name)
             if not s.is_rejected():
-                return None, Status(Code.ERROR, list(s.reasons), pl.name)
+                return _with_outcome(None, outcome), Status(Code.ERROR, list(s.reasons), pl.name)
             if r is not None and r.nominated_node_name:
                 result = r
             reasons.extend(s.reasons)
             rejector = rejector or pl.name
-        return result, Status(Code.UNSCHEDULABLE, reasons, rejector)
+        return _with_outcome(result, outcome), Status(Code.UNSCHEDULABLE, reasons, rejector)
 
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
         for pl in self.points["preScore"]:
@@ -352,10 +325,17 @@ class Framework:
         return bool(self.points["score"])
 
 
-def framework_for(setup: SchedulerSetup, scheduler_name: str | None, snapshot, memo=None) -> Framework:
+def _with_outcome(result: PostFilterResult | None, outcome) -> PostFilterResult | None:
+    if outcome is None or (result is not None and result.outcome is outcome):
+        return result
+    return PostFilterResult(result.nominated_node_name if result is not None else None, outcome)
+
+
+def framework_for(setup: SchedulerSetup, scheduler_name: str | None, snapshot, memo=None,
+                  post_filter: bool = True) -> Framework:
     """The framework of the profile that schedules ``scheduler_name``, knowing every profile's name: the
     scheduling queue, and so the nominator whose pods reserve room, holds only pods some profile
     schedules (responsibleForPod)."""
-    framework = Framework(setup.profile_for(scheduler_name), snapshot, memo)
+    framework = Framework(setup.profile_for(scheduler_name), snapshot, memo, post_filter)
     framework.handle.scheduler_names = frozenset(p.scheduler_name for p in setup.profiles)
     return framework

@@ -1,12 +1,12 @@
 """DefaultPreemption: the PostFilter plugin that evicts lower-priority pods when nothing fits
 (plugins/defaultpreemption). The algorithm lives in kwhatif.preemption, above the framework because it
 runs the framework's filters; the scheduler hands its Evaluator to the plugin through the Handle. This
-plugin runs it, prefixes its message with "preemption: " as upstream does, and leaves the full outcome
-in the CycleState (PREEMPTION_OUTCOME_KEY) for reporting."""
+plugin runs it and prefixes its message with "preemption: " as upstream does; its PostFilterResult
+carries the full outcome for reporting."""
 
 from __future__ import annotations
 
-from kwhatif.framework.interface import PREEMPTION_OUTCOME_KEY, Plugin, Status
+from kwhatif.framework.interface import Plugin, Status
 from kwhatif.plugins.args.default_preemption import DefaultPreemptionArgs
 
 MESSAGE_PREFIX = "preemption: "
@@ -23,8 +23,7 @@ class DefaultPreemption(Plugin):
     def post_filter(self, state, pod, node_to_status):
         handle = self.handle
         evaluator = handle.preemption_evaluator(handle.framework, handle.snapshot, self.args, handle.extenders)
-        result, status, outcome = evaluator.preempt(state, pod, node_to_status)
-        state.write(PREEMPTION_OUTCOME_KEY, outcome)
+        result, status = evaluator.preempt(state, pod, node_to_status)
         if status.message:
             return result, Status(status.code, [MESSAGE_PREFIX + status.message])
         return result, status

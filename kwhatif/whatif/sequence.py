@@ -177,6 +177,8 @@ class SequencePlacer:
     """Places pods one at a time on ``snapshot``, binding each that fits (the snapshot is changed:
     fork it first to keep the original). One Framework per scheduler profile, shared by all steps."""
 
+    post_filter = True  # a pod that does not fit runs PostFilter (preemption) as kube-scheduler does
+
     def __init__(self, snapshot: Snapshot, setup: SchedulerSetup | None = None, extenders: list | None = None,
                  seed: int | None = None, base_start_time: datetime | None = None,
                  clock: Callable[[], datetime] = utc_now, memo: NodeMemo | None = None) -> None:
@@ -201,7 +203,7 @@ class SequencePlacer:
         profile = self.setup.profile_for(pod.spec.get("schedulerName"))
         scheduler = self._schedulers.get(profile.scheduler_name)
         if scheduler is None:
-            framework = framework_for(self.setup, profile.scheduler_name, self.snapshot, self.memo)
+            framework = framework_for(self.setup, profile.scheduler_name, self.snapshot, self.memo, self.post_filter)
             scheduler = Scheduler(framework, self.extenders, self.setup.parallelism, self.clock)
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler

@@ -195,10 +195,7 @@ class _Placer(SequencePlacer):
     """The sequence engine without PostFilter: a pod that does not fit stays pending either way, and
     its would-be preemption (the costly part of a failed attempt) is not applied in a sequence."""
 
-    def scheduler_for(self, pod: PodInfo):
-        scheduler = super().scheduler_for(pod)
-        scheduler.framework.points["postFilter"] = []
-        return scheduler
+    post_filter = False
 
 
 def _short_free(snapshot: Snapshot, result: ScheduleResult) -> dict[str, tuple[int, int]]:

@@ -82,8 +82,7 @@ class Prober:
             pod, admission = existing_pod(copy.deepcopy(raw))
         else:
             pod, admission = prepare_pod(copy.deepcopy(raw), self.source, self.cluster)
-        framework = framework_for(self.setup, pod.spec.get("schedulerName"), self.snapshot)
-        framework.points["postFilter"] = []
+        framework = framework_for(self.setup, pod.spec.get("schedulerName"), self.snapshot, post_filter=False)
         return Scheduler(framework, self.extenders or [], self.setup.parallelism).schedule(pod, admission)
 
 

@@ -1,0 +1,78 @@
+"""What a failed attempt found, as kube-scheduler's framework types hold it (framework/types.go):
+NodeToStatus, the Diagnosis of a scheduling cycle and the FitError whose message is computed from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from kwhatif.framework.interface import Code, Status
+
+if TYPE_CHECKING:
+    from kwhatif.state.nodeinfo import PodInfo
+
+
+class NodeToStatus:
+    """Statuses of rejected nodes, plus the status of nodes not listed (framework.NodeToStatus)."""
+
+    def __init__(self) -> None:
+        self.statuses: dict[str, Status] = {}
+        self.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def set(self, node: str, status: Status) -> None:
+        self.statuses[node] = status
+
+    def get(self, node: str) -> Status:
+        return self.statuses.get(node, self.absent_nodes_status)
+
+    def __len__(self) -> int:
+        return len(self.statuses)
+
+
+@dataclass
+class Diagnosis:
+    """Why no node fits: each node's status, PreFilter's message when it rejected the pod for all nodes,
+    and PostFilter's (framework.Diagnosis)."""
+
+    node_to_status: NodeToStatus = field(default_factory=NodeToStatus)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    @property
+    def unschedulable_plugins(self) -> set[str]:
+        """The plugins that rejected a node (or every node, at PreFilter)."""
+        statuses = [*self.node_to_status.statuses.values()]
+        if self.pre_filter_msg:
+            statuses.append(self.node_to_status.absent_nodes_status)
+        return {plugin for s in statuses if s.is_rejected() for plugin in s.plugin.split(",") if plugin}
+
+
+@dataclass
+class FitError:
+    """No node fits the pod (framework.FitError); ``error()`` is the message kube-scheduler records."""
+
+    pod: "PodInfo | None"
+    num_all_nodes: int
+    diagnosis: Diagnosis
+
+    def error(self) -> str:
+        """FitError.Error(): the reason histogram (or the PreFilter message), then PostFilter's."""
+        d = self.diagnosis
+        statuses = d.node_to_status
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            counts: dict[str, int] = {}
+            for status in statuses.statuses.values():
+                for reason in status.reasons:
+                    counts[reason] = counts.get(reason, 0) + 1
+            if len(statuses) < self.num_all_nodes:
+                for reason in statuses.absent_nodes_status.reasons:
+                    counts[reason] = counts.get(reason, 0) + self.num_all_nodes - len(statuses)
+            histogram = sorted(f"{count} {reason}" for reason, count in counts.items())
+            if histogram:
+                msg += f" {', '.join(histogram)}."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}"
+        return msg
