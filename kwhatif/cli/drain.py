@@ -12,6 +12,8 @@ from kwhatif.cli.common import load_inputs
 from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption
 from kwhatif.errors import ExitStatus, InputError
 
+ZONE_LABEL = "topology.kubernetes.io/zone"
+
 
 class Rules(str, Enum):
     kubectl = "kubectl"
@@ -39,24 +41,65 @@ def drain(
     rules: Rules = typer.Option(Rules.kubectl, "--rules", metavar="kubectl|cluster-autoscaler",
                                 help="Whose rules decide which pods may move: kubectl drain with the eviction "
                                      "API, or cluster-autoscaler's scale-down drainability rules."),
+    each_node: bool = typer.Option(False, "--each-node", help="Sweep: every node (or those -l picks) drained "
+                                                             "alone, each on its own copy of the cluster."),
+    each_zone: bool = typer.Option(False, "--each-zone", help="Sweep: every zone lost at once, one at a time (a "
+                                                             "failure, not a drain: no eviction, no budgets)."),
+    zone_label: str = typer.Option(ZONE_LABEL, "--zone-label", metavar="KEY",
+                                   help="The node label whose values are the failure domains of --each-zone."),
+    all_rows: bool = typer.Option(False, "--all", help="Sweeps: a row for every node, domain and workload."),
+    workers: Optional[int] = typer.Option(None, "--workers", min=1, metavar="N",
+                                          help="Sweeps: local worker processes (default: one per core)."),
+    ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]", 
+                                      help="Sweeps: run the tasks on Ray: 'auto', an address (ray://host:10001), or "
+                                           "a local Ray when no address is given (pip install 'kwhatif[ray]')."),
     output: MachineOutputOption = MachineOutput.table,
 ) -> None:
     """Drain nodes as kubectl drain would (cordon, filters, evictions and PodDisruptionBudgets) and
-    place the pods their controllers re-create, in scheduling-queue order.
+    place the pods their controllers re-create, in scheduling-queue order. --each-node and --each-zone
+    sweep the whole cluster instead.
 
-    Exit status 0 when every node can be drained and every re-created pod finds a node, 1 otherwise.
+    Exit status 0 when every node can be drained and every re-created pod finds a node, 1 otherwise
+    (a sweep: some node cannot be drained alone / some zone leaves pods Pending).
     """
     from kwhatif.render import drain as render_drain
     from kwhatif.whatif.changes import scenario_for
     from kwhatif.whatif.drain import drain as run_drain
     from kwhatif.whatif.drain_rules import DrainOptions
 
-    if bool(nodes) == bool(selector):
+    sweep = "--each-node" if each_node else "--each-zone" if each_zone else None
+    if each_node and each_zone:
+        raise InputError("--each-node and --each-zone are two sweeps: give one")
+    if sweep and nodes:
+        raise InputError(f"{sweep} sweeps the cluster's nodes: name no node (-l picks them)")
+    if each_zone and selector:
+        raise InputError("--each-zone loses every node of each zone: -l does not apply (--zone-label picks the label)")
+    if not sweep and (workers or ray or all_rows):
+        raise InputError("--workers, --ray and --all are for the sweeps (--each-node, --each-zone)")
+    if not sweep and bool(nodes) == bool(selector):
         raise InputError("name the nodes to drain, or give -l SELECTOR (not both)")
     cluster_state, setup = load_inputs(inputs)
     scenario = scenario_for(cluster_state, current_changes(), setup)
     options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, rules.value,
                            skip_wait_for_delete_timeout, pod_selector or "")
+    if sweep:
+        _sweep(scenario.cluster, setup, options, each_node, selector, zone_label, workers, ray, all_rows,
+               output.value)
     report = run_drain(scenario, tuple(nodes or ()), selector, options, setup)
     render_drain.emit(report.to_dict(), output.value)
     raise typer.Exit(int(ExitStatus.FITS if report.safe else ExitStatus.DOES_NOT_FIT))
+
+
+def _sweep(cluster, setup, options, each_node: bool, selector, zone_label: str, workers, ray, all_rows: bool,
+           fmt: str) -> None:
+    """A sweep's report; exit 1 when some node cannot be drained alone / some zone leaves pods Pending."""
+    from kwhatif.render import sweep as render_sweep
+    from kwhatif.whatif import sweep
+
+    base = sweep.SweepBase(cluster, setup, options)
+    if each_node:
+        kind, report = "NodeSweep", sweep.each_node(base, selector, workers, ray, render_sweep.progress)
+    else:
+        kind, report = "DomainSweep", sweep.each_domain(base, zone_label, workers, ray, render_sweep.progress)
+    render_sweep.emit(kind, report, fmt, all_rows)
+    raise typer.Exit(int(ExitStatus.FITS if report["safe"] else ExitStatus.DOES_NOT_FIT))

@@ -113,6 +113,11 @@ def option_groups(command):
     return run
 
 
+# Options whose value may be left out (typer has no optional values), and what the flag alone means:
+# the flag last or followed by another option.
+OPTIONAL_VALUES = {"--ray": "local"}
+
+
 def help_paragraphs(text: str | None) -> str | None:
     """A docstring as help: paragraphs kept, the line breaks inside a paragraph joined, so rich wraps each
     paragraph at the terminal's width (and a command's summary in the list is its whole first sentence)."""
@@ -140,7 +145,13 @@ class PlainHelp:
 
 
 class Command(PlainHelp, typer.core.TyperCommand):
-    """A kwhatif command (see ``PlainHelp``)."""
+    """A kwhatif command (see ``PlainHelp``), whose ``OPTIONAL_VALUES`` options may be given alone."""
+
+    def parse_args(self, ctx, args: list[str]) -> list[str]:
+        end = args.index("--") if "--" in args else len(args)
+        args = [f"{arg}={OPTIONAL_VALUES[arg]}" if arg in OPTIONAL_VALUES and i < end
+                and (i + 1 == len(args) or args[i + 1].startswith("-")) else arg for i, arg in enumerate(args)]
+        return super().parse_args(ctx, args)
 
 
 def _no_type(ctx) -> None:

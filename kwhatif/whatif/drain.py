@@ -23,10 +23,12 @@ from typing import Callable
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import InputError
 from kwhatif.preemption import utc_now
+from kwhatif.state.cluster import TERMINAL_PHASES
+from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.whatif.changes import (Change, Scenario, drop_pods, is_recreated, pods_by_node, select_nodes,
                                     set_unschedulable)
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, kubectl_verdict
-from kwhatif.whatif.eviction import TOO_MANY_REQUESTS, pod_key
+from kwhatif.whatif.eviction import TOO_MANY_REQUESTS, pod_key, pod_phase
 from kwhatif.whatif.replace import Placer, priority_of, replacement
 
 
@@ -82,9 +84,12 @@ class DrainReport:
 
 
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
-          setup=None, clock: Callable[[], datetime] = utc_now) -> DrainReport:
+          setup=None, clock: Callable[[], datetime] = utc_now, snapshot=None) -> DrainReport:
     """Drain ``nodes`` (or the nodes ``selector`` picks) in ``scenario``'s cluster, changing it. The drain
-    happens when the cluster was captured, else at the ``clock``'s now."""
+    happens when the cluster was captured, else at the ``clock``'s now. ``snapshot``: the scenario's
+    cluster as a scheduler snapshot (a fork the caller reverts; no pod on the drained nodes uses a
+    ResourceClaim): the drain's cordons and evictions are made on it too and the replacements placed
+    there, instead of on a snapshot built for this drain."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
@@ -101,13 +106,25 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
         else:
             set_unschedulable(node, True)
     report = DrainReport(scenario, options, names, [], warnings=list(cluster.warnings))
-    run = _DrainRun(report, Placer(cluster, setup), now)
+    run = _DrainRun(report, Placer(cluster, setup, snapshot), now)
     on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     for name in names:
         run.drain_node(name, on_nodes.get(name, []))
     drop_pods(cluster, run.gone)
+    if snapshot is not None:
+        _mirror(snapshot, [cluster.nodes[i] for i in indexes], run.gone)
     run.place_replacements()
     return report
+
+
+def _mirror(snapshot, nodes: list[dict], gone: list[dict]) -> None:
+    """The cordoned (or tainted) nodes and the pods evicted in the first round, on the snapshot
+    (finished pods are in no snapshot)."""
+    for node in nodes:
+        snapshot.update_node(node)
+    for pod in gone:
+        if pod_phase(pod) not in TERMINAL_PHASES:
+            snapshot.forget_pod(PodInfo(pod))
 
 
 def mark_to_be_deleted(node: dict, now) -> None:

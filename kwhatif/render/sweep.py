@@ -1,0 +1,167 @@
+"""Sweeps for people: the worst nodes or domains first, grouped by what blocks them, then one summary
+line; and the progress bar a long sweep shows on a terminal."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+from typing import Callable, Iterator
+
+from rich.console import Console
+from rich.text import Text
+
+from kwhatif.render.table import make_console
+from kwhatif.render.tables import Column, print_table, print_warnings, shared_suffix
+
+ROWS_SHOWN = 15  # worst rows before the grouped summary (--all: every row)
+EXAMPLES = 4
+
+
+@contextmanager
+def progress(total: int, what: str) -> Iterator[Callable[[int], None]]:
+    """A progress bar with rate and ETA on stderr when it is a terminal (else nothing); yields the
+    callback that advances it."""
+    if total < 2 or not sys.stderr.isatty():
+        yield lambda n: None
+        return
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
+                               TimeElapsedColumn, TimeRemainingColumn)
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+               TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=Console(file=sys.stderr), transient=True) as bar:
+        task = bar.add_task(what, total=total, rate="")
+
+        def advance(n: int) -> None:
+            bar.advance(task, n)
+            speed = bar.tasks[0].speed
+            bar.update(task, rate=f"{speed:.1f}/s" if speed else "")
+
+        yield advance
+
+
+def emit(kind: str, report: dict, fmt: str, all_rows: bool = False, console: Console | None = None) -> None:
+    if fmt in ("json", "yaml"):
+        from kwhatif.render.output import machine_output
+
+        sys.stdout.write(machine_output(kind, report, fmt))
+        return
+    console = make_console(console)
+    {"NodeSweep": render_nodes, "DomainSweep": render_domains}[kind](report, console, all_rows)
+    print_warnings(console, report["warnings"])
+
+
+def _cut(names: list[str]) -> tuple[str, Callable[[str], str]]:
+    suffix = shared_suffix(names)
+    return suffix, (lambda n: n[: -len(suffix)] if suffix and n.endswith(suffix) else n)
+
+
+def _examples(names: list[str], short: Callable[[str], str]) -> str:
+    return ", ".join(short(n) for n in names[:EXAMPLES]) + (f", ... (+{len(names) - EXAMPLES})"
+                                                          if len(names) > EXAMPLES else "")
+
+
+def node_order(row: dict) -> tuple:
+    """Worst first: nodes that cannot be drained, the most pods blocked or left Pending first."""
+    return (row["drainable"], -(len(row["blockers"]) + row["pending"]), -row["pods"], row["node"])
+
+
+def _why(row: dict) -> str:
+    if row["blockers"]:
+        first = row["blockers"][0]
+        more = len(row["blockers"]) - 1
+        return f"{first['pod']}: {first['reason']}" + (f" (+{more} more pod(s))" if more else "")
+    if row["pendingPods"]:
+        first = row["pendingPods"][0]
+        more = len(row["pendingPods"]) - 1
+        return f"{first['pod']}: {first['reason']}" + (f" (+{more} more pod(s))" if more else "")
+    return ""
+
+
+def render_nodes(report: dict, console: Console, all_rows: bool) -> None:
+    rows = sorted(report["nodes"], key=node_order)
+    rules = "kubectl drain" if report["rules"] == "kubectl" else "cluster-autoscaler's"
+    console.print(Text(f"Every node drained alone ({rules} rules): {report['total']:,} node(s)"
+                       + (f" matching -l {report['selector']}" if report["selector"] else "")))
+    suffix, short = _cut([r["node"] for r in rows])
+    if suffix:
+        console.print(Text(f"Node names end in {suffix} (left out below)."))
+    shown = rows if all_rows else [r for r in rows if not r["drainable"]][:ROWS_SHOWN]
+    if shown:
+        console.file.write("\n")
+        print_table(console, [Column("NODE"), Column("DRAINABLE"), Column("BLOCKER"), Column("PODS", right=True),
+                              Column("EVICTED", right=True), Column("BLOCKED", right=True),
+                              Column("PENDING", right=True), Column("WHY", wrap=True)],
+                    [[short(r["node"]), ("yes", "green") if r["drainable"] else ("no", "red"), r["blocker"] or "",
+                      str(r["pods"]), str(r["evicted"]), str(len(r["blockers"])), str(r["pending"]), _why(r)]
+                     for r in shown],
+                    title=None if all_rows else "Nodes that cannot be drained, worst first")
+    groups: dict[str, list[str]] = {}
+    for r in rows:
+        if not r["drainable"]:
+            groups.setdefault(r["blocker"] or "other", []).append(r["node"])
+    if groups and not all_rows and len(shown) < sum(len(v) for v in groups.values()):
+        console.file.write("\n")
+        print_table(console, [Column("BLOCKER"), Column("NODES", right=True), Column("WORST", wrap=True)],
+                    [[kind, f"{len(names):,}", _examples(names, short)]
+                     for kind, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
+                    title="By blocker (--all lists every node)")
+    console.file.write("\n")
+    console.print(Text(nodes_verdict(report), style="green" if report["safe"] else "red"))
+
+
+def nodes_verdict(report: dict) -> str:
+    total, ok = report["total"], report["drainable"]
+    if ok == total:
+        return f"All {total:,} node(s) can be drained alone."
+    parts = ", ".join(f"{n:,} {kind}" for kind, n in report["notDrainable"].items())
+    return f"{ok:,} of {total:,} node(s) can be drained alone; {total - ok:,} cannot: {parts}."
+
+
+def domain_order(row: dict) -> tuple:
+    return (-row["pending"], -len(row["allReplicasLost"]), -row["podsLost"], row["domain"])
+
+
+def render_domains(report: dict, console: Console, all_rows: bool) -> None:
+    rows = sorted(report["domains"], key=domain_order)
+    console.print(Text(f"Every {report['label']} lost at once (a failure: no eviction, no PodDisruptionBudget; "
+                       f"the controllers' replacements placed by kube-scheduler): {len(rows)} domain(s)"))
+    if report["unlabelledNodes"]:
+        console.print(Text(f"{len(report['unlabelledNodes'])} node(s) without the label are in no domain."))
+    console.file.write("\n")
+    print_table(console, [Column("DOMAIN"), Column("NODES", right=True), Column("PODS LOST", right=True),
+                          Column("RE-CREATED", right=True), Column("PLACED", right=True),
+                          Column("PENDING", right=True), Column("WORKLOADS LOSING ALL", right=True),
+                          Column("WHY PENDING", wrap=True)],
+                [[r["domain"], str(len(r["nodes"])), f"{r['podsLost']:,}", f"{r['recreated']:,}", f"{r['placed']:,}",
+                  (f"{r['pending']:,}", "red" if r["pending"] else ""), str(len(r["allReplicasLost"])),
+                  (r["pendingReasons"][0]["reason"] + (f" (+{len(r['pendingReasons']) - 1} other reasons)"
+                                                        if len(r["pendingReasons"]) > 1 else ""))
+                  if r["pendingReasons"] else ""] for r in rows])
+    for r in rows:
+        hurt = [w for w in r["workloads"] if w["pending"] or w["allReplicasLost"]]
+        if not all_rows and not hurt:
+            continue
+        listed = r["workloads"] if all_rows else hurt[:ROWS_SHOWN]
+        console.file.write("\n")
+        print_table(console, [Column("WORKLOAD"), Column("REPLICAS", right=True), Column("LOST", right=True),
+                              Column("PLACED", right=True), Column("PENDING", right=True), Column("ALL LOST")],
+                    [[f"{w['namespace']}/{w['workload']}", str(w["replicas"]), str(w["lost"]), str(w["placed"]),
+                      (str(w["pending"]), "red" if w["pending"] else ""), "yes" if w["allReplicasLost"] else ""]
+                     for w in listed],
+                    title=f"{r['domain']}: workloads " + ("(all)" if all_rows else "left short, worst first"
+                                                           + (f" ({len(hurt) - len(listed)} more with --all)"
+                                                              if len(hurt) > len(listed) else "")))
+    console.file.write("\n")
+    console.print(Text(domains_verdict(report), style="green" if report["safe"] else "red"))
+
+
+def domains_verdict(report: dict) -> str:
+    rows = report["domains"]
+    short = [r for r in rows if r["pending"]]
+    whole = sorted({w for r in rows for w in r["allReplicasLost"]})
+    tail = f"; {len(whole)} workload(s) lose all their replicas in some domain" if whole else ""
+    if not short:
+        return f"Every {report['label']} can be lost: all re-created pods find a node{tail}."
+    parts = ", ".join(f"{r['domain']} leaves {r['pending']:,} pod(s) Pending" for r in sorted(short, key=domain_order))
+    return f"{len(short)} of {len(rows)} domain(s) cannot be lost without Pending pods: {parts}{tail}."

@@ -1,0 +1,306 @@
+"""Sweeps: the same what-if asked of every node or every failure domain, each on a fork of one snapshot.
+
+``each_node``: every node (or those a selector picks) drained alone, with kubectl's or
+cluster-autoscaler's rules (the ``drain`` engine, on a fork). ``each_domain``: every value of a
+topology label lost at once, a failure and not a drain (``--remove-node`` on a fork: no eviction, no
+budget; the controllers' replacements placed by kube-scheduler on what is left). The scheduler
+snapshot is built once (``SweepBase``); each task forks it, asks, reverts, and returns plain data, so
+the tasks can run anywhere (``sweep_pool``) and the report is the same wherever they ran. A task whose
+pods use ResourceClaims builds its own snapshot (the fork path does not carry claim deletions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from kwhatif.api import labels as labelsel
+from kwhatif.errors import InputError
+from kwhatif.preemption import utc_now
+from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
+from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif.changes import (Change, apply_changes, is_daemonset_pod, is_mirror_pod, is_recreated,
+                                    new_scenario)
+from kwhatif.whatif.drain import drain
+from kwhatif.whatif.drain_rules import (DAEMONSET_FATAL, LOCAL_STORAGE_FATAL, UNMANAGED_FATAL, DrainOptions,
+                                        drain_time)
+from kwhatif.whatif.eviction import pod_key, pod_phase
+from kwhatif.whatif.owners import Owners
+from kwhatif.whatif.replace import place_displaced
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+NO_ROOM = "no room"
+# A node that cannot be drained is counted under the first of its blockers in this order.
+BLOCKER_ORDER = ("PDB", "unmanaged", "local storage", "DaemonSet", NO_ROOM)
+
+
+@dataclass
+class SweepBase:
+    """What every task of a sweep shares: the cluster, its scheduler snapshot (built once), the
+    scheduler setup and the drain options. Tasks fork the snapshot and revert it."""
+
+    cluster: Cluster
+    setup: object = None
+    options: DrainOptions = field(default_factory=DrainOptions)
+    now: datetime | None = None
+    snapshot: Snapshot | None = None
+
+    def __post_init__(self) -> None:
+        if self.snapshot is None:
+            self.snapshot = Snapshot(self.cluster)
+        if self.now is None:
+            self.now = drain_time(self.cluster, utc_now)
+        self._pods_on: dict[str, list[dict]] | None = None
+        self._replicas: dict[tuple[str, str], int] | None = None
+
+    def pods_on(self, node: str) -> list[dict]:
+        if self._pods_on is None:
+            self._pods_on = {}
+            for pod in self.cluster.pods:
+                name = (pod.get("spec") or {}).get("nodeName")
+                if name:
+                    self._pods_on.setdefault(name, []).append(pod)
+        return self._pods_on.get(node, [])
+
+    def __getstate__(self) -> dict:  # the indexes are rebuilt where the base is unpickled
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._pods_on = self._replicas = None
+
+
+def select_node_names(cluster: Cluster, selector: str | None) -> list[str]:
+    """The nodes a sweep visits: all, or those ``selector`` matches, in cluster order."""
+    if not selector:
+        return [node["metadata"]["name"] for node in cluster.nodes]
+    try:
+        parsed = labelsel.parse(selector)
+    except labelsel.SelectorError as exc:
+        raise InputError(f"-l {selector}: {exc}") from None
+    names = [node["metadata"]["name"] for node in cluster.nodes
+             if parsed.matches((node.get("metadata") or {}).get("labels") or {})]
+    if not names:
+        raise InputError(f"-l {selector}: no node matches")
+    return names
+
+
+def domains(cluster: Cluster, label: str) -> tuple[dict[str, list[str]], list[str]]:
+    """``{value: node names}`` for every value of ``label`` (sorted), and the nodes without it."""
+    out: dict[str, list[str]] = {}
+    unlabelled = []
+    for node in cluster.nodes:
+        meta = node.get("metadata") or {}
+        value = (meta.get("labels") or {}).get(label)
+        if value is None:
+            unlabelled.append(meta.get("name", ""))
+        else:
+            out.setdefault(value, []).append(meta.get("name", ""))
+    return dict(sorted(out.items())), unlabelled
+
+
+def _uses_claims(pods: list[dict]) -> bool:
+    return any((pod.get("spec") or {}).get("resourceClaims") for pod in pods)
+
+
+class _OnFork:
+    """``with _OnFork(base, cluster) as snapshot``: the base snapshot forked, its cluster (read by the
+    sequence engine) the scenario's until the fork is reverted."""
+
+    def __init__(self, base: SweepBase, cluster: Cluster) -> None:
+        self.snapshot, self.cluster = base.snapshot, cluster
+
+    def __enter__(self) -> Snapshot:
+        self.saved = self.snapshot.cluster
+        self.snapshot.cluster = self.cluster
+        self.snapshot.fork()
+        return self.snapshot
+
+    def __exit__(self, *exc) -> None:
+        self.snapshot.revert()
+        self.snapshot.cluster = self.saved
+
+
+# --- every node alone -----------------------------------------------------------------------------
+
+
+def blocker_kind(reason: str) -> str:
+    """What kind of blocker a blocked pod's reason names (kubectl's or cluster-autoscaler's words)."""
+    if "disruption budget" in reason or reason.startswith("NotEnoughPdb"):
+        return "PDB"
+    if UNMANAGED_FATAL in reason or reason.startswith("NotReplicated"):
+        return "unmanaged"
+    if LOCAL_STORAGE_FATAL in reason or reason.startswith("LocalStorageRequested"):
+        return "local storage"
+    if DAEMONSET_FATAL in reason:
+        return "DaemonSet"
+    return reason.split(":", 1)[0].strip() or "other"
+
+
+def drain_node(base: SweepBase, node: str) -> dict:
+    """One node drained alone (the ``drain`` engine on a fork of the base snapshot), as plain data:
+    its pods, evictions, blockers, and the re-created pods that stay Pending and why."""
+    scenario = new_scenario(base.cluster)
+    if _uses_claims(base.pods_on(node)):
+        report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now)
+    else:
+        with _OnFork(base, scenario.cluster) as snapshot:
+            report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
+                           snapshot=snapshot)
+    return node_summary(report.to_dict(), node)
+
+
+def node_summary(report: dict, node: str) -> dict:
+    """A DrainReport (as data) of one node, summed up for a sweep row."""
+    pods = [p for p in report["pods"] if p["from"] == node]
+    blockers = [{"pod": p["pod"], "kind": blocker_kind(p["reason"] or ""), "reason": p["reason"] or ""}
+                for p in pods if p["action"] == "blocked" and not (p["reason"] or "").startswith("not evicted:")]
+    recreated = [p for p in pods if p["recreated"]]
+    pending = [p for p in recreated if p["placement"] and not p["placement"]["node"]]
+    kinds = [b["kind"] for b in blockers] + ([NO_ROOM] if pending else [])
+    return {
+        "node": node,
+        "drainable": bool(report["safe"]),
+        "blocker": _first_kind(kinds),
+        "pods": len(pods),
+        "evicted": sum(1 for p in pods if p["action"] in ("evict", "delete")),
+        "skipped": sum(1 for p in pods if p["action"] == "skip"),
+        "recreated": len(recreated),
+        "placed": len(recreated) - len(pending),
+        "pending": len(pending),
+        "blockers": blockers,
+        "pendingPods": [{"pod": p["pod"], "reason": p["placement"]["message"] or ""} for p in pending],
+        "placements": {p["pod"]: p["placement"]["node"] for p in recreated if p["placement"]},
+    }
+
+
+def _first_kind(kinds: list[str]) -> str | None:
+    if not kinds:
+        return None
+    known = [k for k in BLOCKER_ORDER if k in kinds]
+    return known[0] if known else kinds[0]
+
+
+def each_node_report(base: SweepBase, rows: list[dict], selector: str | None) -> dict:
+    """The sweep's document: every node's row (cluster order) and the counts by blocker."""
+    blocked: dict[str, int] = {}
+    for row in rows:
+        if not row["drainable"]:
+            blocked[row["blocker"] or "other"] = blocked.get(row["blocker"] or "other", 0) + 1
+    return {"rules": base.options.rules, "selector": selector, "nodes": rows,
+            "drainable": sum(1 for r in rows if r["drainable"]), "total": len(rows),
+            "notDrainable": dict(sorted(blocked.items(), key=lambda kv: (-kv[1], kv[0]))),
+            "safe": all(r["drainable"] for r in rows), "warnings": list(base.cluster.warnings)}
+
+
+# --- every failure domain lost ----------------------------------------------------------------------
+
+
+def lose_domain(base: SweepBase, task: tuple[str, str, tuple[str, ...]]) -> dict:
+    """Every node of one domain lost at once (``--remove-node`` of them, on a fork of the base
+    snapshot): the pods lost, the controllers' replacements placed in queue order, per workload."""
+    label, value, names = task
+    scenario = apply_changes(base.cluster, [Change("remove-node", nodes=names)])
+    on_nodes = [pod for name in names for pod in base.pods_on(name)]
+    if _uses_claims(on_nodes):
+        place_displaced(scenario, base.setup)
+    else:
+        with _OnFork(base, scenario.cluster) as snapshot:
+            for name in names:
+                snapshot.remove_node(name)
+            place_displaced(scenario, base.setup, snapshot)
+    return domain_summary(base, value, names, on_nodes, scenario)
+
+
+def domain_summary(base: SweepBase, value: str, names: tuple[str, ...], on_nodes: list[dict], scenario) -> dict:
+    owners = Owners(base.cluster)
+    running = [pod for pod in on_nodes if pod_phase(pod) not in TERMINAL_PHASES]
+    placed = {r["pod"]: r["placement"] for r in scenario.replaced}
+    workloads: dict[tuple[str, str], dict] = {}
+    for pod in running:
+        if not is_recreated(pod):
+            continue
+        key = ((pod.get("metadata") or {}).get("namespace") or "default", owners.of(PodInfo(pod)))
+        row = workloads.setdefault(key, {"namespace": key[0], "workload": key[1], "replicas": 0, "lost": 0,
+                                         "placed": 0, "pending": 0})
+        row["lost"] += 1
+        placement = placed.get(pod_key(pod))
+        row["placed" if placement and placement["node"] else "pending"] += 1
+    totals = _replicas(base, owners)
+    for key, row in workloads.items():
+        row["replicas"] = totals.get(key, row["lost"])
+        row["allReplicasLost"] = row["lost"] >= row["replicas"]
+    reasons: dict[str, int] = {}
+    for r in scenario.replaced:
+        if not r["placement"]["node"]:
+            message = r["placement"]["message"] or ""
+            reasons[message] = reasons.get(message, 0) + 1
+    pending = sum(reasons.values())
+    rows = sorted(workloads.values(), key=lambda w: (-w["pending"], -w["lost"], w["namespace"], w["workload"]))
+    return {
+        "domain": value,
+        "nodes": list(names),
+        "podsLost": len(running),
+        "recreated": len(scenario.replaced),
+        "placed": len(scenario.replaced) - pending,
+        "pending": pending,
+        "notRecreated": len(scenario.lost),
+        "nodeBound": sum(1 for pod in running if is_daemonset_pod(pod) or is_mirror_pod(pod)),
+        "workloads": rows,
+        "allReplicasLost": [f"{w['namespace']}/{w['workload']}" for w in rows if w["allReplicasLost"]],
+        "pendingReasons": [{"reason": k, "pods": v} for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "placements": {r["pod"]: r["placement"]["node"] for r in scenario.replaced},
+    }
+
+
+def _replicas(base: SweepBase, owners: Owners) -> dict[tuple[str, str], int]:
+    """Running pods per workload in the whole cluster (once per base)."""
+    if base._replicas is None:
+        counts: dict[tuple[str, str], int] = {}
+        for pod in base.cluster.pods:
+            if (pod.get("spec") or {}).get("nodeName") and is_recreated(pod):
+                key = ((pod.get("metadata") or {}).get("namespace") or "default", owners.of(PodInfo(pod)))
+                counts[key] = counts.get(key, 0) + 1
+        base._replicas = counts
+    return base._replicas
+
+
+def each_domain_report(base: SweepBase, label: str, rows: list[dict], unlabelled: list[str]) -> dict:
+    return {"label": label, "domains": rows, "unlabelledNodes": unlabelled,
+            "safe": all(r["pending"] == 0 for r in rows), "warnings": list(base.cluster.warnings)}
+
+
+# --- the sweeps -----------------------------------------------------------------------------------
+
+
+def _progress(progress, total: int, what: str):
+    from contextlib import nullcontext
+
+    return progress(total, what) if progress is not None else nullcontext(None)
+
+
+def each_node(base: SweepBase, selector: str | None = None, workers: int | None = None, ray: str | None = None,
+              progress=None) -> dict:
+    """Every node (or those ``selector`` picks) drained alone. ``progress(total, what)``: a context
+    manager yielding the callback that counts finished tasks."""
+    from kwhatif.whatif import sweep_pool
+
+    names = select_node_names(base.cluster, selector)
+    with _progress(progress, len(names), "draining each node") as done:
+        rows = sweep_pool.run(drain_node, base, names, workers, ray, done)
+    return each_node_report(base, rows, selector)
+
+
+def each_domain(base: SweepBase, label: str = ZONE_LABEL, workers: int | None = None, ray: str | None = None,
+                progress=None) -> dict:
+    """Every value of ``label`` lost at once, one domain at a time."""
+    from kwhatif.whatif import sweep_pool
+
+    found, unlabelled = domains(base.cluster, label)
+    if not found:
+        raise InputError(f"--zone-label {label}: no node has this label")
+    tasks = [(label, value, tuple(names)) for value, names in found.items()]
+    with _progress(progress, len(tasks), f"losing each {label}") as done:
+        rows = sweep_pool.run(lose_domain, base, tasks, workers, ray, done)
+    return each_domain_report(base, label, rows, unlabelled)

@@ -1,0 +1,120 @@
+"""Where a sweep's tasks run: in this process, in a local process pool, or on a Ray cluster.
+
+A task is ``fn(base, item)`` with ``fn`` a module-level function and a plain-data answer, so every
+path gives the same list of answers (in ``items`` order). The local pool forks: its workers inherit
+the base (cluster and scheduler snapshot) built once in this process instead of reading it again
+(``gc.freeze`` first, so the collector does not copy the shared pages into every worker). On Ray
+the base is put in the object store once; each Ray worker process fetches it at its first task and
+keeps it for the next ones.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+from typing import Callable, Sequence
+
+from kwhatif.errors import InputError, UnreachableError
+
+RAY_INSTALL = "pip install 'kwhatif[ray]'"
+
+_BASE = None  # the base a forked pool worker inherited
+
+
+def default_workers() -> int:
+    """One worker per core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def run(fn: Callable, base, items: Sequence, workers: int | None = None, ray: str | None = None,
+        on_done: Callable[[int], None] | None = None) -> list:
+    """``[fn(base, item) for item in items]``, computed by ``workers`` local processes (default: one
+    per core; 1: in this process) or on Ray (``ray``: "local" for a Ray started here, "auto" or an
+    address). ``on_done(n)`` is called as tasks finish."""
+    done = on_done or (lambda n: None)
+    if ray is not None:
+        return _run_ray(fn, base, items, ray, workers, done)
+    workers = min(workers or default_workers(), len(items))
+    if workers <= 1:
+        out = []
+        for item in items:
+            out.append(fn(base, item))
+            done(1)
+        return out
+    global _BASE
+    _BASE = base
+    gc.collect()
+    gc.freeze()
+    try:
+        results: list = [None] * len(items)
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            for index, answer in pool.imap_unordered(_pool_task, [(fn, i, item) for i, item in enumerate(items)]):
+                results[index] = answer
+                done(1)
+        return results
+    finally:
+        gc.unfreeze()
+        _BASE = None
+
+
+def _pool_task(task: tuple) -> tuple[int, object]:
+    fn, index, item = task
+    return index, fn(_BASE, item)
+
+
+# --- Ray ---------------------------------------------------------------------------------------------
+
+_RAY_CACHE: dict[str, object] = {}  # in a Ray worker process: the base of the running sweep
+
+
+def _ray_task(fn: Callable, wrapped: list, item) -> object:
+    """In a Ray worker: the base from the object store (once per worker process), then the task.
+    The reference comes wrapped in a list so that Ray passes it instead of resolving it per task."""
+    import ray
+
+    ref = wrapped[0]
+    base = _RAY_CACHE.get(ref.hex())
+    if base is None:
+        _RAY_CACHE.clear()
+        base = _RAY_CACHE[ref.hex()] = ray.get(ref)
+    return fn(base, item)
+
+
+def _run_ray(fn: Callable, base, items: Sequence, address: str, workers: int | None,
+             done: Callable[[int], None]) -> list:
+    try:
+        import ray
+    except ImportError:
+        raise InputError(f"--ray needs Ray, which is not installed: {RAY_INSTALL}") from None
+    started = False
+    if not ray.is_initialized():
+        options = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR",
+                   "configure_logging": True}
+        try:
+            if address == "local":
+                ray.init(num_cpus=workers or default_workers(), **options)
+            else:
+                ray.init(address=address, **options)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise UnreachableError(f"--ray {address}: cannot connect to Ray: {' '.join(str(exc).split())}") from None
+        started = True
+    try:
+        ref = ray.put(base)
+        remote = ray.remote(_ray_task)
+        futures = {remote.remote(fn, [ref], item): i for i, item in enumerate(items)}
+        results: list = [None] * len(items)
+        pending = list(futures)
+        while pending:
+            finished, pending = ray.wait(pending, num_returns=len(pending), timeout=0.2)
+            for future in finished:
+                results[futures[future]] = ray.get(future)
+            if finished:
+                done(len(finished))
+        return results
+    finally:
+        if started:
+            ray.shutdown()

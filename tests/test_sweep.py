@@ -1,0 +1,228 @@
+"""Sweeps (``drain --each-node``, ``drain --each-zone``): a hand-worked cluster whose every answer is
+checked against the single ``drain`` / ``place --remove-node`` run through the CLI; the local pool
+against one process; the fork path against fresh drains on generated clusters."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import pytest
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
+from kwhatif.whatif import sweep
+from kwhatif.whatif.changes import Change, apply_changes, new_scenario
+from kwhatif.whatif.drain import drain
+from kwhatif.whatif.drain_rules import DrainOptions
+from kwhatif.whatif.replace import place_displaced
+from tests.builders import cluster, make_node, make_pod
+from tests.test_sequence_incremental import generate
+
+ZONE = "topology.kubernetes.io/zone"
+
+
+def owned(kind: str, name: str) -> list[dict]:
+    return [{"apiVersion": "apps/v1", "kind": kind, "name": name, "controller": True}]
+
+
+def running(name: str, node: str, cpu: str, app: str, owner: list | None, volumes=None) -> dict:
+    b = make_pod(name).label("app", app).req(cpu=cpu).node(node).set("status.phase", "Running")
+    if owner:
+        b.set("metadata.ownerReferences", owner)
+        if owner[0]["kind"] == "ReplicaSet":  # a Deployment's: <deployment>-<pod-template-hash>
+            b.label("pod-template-hash", owner[0]["name"].rsplit("-", 1)[1])
+    if volumes:
+        b.set("spec.volumes", volumes)
+    return b.obj()
+
+
+def hand_worked() -> list[dict]:
+    """Five 4-cpu nodes (n4: 2 cpu) in zones a (n0, n1), b (n2, n3) and c (n4):
+
+    n0: web-1 (1 cpu), db-0 (1 cpu, its budget allows no disruption) -> PDB blocks
+    n1: web-2 (1 cpu), adhoc (no controller)                          -> unmanaged blocks
+    n2: big-1 (3 cpu)                                                 -> no 3 free cpu elsewhere: no room
+    n3: big-2 (3 cpu), cache-1 (emptyDir)                             -> local storage blocks
+    n4: small-1 (1 cpu)                                               -> drainable
+    """
+    nodes = [make_node(f"n{i}").capacity(cpu="2" if i == 4 else "4", memory="8Gi", pods="110")
+             .label(ZONE, zone).obj() for i, zone in enumerate("aabbc")]
+    rs = lambda name: owned("ReplicaSet", name)  # noqa: E731
+    pods = [running("web-1", "n0", "1", "web", rs("web-5d4f")), running("db-0", "n0", "1", "db", owned("StatefulSet", "db")),
+            running("web-2", "n1", "1", "web", rs("web-5d4f")), running("adhoc", "n1", "1", "adhoc", None),
+            running("big-1", "n2", "3", "big", rs("big-7c9")),
+            running("big-2", "n3", "3", "big", rs("big-7c9")),
+            running("cache-1", "n3", "1", "cache", rs("cache-6b8"), [{"name": "tmp", "emptyDir": {}}]),
+            running("small-1", "n4", "1", "small", rs("small-8a1"))]
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "db", "namespace": "default"},
+           "spec": {"selector": {"matchLabels": {"app": "db"}}},
+           "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1}}
+    return nodes + pods + [pdb]
+
+
+@pytest.fixture(scope="module")
+def hand_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sweep") / "cluster.json"
+    # captured at a fixed time: cluster-autoscaler's taint on a drained node carries it (else: now)
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": hand_worked(),
+                                "metadata": {"annotations": {"kwhatif.io/captured-at": "2026-06-01T00:00:00Z"}}}))
+    return str(path)
+
+
+def cli(*args: str) -> tuple[int, dict | str]:
+    result = CliRunner().invoke(app, list(args))
+    out = result.stdout
+    return result.exit_code, (json.loads(out) if "-o" in args and "json" in args else out)
+
+
+def test_each_node_hand_worked(hand_file):
+    code, report = cli("drain", "--each-node", "-c", hand_file, "-o", "json", "--workers", "1")
+    assert code == 1 and report["kind"] == "NodeSweep"
+    rows = {r["node"]: r for r in report["nodes"]}
+    assert {n: (r["drainable"], r["blocker"], r["evicted"], len(r["blockers"]), r["pending"])
+            for n, r in rows.items()} == {
+        "n0": (False, "PDB", 1, 1, 0),  # web-1 is evicted, db-0 never
+        "n1": (False, "unmanaged", 0, 1, 0),  # kubectl drains nothing of a node with a pod it cannot delete
+        "n2": (False, "no room", 1, 0, 1),
+        "n3": (False, "local storage", 0, 1, 0),
+        "n4": (True, None, 1, 0, 0)}
+    assert rows["n2"]["pendingPods"][0]["reason"].startswith("0/5 nodes are available: 1 node(s) were unschedulable, "
+                                                            "4 Insufficient cpu.")
+    assert report["notDrainable"] == {"PDB": 1, "local storage": 1, "no room": 1, "unmanaged": 1}
+    assert (report["drainable"], report["total"], report["safe"]) == (1, 5, False)
+    # each row is what the single drain of that node says, through the CLI
+    for name, row in rows.items():
+        code, single = cli("drain", name, "-c", hand_file, "-o", "json")
+        assert code == (0 if row["drainable"] else 1)
+        assert sweep.node_summary(single, name) == row
+
+
+def test_each_node_table_and_summary(hand_file):
+    code, out = cli("drain", "--each-node", "-c", hand_file, "--workers", "1")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "Every node drained alone (kubectl drain rules): 5 node(s)"
+    assert lines[-1] == "1 of 5 node(s) can be drained alone; 4 cannot: 1 PDB, 1 local storage, 1 no room, 1 unmanaged."
+    table = lines[lines.index("Nodes that cannot be drained, worst first") + 1:-2]
+    # one pod blocked or Pending each: the nodes with more pods first, then by name
+    assert [line.split()[0] for line in table[1:]] == ["n0", "n1", "n3", "n2"]
+    _, every = cli("drain", "--each-node", "-c", hand_file, "--workers", "1", "--all")
+    assert "n4 " in every
+
+
+def test_each_node_flags_and_rules(hand_file):
+    code, report = cli("drain", "--each-node", "-c", hand_file, "-o", "json", "--workers", "1", "--force",
+                       "--delete-emptydir-data", "-l", f"{ZONE} in (a,b)")
+    rows = {r["node"]: r for r in report["nodes"]}
+    assert set(rows) == {"n0", "n1", "n2", "n3"} and report["selector"] == f"{ZONE} in (a,b)"
+    assert rows["n1"]["drainable"]  # adhoc deleted
+    assert (rows["n3"]["blocker"], rows["n3"]["pendingPods"][0]["pod"]) == ("no room", "default/big-2")
+    code, report = cli("drain", "--each-node", "-c", hand_file, "-o", "json", "--workers", "1",
+                       "--rules", "cluster-autoscaler")
+    rows = {r["node"]: r for r in report["nodes"]}
+    assert {n: r["blocker"] for n, r in rows.items()} == {
+        "n0": "PDB", "n1": "unmanaged", "n2": "no room", "n3": "local storage", "n4": None}
+    assert rows["n0"]["blockers"][0]["reason"] == "NotEnoughPdb: not enough pod disruption budget to move default/db-0"
+    for name, row in rows.items():
+        _, single = cli("drain", name, "-c", hand_file, "-o", "json", "--rules", "cluster-autoscaler")
+        assert sweep.node_summary(single, name) == row
+
+
+def test_each_zone_hand_worked(hand_file):
+    code, report = cli("drain", "--each-zone", "-c", hand_file, "-o", "json", "--workers", "1")
+    assert code == 1 and report["kind"] == "DomainSweep" and report["label"] == ZONE
+    rows = {r["domain"]: r for r in report["domains"]}
+    assert {d: (r["podsLost"], r["recreated"], r["placed"], r["pending"], r["notRecreated"])
+            for d, r in rows.items()} == {"a": (4, 3, 2, 1, 1), "b": (3, 3, 1, 2, 0), "c": (1, 1, 1, 0, 0)}
+    assert rows["a"]["allReplicasLost"] == ["default/Deployment/web", "default/StatefulSet/db"]
+    assert rows["b"]["allReplicasLost"] == ["default/Deployment/big", "default/Deployment/cache"]
+    assert {w["workload"]: (w["replicas"], w["lost"], w["placed"], w["pending"]) for w in rows["b"]["workloads"]} == {
+        "Deployment/big": (2, 2, 0, 2), "Deployment/cache": (1, 1, 1, 0)}
+    assert rows["a"]["placements"]["default/web-2"] is None  # third in queue order: n2 and n4 took the others
+    # each domain is what place --remove-node -l ZONE=value says about the pods it re-creates
+    for domain, row in rows.items():
+        _, single = cli("place", "pod/small-1", "--remove-node", "-l", f"{ZONE}={domain}", "-c", hand_file, "-o", "json")
+        assert {r["pod"]: r["placement"]["node"] for r in single["scenario"]["replaced"]} == row["placements"]
+    code, out = cli("drain", "--each-zone", "-c", hand_file, "--workers", "1")
+    assert out.splitlines()[-1] == ("2 of 3 domain(s) cannot be lost without Pending pods: b leaves 2 pod(s) Pending, "
+                                    "a leaves 1 pod(s) Pending; 5 workload(s) lose all their replicas in some domain.")
+
+
+def test_local_pool_gives_the_same_json(hand_file):
+    for flag in ("--each-node", "--each-zone"):
+        one = cli("drain", flag, "-c", hand_file, "-o", "json", "--workers", "1")
+        two = cli("drain", flag, "-c", hand_file, "-o", "json", "--workers", "2")
+        assert one == two
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--each-node", "--each-zone"], "error: --each-node and --each-zone are two sweeps: give one"),
+    (["--each-node", "n0"], "error: --each-node sweeps the cluster's nodes: name no node (-l picks them)"),
+    (["--each-zone", "-l", "a=b"], "error: --each-zone loses every node of each zone: -l does not apply"),
+    (["n0", "--workers", "2"], "error: --workers, --ray and --all are for the sweeps"),
+    (["--each-zone", "--zone-label", "rack"], "error: --zone-label rack: no node has this label"),
+    (["--each-node", "-l", "nope=1"], "error: -l nope=1: no node matches"),
+])
+def test_sweep_usage_errors(hand_file, args, message):
+    result = CliRunner().invoke(app, ["drain", *args, "-c", hand_file])
+    assert result.exit_code == 2 and result.stderr.startswith(message)
+
+
+def test_ray_missing_is_one_error_line(hand_file, monkeypatch):
+    import builtins
+
+    real = builtins.__import__
+
+    def no_ray(name, *args, **kwargs):
+        if name == "ray":
+            raise ImportError("no ray")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_ray)
+    result = CliRunner().invoke(app, ["drain", "--each-node", "-c", hand_file, "--ray"])
+    assert result.exit_code == 2
+    assert result.stderr == "error: --ray needs Ray, which is not installed: pip install 'kwhatif[ray]'\n"
+
+
+# --- the fork path against fresh drains ---------------------------------------------------------------
+
+
+def generated(seed: int) -> list[dict]:
+    """A generated cluster whose running pods belong to ReplicaSets (some to none) with budgets."""
+    rng = random.Random(seed)
+    objects, _ = generate(seed)
+    objects = copy.deepcopy(objects)
+    for obj in objects:
+        if obj["kind"] == "Pod" and obj["spec"].get("nodeName") and rng.random() < 0.85:
+            app_name = obj["metadata"].get("labels", {}).get("app", "x")
+            obj["metadata"]["ownerReferences"] = owned("ReplicaSet", f"{app_name}-rs")
+            obj["status"] = {"phase": "Running"}
+    for app_name in ("web", "db"):
+        objects.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                        "metadata": {"name": app_name, "namespace": "default"},
+                        "spec": {"selector": {"matchLabels": {"app": app_name}}},
+                        "status": {"disruptionsAllowed": rng.choice((0, 1)), "currentHealthy": 2, "desiredHealthy": 1}})
+    return objects
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fork_path_matches_fresh_drains(seed):
+    objects = generated(seed)
+    c = cluster([o for o in objects if o["kind"] == "Node"], [o for o in objects if o["kind"] == "Pod"],
+                [o for o in objects if o["kind"] not in ("Node", "Pod")])
+    for options in (DrainOptions(ignore_daemonsets=True, force=True), DrainOptions(rules="cluster-autoscaler")):
+        base = sweep.SweepBase(c, None, options)
+        names = [n["metadata"]["name"] for n in c.nodes]
+        swept = sweep.each_node(base, workers=1)["nodes"]  # one snapshot, forked and reverted node after node
+        fresh = [sweep.node_summary(drain(new_scenario(c), (name,), None, options, clock=lambda: base.now).to_dict(),
+                                    name) for name in names]
+        assert swept == fresh
+        zones, _ = sweep.domains(c, ZONE)
+        for value, nodes in zones.items():
+            on_fork = sweep.lose_domain(base, (ZONE, value, tuple(nodes)))
+            scenario = apply_changes(c, [Change("remove-node", nodes=tuple(nodes))])
+            place_displaced(scenario)  # on a snapshot of its own
+            on_nodes = [p for p in c.pods if p["spec"].get("nodeName") in nodes]
+            assert on_fork == sweep.domain_summary(base, value, tuple(nodes), on_nodes, scenario)

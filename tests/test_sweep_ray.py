@@ -1,0 +1,22 @@
+"""The sweeps on Ray (a local 2-CPU Ray, started once for this module): the same JSON as the local pool."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_sweep import cli, hand_file  # noqa: F401 (the fixture)
+
+ray = pytest.importorskip("ray")  # the test extra installs it: CI runs this
+
+SWEEPS = (["--each-node"], ["--each-zone"], ["--each-node", "--rules", "cluster-autoscaler", "--force"])
+
+
+def test_ray_and_local_pool_give_identical_json(hand_file):  # noqa: F811
+    # the local pool first: a forked worker of a process running Ray would inherit Ray's threads
+    local = [cli("drain", *args, "-c", hand_file, "-o", "json", "--workers", "2") for args in SWEEPS]
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    try:
+        on_ray = [cli("drain", *args, "-c", hand_file, "-o", "json", "--ray") for args in SWEEPS]
+    finally:
+        ray.shutdown()
+    assert on_ray == local
