@@ -52,12 +52,14 @@ def drain(
                                           help="Sweeps: local worker processes (default: one per core)."),
     ray: Optional[str] = typer.Option(None, "--ray", metavar="[ADDRESS]", 
                                       help="Sweeps: run the tasks on Ray: 'auto', an address (ray://host:10001), or "
-                                           "a local Ray when no address is given (pip install 'kwhatif[ray]')."),
+                                           "a local Ray when no address is given (pip install 'kwhatif\\[ray]')."),
     output: MachineOutputOption = MachineOutput.table,
 ) -> None:
     """Drain nodes as kubectl drain would (cordon, filters, evictions and PodDisruptionBudgets) and
-    place the pods their controllers re-create, in scheduling-queue order. --each-node and --each-zone
-    sweep the whole cluster instead.
+    place the pods their controllers re-create, in scheduling-queue order.
+
+    Sweeps: --each-node drains every node alone, --each-zone loses every zone at once (one at a time),
+    each on its own copy of the cluster, in local worker processes or on Ray (--ray).
 
     Exit status 0 when every node can be drained and every re-created pod finds a node, 1 otherwise
     (a sweep: some node cannot be drained alone / some zone leaves pods Pending).
