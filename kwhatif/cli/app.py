@@ -112,11 +112,32 @@ def main() -> None:
     """
     try:
         app(prog_name=program_name(sys.argv[0]))
+    except SystemExit as exc:
+        _exit(exc.code)
     except KwhatifError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        sys.exit(int(exc.exit_status))
+        _exit(int(exc.exit_status))
     except Exception as exc:
         if os.environ.get(TRACEBACK_ENV):
             raise
         print(f"error: {internal_error_message(exc)}", file=sys.stderr)
-        sys.exit(int(ExitStatus.BAD_INPUT))
+        _exit(int(ExitStatus.BAD_INPUT))
+    _exit(0)
+
+
+def _exit(code) -> None:
+    """Exit as sys.exit(code) would, without the interpreter's teardown: freeing a 150,000-pod cluster
+    object by object takes 0.7 s of a 3 s command, and nothing is left to clean up (output flushed here)."""
+    if code is None:
+        status = 0
+    elif isinstance(code, int):
+        status = code
+    else:
+        print(code, file=sys.stderr)
+        status = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):  # the reader went away (| head): nothing more to say
+        pass
+    os._exit(status)
