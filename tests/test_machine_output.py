@@ -35,6 +35,7 @@ COMMANDS = {
     "drain": (["drain", "ip-10-0-3-19.eu-west-1.compute.internal", "--ignore-daemonsets", "-c", DEMO], "DrainReport"),
     "drain-each-node": (["drain", "--each-node", "--ignore-daemonsets", "--workers", "1", "-c", DEMO], "NodeSweep"),
     "drain-each-zone": (["drain", "--each-zone", "--workers", "1", "-c", DEMO], "DomainSweep"),
+    "drain-consolidate": (["drain", "--consolidate", "-c", DEMO], "Consolidation"),
     "place-cluster-pod": (["place", "pod/web-6c9f7d8b4f-q8vzt", "-n", "shop", "-c", "fixtures/clusters/demo-pending"],
                           "PlaceResult"),
     "pending": (["pending", "-A", "-c", "fixtures/clusters/demo-pending"], "PendingReport"),

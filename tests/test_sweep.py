@@ -158,7 +158,8 @@ def test_local_pool_gives_the_same_json(hand_file):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--each-node", "--each-zone"], "error: --each-node and --each-zone are two sweeps: give one"),
+    (["--each-node", "--each-zone"], "error: --each-node, --each-zone and --consolidate are three sweeps: give one"),
+    (["--consolidate", "--workers", "2"], "error: --consolidate is one sequential simulation"),
     (["--each-node", "n0"], "error: --each-node sweeps the cluster's nodes: name no node (-l picks them)"),
     (["--each-zone", "-l", "a=b"], "error: --each-zone loses every node of each zone: -l does not apply"),
     (["n0", "--workers", "2"], "error: --workers, --ray and --all are for the sweeps"),
@@ -226,3 +227,77 @@ def test_fork_path_matches_fresh_drains(seed):
             place_displaced(scenario)  # on a snapshot of its own
             on_nodes = [p for p in c.pods if p["spec"].get("nodeName") in nodes]
             assert on_fork == sweep.domain_summary(base, value, tuple(nodes), on_nodes, scenario)
+
+
+# --- consolidation (cluster-autoscaler's scale-down simulation) ---------------------------------------
+
+
+def consolidation_cluster() -> list[dict]:
+    """Five 4-cpu nodes; c4 is cordoned and annotated scale-down-disabled (and takes no pod):
+
+    c0: a-1 (3 cpu)            75%: not underutilized
+    c1: b-1 (1 cpu)            first candidate: b-1 -> c2 (the walk starts after index 0, c1 is itself)
+    c2: c-1 (1 cpu) [+ b-1]    c-1 -> c0 (the walk resumes after c2: c3? no, index 3 is c4 now, cordoned;
+                               then c0), b-1 -> c3
+    c3: d-1 (1 cpu) [+ b-1]    d-1: c0 is full, c3 is itself, c4 cordoned: no place
+    """
+    nodes = [make_node(f"c{i}").capacity(cpu="4", memory="8Gi", pods="110").obj() for i in range(5)]
+    nodes[4]["spec"]["unschedulable"] = True
+    nodes[4]["metadata"]["annotations"] = {"cluster-autoscaler.kubernetes.io/scale-down-disabled": "true"}
+    rs = lambda name: owned("ReplicaSet", name)  # noqa: E731
+    pods = [running("a-1", "c0", "3", "a", rs("a-1a")), running("b-1", "c1", "1", "b", rs("b-1b")),
+            running("c-1", "c2", "1", "c", rs("c-1c")), running("d-1", "c3", "1", "d", rs("d-1d"))]
+    return nodes + pods
+
+
+@pytest.fixture(scope="module")
+def consolidation_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("consolidate") / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": consolidation_cluster(),
+                                "metadata": {"annotations": {"kwhatif.io/captured-at": "2026-06-01T00:00:00Z"}}}))
+    return str(path)
+
+
+def test_consolidation_hand_worked(consolidation_file):
+    code, report = cli("drain", "--consolidate", "-c", consolidation_file, "-o", "json")
+    assert code == 0 and report["kind"] == "Consolidation"
+    assert {r["node"]: (r["removable"], r["reason"], r["pods"]) for r in report["nodes"]} == {
+        "c0": (False, "NotUnderutilized", []),
+        "c1": (True, None, [{"pod": "default/b-1", "node": "c2"}]),
+        "c2": (True, None, [{"pod": "default/c-1", "node": "c0"}, {"pod": "default/b-1", "node": "c3"}]),
+        "c3": (False, "NoPlaceToMovePods: default/d-1 fits on no other node", []),
+        "c4": (False, "ScaleDownDisabledAnnotation", [])}
+    assert report["removable"] == ["c1", "c2"]
+    assert report["freed"] == {"nodes": 2, "cpuMillis": 8000, "memoryBytes": 16 * 2**30, "gpus": 0}
+    # the verification is the drain of the whole set through the CLI, with cluster-autoscaler's rules
+    code, single = cli("drain", "c1", "c2", "--rules", "cluster-autoscaler", "-c", consolidation_file, "-o", "json")
+    assert code == 0 and report["verification"]["verified"]
+    assert report["verification"]["placements"] == {p["pod"]: p["placement"]["node"] for p in single["pods"]
+                                                    if p["recreated"]}
+    # a lower threshold leaves every node under it out; -l picks the candidates
+    _, low = cli("drain", "--consolidate", "-c", consolidation_file, "-o", "json", "--scale-down-utilization-threshold",
+                 "0.2")
+    assert low["removable"] == [] and low["verification"] is None
+    _, picked = cli("drain", "--consolidate", "-c", consolidation_file, "-o", "json", "-l", "kubernetes.io/hostname=c3")
+    assert picked["removable"] == ["c3"]  # alone, d-1 goes to the first node after index 0 that has room: c1
+    code, out = cli("drain", "--consolidate", "-c", consolidation_file)
+    assert out.splitlines()[-1] == ("2 of 5 node(s) could be removed together, freeing 8 cpu, 16Gi memory, 0 GPU(s). "
+                                    "Verified: a drain of all 2 with cluster-autoscaler's rules places every "
+                                    "re-created pod (2).")
+
+
+@pytest.mark.parametrize("allocatable, requested, expected", [
+    ({"cpu": "4", "memory": "8Gi"}, {"cpu": "1", "memory": "4Gi"}, ("memory", 0.5)),
+    ({"cpu": "4", "memory": "8Gi"}, {"cpu": "3", "memory": "1Gi"}, ("cpu", 0.75)),
+    ({"cpu": "4", "memory": "8Gi"}, {"cpu": "1", "memory": "2Gi"}, ("memory", 0.25)),  # a tie: memory (cpu > mem)
+    ({"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "4"}, {"cpu": "4", "nvidia.com/gpu": "1"}, ("nvidia.com/gpu", 0.25)),
+])
+def test_utilization_as_cluster_autoscaler_calculates_it(allocatable, requested, expected):
+    from kwhatif.state.snapshot import Snapshot
+    from kwhatif.whatif.consolidate import utilization
+
+    node = make_node("n").capacity(pods="110", **{k.replace("/", "_"): v for k, v in allocatable.items()}).obj()
+    node["status"]["allocatable"] = {**allocatable, "pods": "110"}
+    pod = make_pod("p").node("n").obj()
+    pod["spec"]["containers"][0]["resources"] = {"requests": requested}
+    assert utilization(Snapshot(cluster([node], [pod])).get("n")) == expected

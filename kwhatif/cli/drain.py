@@ -47,6 +47,15 @@ def drain(
                                                              "failure, not a drain: no eviction, no budgets)."),
     zone_label: str = typer.Option(ZONE_LABEL, "--zone-label", metavar="KEY",
                                    help="The node label whose values are the failure domains of --each-zone."),
+    consolidate: bool = typer.Option(False, "--consolidate",
+                                     help="Which nodes could be removed together, as cluster-autoscaler's scale-down "
+                                          "simulation decides (-l picks the candidates); verified by one drain of "
+                                          "the whole set."),
+    threshold: float = typer.Option(0.5, "--scale-down-utilization-threshold", min=0.0, max=1.0, metavar="RATIO",
+                                    help="--consolidate: nodes whose cpu or memory requests are above this share of "
+                                         "allocatable stay (cluster-autoscaler's flag)."),
+    gpu_threshold: float = typer.Option(0.5, "--scale-down-gpu-utilization-threshold", min=0.0, max=1.0,
+                                        metavar="RATIO", help="--consolidate: the same for nodes with GPUs."),
     all_rows: bool = typer.Option(False, "--all", help="Sweeps: a row for every node, domain and workload."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, metavar="N",
                                           help="Sweeps: local worker processes (default: one per core)."),
@@ -69,21 +78,25 @@ def drain(
     from kwhatif.whatif.drain import drain as run_drain
     from kwhatif.whatif.drain_rules import DrainOptions
 
-    sweep = "--each-node" if each_node else "--each-zone" if each_zone else None
-    if each_node and each_zone:
-        raise InputError("--each-node and --each-zone are two sweeps: give one")
+    sweep = "--each-node" if each_node else "--each-zone" if each_zone else "--consolidate" if consolidate else None
+    if each_node + each_zone + consolidate > 1:
+        raise InputError("--each-node, --each-zone and --consolidate are three sweeps: give one")
     if sweep and nodes:
         raise InputError(f"{sweep} sweeps the cluster's nodes: name no node (-l picks them)")
     if each_zone and selector:
         raise InputError("--each-zone loses every node of each zone: -l does not apply (--zone-label picks the label)")
     if not sweep and (workers or ray or all_rows):
-        raise InputError("--workers, --ray and --all are for the sweeps (--each-node, --each-zone)")
+        raise InputError("--workers, --ray and --all are for the sweeps (--each-node, --each-zone, --consolidate)")
+    if consolidate and (workers or ray):
+        raise InputError("--consolidate is one sequential simulation: --workers and --ray do not apply")
     if not sweep and bool(nodes) == bool(selector):
         raise InputError("name the nodes to drain, or give -l SELECTOR (not both)")
     cluster_state, setup = load_inputs(inputs)
     scenario = scenario_for(cluster_state, current_changes(), setup)
     options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, rules.value,
                            skip_wait_for_delete_timeout, pod_selector or "")
+    if consolidate:
+        _consolidate(scenario.cluster, setup, selector, threshold, gpu_threshold, all_rows, output.value)
     if sweep:
         _sweep(scenario.cluster, setup, options, each_node, selector, zone_label, workers, ray, all_rows,
                output.value)
@@ -105,3 +118,16 @@ def _sweep(cluster, setup, options, each_node: bool, selector, zone_label: str, 
         kind, report = "DomainSweep", sweep.each_domain(base, zone_label, workers, ray, render_sweep.progress)
     render_sweep.emit(kind, report, fmt, all_rows)
     raise typer.Exit(int(ExitStatus.FITS if report["safe"] else ExitStatus.DOES_NOT_FIT))
+
+
+def _consolidate(cluster, setup, selector, threshold: float, gpu_threshold: float, all_rows: bool, fmt: str) -> None:
+    """The removal set; exit 1 when the drain of the whole set does not verify it."""
+    from kwhatif.render import sweep as render_sweep
+    from kwhatif.whatif.consolidate import ConsolidateOptions, consolidate
+    from kwhatif.whatif.sweep import select_node_names
+
+    candidates = select_node_names(cluster, selector)
+    report = consolidate(cluster, setup, candidates, ConsolidateOptions(threshold, gpu_threshold))
+    render_sweep.emit("Consolidation", report, fmt, all_rows)
+    verified = report["verification"] is None or report["verification"]["verified"]
+    raise typer.Exit(int(ExitStatus.FITS if verified else ExitStatus.DOES_NOT_FIT))

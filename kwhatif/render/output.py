@@ -2,7 +2,7 @@
 
 Every document carries ``apiVersion: kwhatif.io/v1`` and a ``kind`` naming its schema in
 docs/schema/ (``PlaceResult``, ``PlaceSequence``, ``CapacityResult``, ``PreemptResult``,
-``DrainReport``, ``NodeSweep``, ``DomainSweep``, ``LeaderReport``), so a script can tell what it reads and which version."""
+``DrainReport``, ``NodeSweep``, ``DomainSweep``, ``Consolidation``, ``LeaderReport``), so a script can tell what it reads and which version."""
 
 from __future__ import annotations
 

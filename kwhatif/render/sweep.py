@@ -47,7 +47,8 @@ def emit(kind: str, report: dict, fmt: str, all_rows: bool = False, console: Con
         sys.stdout.write(machine_output(kind, report, fmt))
         return
     console = make_console(console)
-    {"NodeSweep": render_nodes, "DomainSweep": render_domains}[kind](report, console, all_rows)
+    {"NodeSweep": render_nodes, "DomainSweep": render_domains,
+     "Consolidation": render_consolidation}[kind](report, console, all_rows)
     print_warnings(console, report["warnings"])
 
 
@@ -165,3 +166,68 @@ def domains_verdict(report: dict) -> str:
         return f"Every {report['label']} can be lost: all re-created pods find a node{tail}."
     parts = ", ".join(f"{r['domain']} leaves {r['pending']:,} pod(s) Pending" for r in sorted(short, key=domain_order))
     return f"{len(short)} of {len(rows)} domain(s) cannot be lost without Pending pods: {parts}{tail}."
+
+
+def _cpu(milli: int) -> str:
+    return f"{milli / 1000:g}" if milli % 1000 else str(milli // 1000)
+
+
+def _mem(value: int) -> str:
+    return f"{value / 2**30:.1f}Gi".replace(".0Gi", "Gi")
+
+
+def render_consolidation(report: dict, console: Console, all_rows: bool) -> None:
+    rows = report["nodes"]
+    console.print(Text(f"Consolidation as cluster-autoscaler's scale-down simulation decides: {len(rows):,} candidate "
+                       f"node(s), utilization threshold {report['threshold']:g} (GPU nodes {report['gpuThreshold']:g})"))
+    suffix, short = _cut([r["node"] for r in rows])
+    if suffix:
+        console.print(Text(f"Node names end in {suffix} (left out below)."))
+    chosen = [r for r in rows if r["removable"]]
+    if chosen:
+        console.file.write("\n")
+        moves = []
+        for r in chosen:
+            where = ", ".join(f"{p['pod']} -> {short(p['node'])}" for p in r["pods"]) or "(no pod to move)"
+            moves.append([short(r["node"]), f"{r['resource']} {r['utilization']:.0%}", str(len(r["pods"])), where])
+        print_table(console, [Column("NODE"), Column("UTILIZATION"), Column("PODS", right=True),
+                              Column("PODS GO TO (simulation)", wrap=True)], moves,
+                    title="Removable together, in the order the simulation chose them")
+    others = [r for r in rows if not r["removable"]]
+    if others and all_rows:
+        console.file.write("\n")
+        print_table(console, [Column("NODE"), Column("UTILIZATION"), Column("WHY IT STAYS", wrap=True)],
+                    [[short(r["node"]), f"{r['resource']} {r['utilization']:.0%}", r["reason"]] for r in others],
+                    title="Nodes that stay")
+    elif others:
+        groups: dict[str, list[str]] = {}
+        for r in others:
+            groups.setdefault(r["reason"].split(" ", 1)[0].rstrip(":"), []).append(r["node"])
+        console.file.write("\n")
+        print_table(console, [Column("WHY IT STAYS"), Column("NODES", right=True), Column("FOR EXAMPLE", wrap=True)],
+                    [[why, f"{len(names):,}", _examples(names, short)]
+                     for why, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
+                    title="Nodes that stay, by reason (--all lists every node)")
+    console.file.write("\n")
+    verification = report["verification"]
+    ok = verification is None or verification["verified"]
+    console.print(Text(consolidation_verdict(report), style="green" if ok else "red"))
+
+
+def consolidation_verdict(report: dict) -> str:
+    chosen, freed, verification = report["removable"], report["freed"], report["verification"]
+    if not chosen:
+        return f"No node can be removed: none of the {len(report['nodes']):,} candidate(s) passes the simulation."
+    text = (f"{len(chosen):,} of {len(report['nodes']):,} node(s) could be removed together, freeing "
+            f"{_cpu(freed['cpuMillis'])} cpu, {_mem(freed['memoryBytes'])} memory, {freed['gpus']} GPU(s). ")
+    if verification["verified"]:
+        return text + (f"Verified: a drain of all {len(chosen)} with cluster-autoscaler's rules places every "
+                       f"re-created pod ({len(verification['placements'])}).")
+    parts = []
+    if verification["blockedNodes"]:
+        parts.append(f"{len(verification['blockedNodes'])} node(s) blocked")
+    if verification["pending"]:
+        parts.append(f"{len(verification['pending'])} re-created pod(s) stay Pending")
+    if verification["ontoRemovedNodes"]:
+        parts.append(f"{len(verification['ontoRemovedNodes'])} pod(s) land on a removed node")
+    return text + f"NOT verified by the drain of all {len(chosen)}: {', '.join(parts)}."

@@ -1,0 +1,201 @@
+"""Which nodes could go together, as cluster-autoscaler's scale-down simulation decides
+(``core/scaledown/planner`` categorizeNodes, ``simulator`` RemovalSimulator, cluster-autoscaler 1.35 in
+kubernetes-sigs/cluster-autoscaler).
+
+Eligibility first, on the cluster as it is: a node annotated
+``cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"`` is left out; the others' utilization
+is the larger of requested cpu / allocatable and requested memory / allocatable over all their pods
+(DaemonSet and mirror pods included: ``--ignore-daemonsets-utilization`` and
+``--ignore-mirror-pods-utilization`` default to false), or requested GPUs / allocatable on a node that
+has ``nvidia.com/gpu``; above ``--scale-down-utilization-threshold`` (0.5; GPU nodes
+``--scale-down-gpu-utilization-threshold``, 0.5) a node is not underutilized. Then the candidates in
+order: cluster-autoscaler's drainability rules (the remaining budgets charged with the pods of the
+nodes already chosen), then every pod to move is scheduled with the scheduler's PreFilter and Filter
+plugins only (no scores) on the first node that passes, walking the nodes round-robin from the one
+after the last match (``lastIndexOrderMapping``), never on the node itself (a pod-less copy carrying
+the ``ToBeDeletedByClusterAutoscaler`` taint) nor on a node already chosen (removed from the snapshot),
+higher priorities first. When all fit, the placements are kept for the next candidates
+(persistSuccessfulSimulations) and the node joins the removal set.
+
+Differences from a running cluster-autoscaler: its node list is its snapshot's order (kwhatif: the
+cluster's), its scheduling hints from earlier loops and the node group limits (min size, resource
+limits, ``--max-scale-down-parallelism``) and timeouts are not modelled, nor the Reserve of claims.
+
+The set is then verified by one drain of all its nodes at once with cluster-autoscaler's rules,
+where kube-scheduler (with scores) places the re-created pods.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kwhatif.framework.config import SchedulerSetup
+from kwhatif.framework.cycle_state import CycleState
+from kwhatif.framework.runtime import framework_for
+from kwhatif.state.cluster import Cluster
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif.changes import new_scenario
+from kwhatif.whatif.drain import drain, mark_to_be_deleted
+from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time
+from kwhatif.whatif.eviction import pod_key
+from kwhatif.whatif.replace import priority_of
+
+SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
+GPU = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class ConsolidateOptions:
+    threshold: float = 0.5  # --scale-down-utilization-threshold
+    gpu_threshold: float = 0.5  # --scale-down-gpu-utilization-threshold
+
+
+def utilization(ni: NodeInfo) -> tuple[str, float]:
+    """utilization.Calculate: the resource that decides and its requested / allocatable."""
+    gpus = ni.allocatable.scalar.get(GPU, 0)
+    if gpus:
+        return GPU, ni.requested.scalar.get(GPU, 0) / gpus
+    cpu = ni.requested.milli_cpu / ni.allocatable.milli_cpu if ni.allocatable.milli_cpu else 0.0
+    memory = ni.requested.memory / ni.allocatable.memory if ni.allocatable.memory else 0.0
+    return ("cpu", cpu) if cpu > memory else ("memory", memory)
+
+
+class _FirstFit:
+    """SchedulePodOnAnyNodeMatching: PreFilter once, then Filter on the nodes from the one after the last
+    match, the first that passes takes the pod."""
+
+    def __init__(self, snapshot: Snapshot, setup) -> None:
+        self.snapshot, self.setup = snapshot, setup or SchedulerSetup()
+        self.last = 0
+        self._frameworks: dict = {}
+
+    def place(self, pod: dict, excluded: set[str]) -> str | None:
+        info = PodInfo({**pod, "spec": {**pod["spec"], "nodeName": ""}})
+        name = info.spec.get("schedulerName")
+        fw = self._frameworks.get(name)
+        if fw is None:
+            fw = self._frameworks[name] = framework_for(self.setup, name, self.snapshot)
+        state = CycleState()
+        pre_result, pre_status, _ = fw.run_pre_filter(state, info)
+        if pre_status is not None and not pre_status.is_success():
+            return None
+        nodes = self.snapshot.node_info_list
+        for i in range(len(nodes)):
+            index = (i + 1 + self.last) % len(nodes)
+            ni = nodes[index]
+            if pre_result is not None and not pre_result.all_nodes() and ni.name not in pre_result.node_names:
+                continue
+            if ni.unschedulable or ni.name in excluded:
+                continue
+            if fw.run_filter(state, info, ni) is None:
+                self.last = index
+                self.snapshot.assume_pod(PodInfo({**pod, "spec": {**pod["spec"], "nodeName": ni.name}}))
+                return ni.name
+        return None
+
+
+def consolidate(cluster: Cluster, setup=None, candidates: list[str] | None = None,
+                options: ConsolidateOptions = ConsolidateOptions(), verify: bool = True) -> dict:
+    """The nodes cluster-autoscaler's scale-down simulation would find removable together, each node's
+    verdict, where the pods go, what is freed, and the drain of the whole set that verifies it."""
+    now = drain_time(cluster)
+    scenario = new_scenario(cluster)  # its budgets are the remaining budgets the chosen nodes use up
+    rules = AutoscalerRules(scenario.cluster, scenario.budgets, now)
+    snapshot = Snapshot(cluster)
+    order = candidates if candidates is not None else [n["metadata"]["name"] for n in cluster.nodes]
+    verdicts, eligible = [], []
+    for name in order:
+        ni = snapshot.get(name)
+        resource, used = utilization(ni)
+        row = {"node": name, "resource": resource, "utilization": round(used, 6), "removable": False,
+               "reason": None, "pods": []}
+        verdicts.append(row)
+        annotations = (ni.node.get("metadata") or {}).get("annotations") or {}
+        if annotations.get(SCALE_DOWN_DISABLED) == "true":
+            row["reason"] = "ScaleDownDisabledAnnotation"
+        elif used > (options.gpu_threshold if resource == GPU else options.threshold):
+            row["reason"] = "NotUnderutilized"
+        else:
+            eligible.append(row)
+    fit = _FirstFit(snapshot, setup)
+    chosen: list[str] = []
+    snapshot.fork()
+    for row in eligible:
+        _simulate_removal(row, snapshot, rules, fit, chosen, scenario.budgets, now)
+    snapshot.revert()
+    freed = _freed(cluster, chosen)
+    report = {"threshold": options.threshold, "gpuThreshold": options.gpu_threshold, "nodes": verdicts,
+              "removable": chosen, "freed": freed, "verification": None, "warnings": list(cluster.warnings)}
+    if verify and chosen:
+        report["verification"] = _verify(cluster, setup, chosen, now)
+    return report
+
+
+def _simulate_removal(row: dict, snapshot: Snapshot, rules: AutoscalerRules, fit: _FirstFit, chosen: list[str],
+                      budgets, now) -> None:
+    """SimulateNodeRemoval: the drainability rules, then every pod to move placed elsewhere; kept when
+    all fit."""
+    name = row["node"]
+    ni = snapshot.get(name)
+    moving = []
+    for pi in list(ni.pods):
+        verdict = rules.verdict(pi.pod)
+        if verdict.decision == "block":
+            row["reason"] = f"BlockedByPod {pod_key(pi.pod)}: {verdict.message}"
+            return
+        if verdict.decision == "move":
+            moving.append(pi)
+    snapshot.fork()
+    for pi in moving:
+        snapshot.forget_pod(pi)
+    ghost = {**ni.node, "spec": dict(ni.node.get("spec") or {})}
+    mark_to_be_deleted(ghost, now)
+    snapshot.update_node(ghost)
+    excluded = {name}
+    placed = []
+    for pi in sorted(moving, key=lambda p: -priority_of(p.pod)):  # groupByPriority; stable within a group
+        target = fit.place(pi.pod, excluded)
+        if target is None:
+            snapshot.revert()
+            row["reason"] = f"NoPlaceToMovePods: {pod_key(pi.pod)} fits on no other node"
+            return
+        placed.append({"pod": pod_key(pi.pod), "node": target})
+    snapshot.remove_node(name)
+    snapshot.commit()
+    for pi in moving:
+        budgets.pod_gone(pi.pod)
+    row["removable"], row["pods"] = True, placed
+    chosen.append(name)
+
+
+def _freed(cluster: Cluster, names: list[str]) -> dict:
+    """The allocatable the removed nodes give back: cpu (millicores), memory (bytes), GPUs."""
+    from kwhatif.api.resources import resource_list
+    from kwhatif.state.nodeinfo import Resource
+
+    total = Resource()
+    wanted = set(names)
+    for node in cluster.nodes:
+        if node["metadata"]["name"] in wanted:
+            r = Resource.from_list(resource_list((node.get("status") or {}).get("allocatable")))
+            total.milli_cpu += r.milli_cpu
+            total.memory += r.memory
+            total.scalar[GPU] = total.scalar.get(GPU, 0) + r.scalar.get(GPU, 0)
+    return {"nodes": len(names), "cpuMillis": total.milli_cpu, "memoryBytes": total.memory,
+            "gpus": total.scalar.get(GPU, 0)}
+
+
+def _verify(cluster: Cluster, setup, names: list[str], now) -> dict:
+    """One drain of the whole set with cluster-autoscaler's rules: kube-scheduler places the pods."""
+    report = drain(new_scenario(cluster), tuple(names), None, DrainOptions(rules="cluster-autoscaler"), setup,
+                   clock=lambda: now)
+    data = report.to_dict()
+    gone = set(names)
+    onto_removed = [p["pod"] for p in data["placements"] if p["node"] in gone]
+    pending = [p for p in data["pods"] if p["recreated"] and p["placement"] and not p["placement"]["node"]]
+    blocked = [n for n in names if not data["nodes"][n]]
+    return {"verified": bool(data["safe"]) and not onto_removed, "blockedNodes": blocked,
+            "pending": [{"pod": p["pod"], "reason": p["placement"]["message"]} for p in pending],
+            "ontoRemovedNodes": onto_removed,
+            "placements": {p["pod"]: p["placement"]["node"] for p in data["pods"] if p["recreated"] and p["placement"]}}
