@@ -29,7 +29,7 @@ def digest(snap: Snapshot) -> dict:
         "affinity": [ni.name for ni in snap.have_pods_with_affinity_list],
         "antiAffinity": [ni.name for ni in snap.have_pods_with_required_anti_affinity_list],
         "pvcs": dict(snap.used_pvc_counts),
-        "nominated": {name: [p.key for p in pods] for name, pods in snap.nominated.items()},
+        "nominated": {name: [p.key for p in pods] for name, pods in snap.nominator.nominations().items()},
     }
 
 
@@ -115,7 +115,7 @@ def test_forked_context_reverts_and_changes_outside_a_fork_are_kept():
     before = digest(snap)
     with snap.forked():
         snap.remove_node("n3")
-        assert "n3" not in snap.nominated
+        assert not snap.nominator.nominated_pods_for_node("n3")
     assert digest(snap) == before
     snap.update_node(make_node("n3").unschedulable().obj())
     assert snap.get("n3").unschedulable

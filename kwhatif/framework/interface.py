@@ -197,7 +197,7 @@ class Handle:
     def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]:
         """The nominator's pods for the node: only pods in the scheduling queue, which holds no pod of
         another scheduler and no pod a PreEnqueue plugin keeps out (scheduling gates, missing claims)."""
-        pods = self.snapshot.nominated_pods_for_node(node_name)
+        pods = self.snapshot.nominator.nominated_pods_for_node(node_name)
         if not pods or self.framework is None:
             return pods
         return [pi for pi in pods if self._in_queue(pi)]

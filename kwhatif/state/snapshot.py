@@ -1,7 +1,7 @@
 """The scheduler's view of the cluster (backend/cache.Snapshot), and how a what-if changes it.
 
-NodeInfos in input order, the nodes that host pods with (anti-)affinity, the used PVC set,
-pending pods nominated to nodes, and the cluster objects (namespaces, PDBs, volumes ...) that
+NodeInfos in input order, the nodes that host pods with (anti-)affinity, the used PVC set, the
+nominator (pending pods nominated to nodes), and the cluster objects (namespaces, PDBs, volumes ...) that
 plugins list.
 
 A scenario changes the snapshot the way kube-scheduler's cache does between cycles: ``assume_pod``
@@ -25,6 +25,7 @@ from kwhatif.api.bulk import bulk_allocation
 from kwhatif.state.claims import ClaimKey, ResourceClaims
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.nodeinfo import ImageStateSummary, NodeInfo, PodInfo, Resource
+from kwhatif.state.nominator import Nominator
 
 
 class Snapshot:
@@ -41,7 +42,7 @@ class Snapshot:
             self.node_info_list.append(ni)
             self.node_info_map[ni.name] = ni
         self._set_image_states(touch=False)
-        self.nominated: dict[str, list[PodInfo]] = {}
+        self.nominator = Nominator()
         # PVC key -> how many bound pods use it (kube-scheduler's usedPVCSet, counted so that
         # forgetting a pod can tell whether another still uses the claim).
         self.used_pvc_counts: dict[str, int] = {}
@@ -63,7 +64,7 @@ class Snapshot:
                     for key in pi.pvc_keys:
                         self.used_pvc_counts[key] = self.used_pvc_counts.get(key, 0) + 1
             elif pi.nominated_node_name and pi.nominated_node_name in node_info_map:
-                self.nominated.setdefault(pi.nominated_node_name, []).append(pi)
+                self.nominator.add_nominated_pod(pi, pi.nominated_node_name)
         for name, pods in pods_on.items():
             if pods:
                 node_info_map[name].add_pods(pods)
@@ -75,7 +76,6 @@ class Snapshot:
         self._forks: list[_Fork] = []
         # ResourceClaims as the assume cache holds them: they follow the pods assumed and forgotten.
         self.resource_claims = ResourceClaims(cluster.resource_claims, cluster.resource_claim_templates)
-        self.nomination_generation = 0  # changes whenever a nomination does
         # The cluster's DRA objects and volumes indexed (plugins build them on first use, once per objects).
         self.dra = None
         self.volumes = None
@@ -164,22 +164,14 @@ class Snapshot:
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)
 
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        return self.nominated.get(node_name, [])
-
-    def nominate(self, pi: PodInfo, old_node: str | None, new_node: str | None) -> None:
-        """Move ``pi``'s nomination from ``old_node`` to ``new_node`` (None: not nominated), as the
-        scheduling queue's nominator does when a preemption nominates a pod or a nominated pod binds."""
-        self._save_node_set()
-        if old_node in self.nominated:
-            kept = [other for other in self.nominated[old_node] if other.uid != pi.uid]
-            if kept:
-                self.nominated[old_node] = kept
-            else:
-                del self.nominated[old_node]
-        if new_node is not None and new_node in self.node_info_map:
-            self.nominated[new_node] = [*self.nominated.get(new_node, []), pi]
-        self.nomination_generation += 1
+    def nominate(self, pi: PodInfo, node: str | None) -> None:
+        """Nominate ``pi`` to ``node``, or end its nomination (None, or a node not in the snapshot), as the
+        nominator does when a preemption nominates a pod or a nominated pod binds; a fork reverts it."""
+        nominator = self._writable_nominator()
+        if node is not None and node in self.node_info_map:
+            nominator.add_nominated_pod(pi, node)
+        else:
+            nominator.delete_nominated_pod_if_exists(pi)
 
     def is_pvc_used_by_pods(self, key: str) -> bool:
         return key in self.used_pvc_counts
@@ -281,7 +273,7 @@ class Snapshot:
         self._release_pvcs(ni.pods)
         self.node_info_list.remove(ni)
         del self.node_info_map[name]
-        self.nominated.pop(name, None)
+        self._writable_nominator().delete_node(name)
         self._node_set_changed()
         return ni
 
@@ -301,12 +293,15 @@ class Snapshot:
         if top.pvc_counts is not None:
             self.used_pvc_counts = top.pvc_counts
         if top.node_set is not None:
-            self.node_info_list, self.node_info_map, self.nominated = top.node_set
+            self.node_info_list, self.node_info_map = top.node_set
             self._node_set_changed()
         elif top.nodes_updated:
             self._set_image_states()
         if top.objects is not None:
             self.cluster, self.namespace_labels, self.dra, self.volumes, self.objects_generation = top.objects
+        if top.nominator is not None:  # as it was, under a generation not seen before
+            top.nominator.generation = self.nominator.generation + 1
+            self.nominator = top.nominator
         self._affinity_lists = None
 
     def commit(self) -> None:
@@ -325,6 +320,8 @@ class Snapshot:
         parent.nodes_updated = parent.nodes_updated or top.nodes_updated
         if parent.objects is None:
             parent.objects = top.objects
+        if parent.nominator is None:
+            parent.nominator = top.nominator
 
     @contextmanager
     def forked(self):
@@ -357,8 +354,12 @@ class Snapshot:
 
     def _save_node_set(self) -> None:
         if self._forks and self._forks[-1].node_set is None:
-            self._forks[-1].node_set = (list(self.node_info_list), dict(self.node_info_map),
-                                        {name: list(pods) for name, pods in self.nominated.items()})
+            self._forks[-1].node_set = (list(self.node_info_list), dict(self.node_info_map))
+
+    def _writable_nominator(self) -> Nominator:
+        if self._forks and self._forks[-1].nominator is None:
+            self._forks[-1].nominator = self.nominator.copy()
+        return self.nominator
 
     def _node_set_changed(self, images: bool = True) -> None:
         if images:
@@ -370,18 +371,19 @@ class Snapshot:
 
 class _Fork:
     """What one open fork saved: nodes as they were before their first change (by identity), the
-    PVC use counts, and the node list, map and nominations when nodes were added or removed;
-    ``nodes_updated`` when a node object with other images replaced one (image states need recomputing),
-    and the cluster-level objects when ``set_cluster`` replaced them."""
+    PVC use counts, the node list and map when nodes were added or removed, the nominator before its
+    first change; ``nodes_updated`` when a node object with other images replaced one (image states need
+    recomputing), and the cluster-level objects when ``set_cluster`` replaced them."""
 
-    __slots__ = ("nodes", "pvc_counts", "node_set", "nodes_updated", "objects")
+    __slots__ = ("nodes", "pvc_counts", "node_set", "nodes_updated", "objects", "nominator")
 
     def __init__(self) -> None:
         self.nodes: dict[int, tuple[NodeInfo, NodeInfo]] = {}
         self.pvc_counts: dict[str, int] | None = None
-        self.node_set: tuple[list[NodeInfo], dict[str, NodeInfo], dict[str, list[PodInfo]]] | None = None
+        self.node_set: tuple[list[NodeInfo], dict[str, NodeInfo]] | None = None
         self.nodes_updated = False
         self.objects: tuple | None = None
+        self.nominator: Nominator | None = None
 
 
 def _allocatable(node: dict) -> Resource:

@@ -713,7 +713,7 @@ class Solver:
 def reserve_nominated(snapshot: Snapshot, priority: int) -> None:
     """Pods nominated to a node with at least ``priority`` take their place there (the scheduler's
     filter pass with nominated pods sees them so)."""
-    for name, pods in list(snapshot.nominated.items()):
+    for name, pods in snapshot.nominator.nominations().items():
         for pi in pods:
             if pi.priority >= priority:
                 snapshot.assume_pod(PodInfo({**pi.pod, "spec": {**pi.spec, "nodeName": name}}))

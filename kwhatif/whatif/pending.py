@@ -148,7 +148,6 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
     served = {profile.scheduler_name for profile in setup.profiles}
     snapshot = Snapshot(cluster)
     placer = SequencePlacer(snapshot, setup)
-    nominations = {pi.uid: name for name, pods in snapshot.nominated.items() for pi in pods}
     attempted, skipped = [], []
     previous: tuple | None = None  # (pod class, snapshot state, result) of the last attempt
     for pod in sorted((p for p in cluster.pods if is_pending(p)), key=queue_key):
@@ -159,12 +158,12 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
         if pod["spec"].get("schedulerName") not in served:
             skipped.append(PendingPod(pod, 0, OTHER_SCHEDULER, None, created))
             continue
-        nominated = nominations.get(pod["metadata"].get("uid"))
+        nominated = snapshot.nominator.nominated_node_of(pod["metadata"].get("uid") or "")
         info, admission = existing_pod(_with_nomination(pod, nominated))
         # Replicas may share an answer; not a nominated pod (its node is tried first), nor one with
         # ResourceClaims (the claims it is allocated are its own).
         cls = pod_class(info) if not nominated and not pod["spec"].get("resourceClaims") else None
-        before = (snapshot.generation, snapshot.nomination_generation)
+        before = (snapshot.generation, snapshot.nominator.generation)
         if cls is not None and previous is not None and previous[:2] == (cls, before):
             result = dataclasses.replace(previous[2], pod=info, admission=admission, warnings=list(previous[2].warnings))
             placer.steps += 1  # an attempt all the same: pods bound later start as many seconds later
@@ -176,12 +175,12 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
             outcome = GATED
         elif result.fits:
             outcome = FITS
-            if result.selected and info.uid in nominations:  # bound: its nomination ends
-                snapshot.nominate(info, nominations.pop(info.uid), None)
+            if result.selected and nominated:  # bound: its nomination ends
+                snapshot.nominate(info, None)
         else:
             outcome = ERROR if result.error else UNSCHEDULABLE
-            _record_nomination(snapshot, info, result, nominations)
-        unchanged = before == (snapshot.generation, snapshot.nomination_generation)
+            _record_nomination(snapshot, info, result)
+        unchanged = before == (snapshot.generation, snapshot.nominator.generation)
         previous = (cls, before, result) if cls is not None and unchanged else None
         if result.gated:  # PreEnqueue keeps it out of the queue
             skipped.append(PendingPod(pod, 0, outcome, result, created))
@@ -206,7 +205,7 @@ def _with_nomination(pod: dict, node: str | None) -> dict:
     return {**pod, "status": {**status, **({"nominatedNodeName": node} if node else {})}}
 
 
-def _record_nomination(snapshot: Snapshot, info: PodInfo, result: ScheduleResult, nominations: dict) -> None:
+def _record_nomination(snapshot: Snapshot, info: PodInfo, result: ScheduleResult) -> None:
     """After a failed attempt: the node preemption nominates (and the lower-priority pods nominated
     there that lose their nomination), or no nomination when preemption cannot help."""
     outcome = result.preemption
@@ -216,14 +215,12 @@ def _record_nomination(snapshot: Snapshot, info: PodInfo, result: ScheduleResult
         # not eligible, or no PostFilter, leaves it as it was.
         no_candidates = (outcome is not None and outcome.eligible and outcome.attempted and not outcome.candidates
                          and not outcome.extender_steps)
-        if no_candidates and info.uid in nominations:
-            snapshot.nominate(info, nominations.pop(info.uid), None)
+        if no_candidates:
+            snapshot.nominate(info, None)
         return
     for cleared in getattr(outcome, "nominated_pods_to_clear", []):
-        if cleared.uid in nominations:
-            snapshot.nominate(cleared, nominations.pop(cleared.uid), None)
-    snapshot.nominate(info, nominations.get(info.uid), node)
-    nominations[info.uid] = node
+        snapshot.nominate(cleared, None)
+    snapshot.nominate(info, node)
 
 
 def _capture_time(cluster: Cluster) -> datetime:
