@@ -544,24 +544,18 @@ class PodTopologySpread(Plugin):
         s.constraints = self._constraints(pod, SCHEDULE_ANYWAY)
         if not s.constraints:
             return
-        s.topology_value_to_pod_counts = [{} for _ in s.constraints]
-        topo_size = [0] * len(s.constraints)
-        for node_info in filtered:
-            node_labels = node_info.labels
-            if require_all_topologies and not node_labels_match_spread_constraints(node_labels, s.constraints):
-                s.ignored_nodes.add(node_info.name)
-                continue
-            for i, c in enumerate(s.constraints):
-                if c.topology_key == LABEL_HOSTNAME:  # per-node counts are taken in Score
-                    continue
-                value = node_labels.get(c.topology_key, "")
-                if value not in s.topology_value_to_pod_counts[i]:
-                    s.topology_value_to_pod_counts[i][value] = 0
-                    topo_size[i] += 1
-        for i, c in enumerate(s.constraints):
-            size = topo_size[i]
-            if c.topology_key == LABEL_HOSTNAME:
-                size = len(filtered) - len(s.ignored_nodes)
+        kept = filtered
+        if require_all_topologies:
+            keys = [c.topology_key for c in s.constraints]
+            s.ignored_nodes = {ni.name for ni in filtered if not all(key in ni.labels for key in keys)}
+            if s.ignored_nodes:
+                kept = [ni for ni in filtered if ni.name not in s.ignored_nodes]
+        # Per constraint, the candidate domains (counted from 0 in PreScore); hostname is counted in Score.
+        s.topology_value_to_pod_counts = [
+            {} if c.topology_key == LABEL_HOSTNAME
+            else dict.fromkeys([ni.labels.get(c.topology_key, "") for ni in kept], 0) for c in s.constraints]
+        for c, domains in zip(s.constraints, s.topology_value_to_pod_counts):
+            size = len(kept) if c.topology_key == LABEL_HOSTNAME else len(domains)
             s.topology_normalizing_weight.append(topology_normalizing_weight(size))
 
     def pre_score(self, state, pod, nodes):

@@ -37,9 +37,12 @@ def expand_objects(objects: list[tuple[dict, str]], cluster: Cluster, replicas: 
                    in_order: bool = False) -> Expansion:
     """The pods of ``objects`` in scheduling-queue order and the objects that join ``cluster`` first
     (those it already holds, by kind, namespace and name, are left out)."""
+    # Where DaemonSets already run is a pass over every pod: only when one is placed.
+    daemon_sets = any(obj.get("kind") == "DaemonSet" for obj, _ in objects)
     expansion = expand(objects, nodes=cluster.nodes, priority_classes=cluster.priority_classes,
                        replicas=replicas, in_order=in_order, node_checks=DAEMON_NODE_CHECKS,
-                       existing_pods={_key(p) for p in cluster.pods}, daemon_pods_on=_daemon_pods_on(cluster),
+                       existing_pods={_key(p) for p in cluster.pods},
+                       daemon_pods_on=_daemon_pods_on(cluster) if daemon_sets else {},
                        storage_classes=cluster.storage_classes)
     held: dict[str, set] = {}
     for obj in expansion.objects:
