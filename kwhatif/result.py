@@ -68,6 +68,9 @@ class ScheduleResult:
     schedule_pod_host: str | None = None
     # kube-scheduler's percentageOfNodesToScore sample (kwhatif.sampling.Sampling), for 100+ nodes.
     sampling: object = None
+    # A sequence's cycle (Scheduler.schedule with a walk): the nodes it examined, kube-scheduler's
+    # EvaluatedNodes, by which nextStartNodeIndex advanced. Not serialized (``sampling`` has it from 100 nodes).
+    nodes_examined: int | None = None
     extender_trace: list = field(default_factory=list)
     extender_bind: str | None = None
     # Weighted score per extender (urlPrefix) per node; their sum is the "Extender" plugin score.

@@ -1,12 +1,16 @@
-"""Which nodes kube-scheduler's first scheduling cycle actually examines (percentageOfNodesToScore).
+"""Which nodes kube-scheduler's scheduling cycles actually examine (percentageOfNodesToScore).
 
-kwhatif evaluates every node; kube-scheduler stops filtering once it has found numFeasibleNodesToFind
-feasible nodes and scores only those. Its snapshot lists nodes as its cache's node tree does: nodes join
-in the API server's (name) order, grouped by zone, and the list takes one node of each zone in turn
-(backend/cache/node_tree.go). The first cycle walks that list from index 0; with one worker
-(``parallelism: 1``) it stops right after the (k+1)-th feasible node, which is examined but dropped
-(findNodesThatPassFilters). With more workers the sample depends on goroutine timing, unless every node
-ends up examined.
+kube-scheduler stops filtering once it has found numFeasibleNodesToFind feasible nodes and scores only
+those. Its snapshot lists nodes as its cache's node tree does: nodes join in the API server's (name)
+order, grouped by zone, and the list takes one node of each zone in turn (backend/cache/node_tree.go).
+Each cycle walks that list circularly from ``nextStartNodeIndex``; with one worker (``parallelism: 1``)
+it stops right after the (k+1)-th feasible node, which is examined but dropped
+(findNodesThatPassFilters), and the index then advances by the nodes it processed, so the next pod
+starts where this one stopped (a fresh scheduler starts at 0). With more workers the sample depends on
+goroutine timing, unless every node ends up examined; kwhatif walks as one worker would.
+
+The single-pod answer evaluates every node and reports the first cycle's sample beside it; sequences
+(``NodeWalk``) filter and score only the sample, carrying the start index from pod to pod.
 """
 
 from __future__ import annotations
@@ -56,6 +60,29 @@ def walk(order: list, feasible: set[str], k: int) -> tuple[list, set[str]]:
             sample.append(ni)
         examined.add(ni.name)
     return sample, examined
+
+
+class NodeWalk:
+    """kube-scheduler's ``nextStartNodeIndex`` over the cycles of one scheduler (shared by its profiles),
+    and the node-tree order it walks, kept while the snapshot's node set is unchanged."""
+
+    def __init__(self) -> None:
+        self.start = 0
+        self._key: tuple | None = None
+        self._order: list = []
+
+    def order(self, snapshot) -> list:
+        """The snapshot's nodes in node-tree order (recomputed only when nodes were added or removed)."""
+        nodes = snapshot.node_info_list
+        key = (snapshot.node_set_generation, id(nodes), len(nodes))
+        if key != self._key:
+            self._key, self._order = key, node_tree_order(nodes)
+        return self._order
+
+    def advance(self, processed: int, num_all_nodes: int) -> None:
+        """After a cycle's filtering: s' = (s + processed) mod n, n counting every node of the snapshot."""
+        if num_all_nodes:
+            self.start = (self.start + processed) % num_all_nodes
 
 
 @dataclass

@@ -2,11 +2,13 @@
 (schedule_one.go): PreEnqueue gates, PreFilter, Filter with nominated pods, extender filters,
 PostFilter when nothing fits, then PreScore/Score/extender prioritize and host selection.
 
-Unlike kube-scheduler, every node is evaluated and scored, even a single feasible node, and even when
-the pod's nominated node passes the filters and kube-scheduler takes it without looking further
+A single attempt (``walk`` None) evaluates and scores every node, even a single feasible node, and even
+when the pod's nominated node passes the filters and kube-scheduler takes it without looking further
 (evaluateNominatedNode): the result says which node SchedulePod returns. Which nodes kube-scheduler's
 percentageOfNodesToScore sampling would examine, and its pick among them, is reported beside
-(kwhatif.sampling).
+(kwhatif.sampling). A cycle of a sequence (``walk`` given) is kube-scheduler's: the nodes are filtered
+in node-tree order from the walk's start index until the sample is complete, only the sample is scored,
+and the start index advances.
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ from kwhatif.framework.runtime import Framework, NodePluginScores, PluginScore
 from kwhatif.framework.types import Diagnosis, FitError, NodeToStatus
 from kwhatif.preemption import Evaluator, preemption_outcome, utc_now
 from kwhatif.result import ScheduleResult
-from kwhatif.sampling import Sampling, node_tree_order, walk
+from kwhatif.sampling import NodeWalk, Sampling, node_tree_order, walk
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 EXTENDER_NAME = "Extender"  # kube-scheduler's pseudo plugin name for extenders
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+FILTER_CHUNK = 128  # nodes whose node-local Filter verdicts are looked up in the memo together
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -64,7 +67,8 @@ class Scheduler:
         # Preemption reads the clock: a pod that has not started is as old as "now".
         framework.handle.preemption_evaluator = functools.partial(Evaluator, clock=clock)
 
-    def schedule(self, pod: PodInfo, admission: Admission) -> ScheduleResult:
+    def schedule(self, pod: PodInfo, admission: Admission, walk: NodeWalk | None = None) -> ScheduleResult:
+        """One scheduling attempt; with ``walk``, kube-scheduler's sampled cycle from its start index."""
         fw = self.framework
         nodes = self.snapshot.node_info_list
         result = ScheduleResult(pod=pod, admission=admission, profile=fw.profile.scheduler_name,
@@ -83,14 +87,14 @@ class Scheduler:
 
         state = CycleState()
         try:
-            return self._attempt(state, pod, nodes, result)
+            return self._attempt(state, pod, nodes, result, walk)
         finally:
             result.dra = state.read(DRA_DETAILS_KEY) or {}
             result.claim_allocations = state.read(CLAIM_ALLOCATIONS_KEY) or {}
             result.warnings.extend(state.read(NOTES_KEY) or [])
 
     def _attempt(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                 result: ScheduleResult) -> ScheduleResult:
+                 result: ScheduleResult, walk: NodeWalk | None) -> ScheduleResult:
         """PreFilter to PostFilter or scoring. A plugin's Error ends the attempt as it ends kube-scheduler's
         scheduling cycle: no PostFilter, the error is the message."""
         fw = self.framework
@@ -119,16 +123,18 @@ class Scheduler:
                 for ni in nodes:
                     if ni.name not in pre_result.node_names:
                         result.filtered[ni.name] = statuses.absent_nodes_status
-            local = fw.local_filter_statuses(state, pod, candidates)
-            for index, ni in enumerate(candidates):
-                if local is None or fw.handle.nominated_pods_for_node(ni.name):
-                    status = fw.run_filter_with_nominated_pods(state, pod, ni)
-                else:  # the node-local verdict kept for an unchanged node, then the other plugins
-                    status = local[index] or fw.run_filter(state, pod, ni, fw.local_filter_count)
-                if status is None:
-                    feasible.append(ni)
-                else:
-                    statuses.set(ni.name, status)
+            if walk is None or result.nominated_node_fast_path:
+                # SchedulePod returns the nominated node without walking (the start index stays); the
+                # other nodes are filtered and scored for information, as for a single attempt.
+                for ni, status in self._filter(state, pod, candidates):
+                    if status is None:
+                        feasible.append(ni)
+                    else:
+                        statuses.set(ni.name, status)
+                if walk is not None:
+                    result.nodes_examined = 1
+            else:
+                feasible = self._walk(state, pod, candidates, statuses, walk, result, rejected_nominated)
             errors = [st for st in statuses.statuses.values() if st.code == Code.ERROR]
             if errors and not result.nominated_node_fast_path:  # the fast path never filters other nodes
                 result.filtered.update(statuses.statuses)
@@ -137,7 +143,8 @@ class Scheduler:
             feasible = self._run_extender_filters(pod, feasible, statuses, result)
             result.filtered.update(statuses.statuses)
         result.feasible = [ni.name for ni in feasible]
-        sampled = len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND
+        # A single attempt reports the first cycle's sample beside its answer (a walk has its own).
+        sampled = (walk is None or result.nominated_node_fast_path) and len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND
 
         if not feasible:
             if sampled:  # nothing fits: every candidate was examined (none after a PreFilter rejection)
@@ -163,6 +170,8 @@ class Scheduler:
                 result.selected = [pod.nominated_node_name]
             if sampled:
                 result.sampling = self._sample(sample_state, pod, candidates, result, rejected_nominated)
+            elif result.sampling is not None:  # the walk's sample: its top is what is bound
+                result.sampling.selected = list(result.selected)
         except PluginError as exc:  # prioritizeNodes failed: the cycle ends with the error, nothing is bound
             result.scores, result.selected = {}, []
             result.error = result.message = exc.status.message
@@ -195,12 +204,7 @@ class Scheduler:
         """The first cycle's sample (kwhatif.sampling) and kube-scheduler's pick among it: the sampled nodes
         that pass the extender filters are scored among themselves (PreScore and Score see only them;
         extender scores are per node and reused)."""
-        fw = self.framework
-        k = num_feasible_nodes_to_find(fw.profile.percentage_of_nodes_to_score,
-                                       len(candidates or self.snapshot.node_info_list))
-        if not any(e.cfg.filter_verb for e in self.extenders) and not (
-                fw.has_score_plugins() or any(e.cfg.prioritize_verb for e in self.extenders)):
-            k = 1
+        k = self._num_to_find(len(candidates or self.snapshot.node_info_list))
         if result.nominated_node_fast_path:
             name = pod.nominated_node_name
             return Sampling(k, self.parallelism, True, [name], [name], 1)
@@ -225,6 +229,65 @@ class Scheduler:
         else:
             selected = self._top_of(state, pod, scored, result)
         return Sampling(k, self.parallelism, True, [ni.name for ni in sample], selected, nodes_examined)
+
+    def _num_to_find(self, num_nodes: int) -> int:
+        """numFeasibleNodesToFind, or 1 when nothing would tell feasible nodes apart (no extender filters,
+        no scoring): findNodesThatPassFilters then takes the first feasible node."""
+        fw = self.framework
+        if not any(e.cfg.filter_verb for e in self.extenders) and not (
+                fw.has_score_plugins() or any(e.cfg.prioritize_verb for e in self.extenders)):
+            return 1
+        return num_feasible_nodes_to_find(fw.profile.percentage_of_nodes_to_score, num_nodes)
+
+    def _filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]):
+        """(node, status) for ``nodes`` in order, None for a node that passes every Filter plugin (with the
+        nominated pods assumed where there are some); lazily, so a walk that stops filters no further."""
+        fw = self.framework
+        for offset in range(0, len(nodes), FILTER_CHUNK):
+            chunk = nodes[offset:offset + FILTER_CHUNK]
+            local = fw.local_filter_statuses(state, pod, chunk)
+            for index, ni in enumerate(chunk):
+                if local is None or fw.handle.nominated_pods_for_node(ni.name):
+                    yield ni, fw.run_filter_with_nominated_pods(state, pod, ni)
+                else:  # the node-local verdict kept for an unchanged node, then the other plugins
+                    yield ni, local[index] or fw.run_filter(state, pod, ni, fw.local_filter_count)
+
+    def _walk(self, state: CycleState, pod: PodInfo, candidates: list[NodeInfo], statuses: NodeToStatus,
+              walk: NodeWalk, result: ScheduleResult, rejected_nominated: str | None) -> list[NodeInfo]:
+        """findNodesThatPassFilters with one worker: the candidates in node-tree order, circularly from the
+        start index (modulo their number), until k + 1 feasible nodes were found (the last one dropped) or
+        a Filter plugin errs; then nextStartNodeIndex advances by the nodes processed (the nominated node's
+        rejection counts too: it is in the cycle's statuses). Candidates that PreFilter narrowed down come
+        in an order kube-scheduler does not fix (a set), so their sample is marked not deterministic."""
+        whole = len(candidates) == len(self.snapshot.node_info_list)
+        order = walk.order(self.snapshot)
+        if not whole:
+            names = {ni.name for ni in candidates}
+            order = [ni for ni in order if ni.name in names]
+        start = walk.start % len(order) if order else 0
+        k = self._num_to_find(len(order))
+        feasible: list[NodeInfo] = []
+        examined = 0
+        for ni, status in self._filter(state, pod, order[start:] + order[:start]):
+            if status is None:
+                if len(feasible) == k:
+                    break
+                feasible.append(ni)
+            else:
+                statuses.set(ni.name, status)
+                if status.code == Code.ERROR:
+                    break
+            examined += 1
+        processed = examined
+        if rejected_nominated and rejected_nominated not in statuses.statuses:
+            processed += 1
+        walk.advance(processed, len(self.snapshot.node_info_list))
+        result.nodes_examined = processed
+        if len(self.snapshot.node_info_list) >= MIN_FEASIBLE_NODES_TO_FIND:  # as a single attempt reports it
+            deterministic = examined == len(order) or (whole and self.parallelism == 1)
+            result.sampling = Sampling(k, self.parallelism, deterministic, [ni.name for ni in feasible], [],
+                                       processed)
+        return feasible
 
     def _top_of(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], result: ScheduleResult) -> list[str]:
         """The top-score nodes when only ``nodes`` are scored (normalization among them)."""

@@ -43,9 +43,12 @@ def test_a_list_gives_one_placement_per_pod_in_queue_order(tmp_path):
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert [p["pod"] for p in data["placements"]] == ["shop/b", "shop/a", "shop/c"]
-    assert all(set(p) == KEYS for p in data["placements"])
+    assert all(set(p) == KEYS | {"nodesExamined"} for p in data["placements"])  # a pod that fits
     assert all(p["node"] == min(p["tieSet"]) and p["feasibleCount"] >= len(p["tieSet"]) for p in data["placements"])
     assert data["summary"]["placed"] == 3 and data["summary"]["pending"] == 0
+    # Under 100 nodes kube-scheduler examines every node (numFeasibleNodesToFind = all of them).
+    assert data["summary"]["sampling"]["mode"] == "allNodes"
+    assert all(p["nodesExamined"] == data["summary"]["numAllNodes"] for p in data["placements"])
     assert sum(u["newPods"] for u in data["summary"]["byNode"].values()) == 3
     in_order = json.loads(run("place", write_list(tmp_path, pods), "--cluster", DEMO, "--in-order", "-o",
                               "json").stdout)

@@ -166,7 +166,7 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
         before = (snapshot.generation, snapshot.nominator.generation)
         if cls is not None and previous is not None and previous[:2] == (cls, before):
             result = dataclasses.replace(previous[2], pod=info, admission=admission, warnings=list(previous[2].warnings))
-            placer.steps += 1  # an attempt all the same: pods bound later start as many seconds later
+            placer.repeat(result)  # an attempt all the same: later pods start later, the start index moves on
         else:
             _, result = placer.place(PreparedPod(info, admission))
         result.cluster_pod = ClusterPod(pod, cluster, (pod.get("status") or {}).get("phase") or "Pending", None,

@@ -29,7 +29,8 @@ from kwhatif.errors import InputError
 from kwhatif.framework.runtime import framework_for
 from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.result import NodeUsage, ScheduleResult
-from kwhatif.scheduler import Scheduler
+from kwhatif.sampling import NodeWalk
+from kwhatif.scheduler import MIN_FEASIBLE_NODES_TO_FIND, Scheduler
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.nodeinfo import PodInfo
@@ -63,12 +64,16 @@ class Placement:
     nominated_nodes: list[str] | None
     priority: int = 0
     gated: bool = False
+    # Nodes the cycle examined (kube-scheduler's EvaluatedNodes), for a pod that fits.
+    nodes_examined: int | None = None
 
     def to_dict(self) -> dict:
         out = {"pod": self.pod, "node": self.node, "tieSet": list(self.tie_set),
                "feasibleCount": self.feasible_count, "total": self.total, "message": self.message,
                "nominatedNodes": None if self.nominated_nodes is None else list(self.nominated_nodes),
                "priority": self.priority}
+        if self.nodes_examined is not None:
+            out["nodesExamined"] = self.nodes_examined
         if self.gated:
             out["gated"] = True
         return out
@@ -95,6 +100,7 @@ class SequenceResult:
     seed: int | None = None
     warnings: list[str] = field(default_factory=list)
     skipped_kinds: dict[str, int] = field(default_factory=dict)
+    sampling: dict = field(default_factory=dict)
 
     @property
     def placed(self) -> int:
@@ -125,6 +131,7 @@ class SequenceResult:
             "seed": self.seed,
             "numAllNodes": self.num_all_nodes,
             "byNode": {name: usage.to_dict() for name, usage in sorted(self.by_node.items())},
+            "sampling": dict(self.sampling),
         }
 
     def to_dict(self) -> dict:
@@ -195,6 +202,7 @@ class SequencePlacer:
         self._random = random.Random(seed) if seed is not None else None
         self.base_start_time = base_start_time or latest_start_time(snapshot.cluster, clock)
         self._schedulers: dict[str, Scheduler] = {}
+        self.walk = NodeWalk()  # nextStartNodeIndex: one per scheduler, carried across its profiles
         self.steps = 0
         self.warnings: list[str] = list(snapshot.cluster.warnings)  # what reading the cluster found
         self.new_pods: dict[str, int] = {}
@@ -208,13 +216,15 @@ class SequencePlacer:
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler
 
-    def place(self, pod: PreparedPod) -> tuple[Placement, ScheduleResult]:
-        """One step: one scheduling attempt, then the bind when the pod fits."""
+    def place(self, pod: PreparedPod, every_node: bool = False) -> tuple[Placement, ScheduleResult]:
+        """One step: one scheduling cycle as kube-scheduler samples nodes (``every_node``: an attempt that
+        filters and scores every node and leaves the start index, for probes asking which nodes could
+        take the pod), then the bind when the pod fits."""
         self.steps += 1
         info, notes = create_resource_claims(pod.info, self.snapshot)
         for note in notes:
             self._warn(note)
-        result = self.scheduler_for(info).schedule(info, pod.admission)
+        result = self.scheduler_for(info).schedule(info, pod.admission, None if every_node else self.walk)
         for warning in result.warnings:
             self._warn(warning)
         if info.pvc_keys:
@@ -231,7 +241,23 @@ class SequencePlacer:
         self.snapshot.assume_pod(bound_pod(info, node, start), result.claim_allocations.get(node))
         self.new_pods[node] = self.new_pods.get(node, 0) + 1
         return Placement(info.key, node, list(tie_set), len(result.feasible), result.scores[node].total_score,
-                         None, None, info.priority), result
+                         None, None, info.priority, nodes_examined=result.nodes_examined), result
+
+    def repeat(self, result: ScheduleResult) -> None:
+        """A step whose attempt would give ``result`` again (the snapshot has not changed since): it counts
+        as an attempt and advances the start index as that attempt did."""
+        self.steps += 1
+        self.walk.advance(result.nodes_examined or 0, self.snapshot.num_nodes())
+
+    def sampling(self) -> dict:
+        """How the steps sampled nodes, for ``-o json``: ``sampled`` (percentageOfNodesToScore) or
+        ``allNodes`` (every profile scores every node, or fewer than 100 nodes), always walked as one
+        worker walks them (the configured parallelism is given beside)."""
+        percentages = {p.scheduler_name: p.percentage_of_nodes_to_score for p in self.setup.profiles}
+        every = (self.snapshot.num_nodes() < MIN_FEASIBLE_NODES_TO_FIND
+                 or all(value == 100 for value in percentages.values()))
+        return {"mode": "allNodes" if every else "sampled", "parallelism": 1,
+                "configuredParallelism": self.setup.parallelism, "percentageOfNodesToScore": percentages}
 
     def _warn(self, warning: str) -> None:
         if warning not in self.warnings:
@@ -260,7 +286,7 @@ def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: Scheduler
             break
     return SequenceResult(placements, placer.usage(), snapshot.num_nodes(),
                           TIE_BREAK_RANDOM if seed is not None else TIE_BREAK_LOWEST, seed, placer.warnings,
-                          dict(snapshot.cluster.skipped_kinds))
+                          dict(snapshot.cluster.skipped_kinds), placer.sampling())
 
 
 def place_sequence(raws: list[tuple[dict, str]], cluster: Cluster, setup: SchedulerSetup | None = None, *,

@@ -174,7 +174,7 @@ class _Workload:
             else:
                 return []
             add_like(snapshot, copies)
-            feasible = set(placer.place(pod)[1].feasible)
+            feasible = set(placer.place(pod, every_node=True)[1].feasible)
         return [template for name, template in added.items() if name in feasible]
 
     def pods_per_node(self, template: NodeInfo, pending: list) -> int:
