@@ -57,5 +57,6 @@ def test_help_lists_the_group_options_where_the_group_stands():
 
     result = runner.invoke(_app(run), ["run", "--help"], env={"COLUMNS": "120", "NO_COLOR": "1"})
     flags = re.findall(r"(--[a-z-]+)", result.output)
-    assert [f for f in flags if f != "--help"] == ["--first", "--cluster", "--scheduler-config", "--kubeconfig",
-                                                  "--context", "--last"]
+    assert [f for f in flags if f != "--help"] == ["--first", "--cluster", "--scheduler-config",
+                                                  "--percentage-of-nodes-to-score", "--kubeconfig", "--context",
+                                                  "--last"]

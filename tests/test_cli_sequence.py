@@ -181,3 +181,40 @@ def test_a_workload_that_makes_no_pod_says_so_instead_of_an_empty_table(tmp_path
     assert "POD" not in result.stdout and "placed" not in result.stdout
     data = json.loads(run("place", str(job), "--cluster", DEMO, "-o", "json").stdout)
     assert data["placements"] == [] and data["summary"]["pods"] == 0
+
+
+def _large_case(tmp_path: Path) -> tuple[list[str], str, dict]:
+    """seq-0215 (169 nodes, percentageOfNodesToScore 30, parallelism 1): (--cluster and --scheduler-config
+    args, its pods as a List, the case)."""
+    from tests.conformance_support import SEQUENCES_DIR
+
+    case = json.loads((SEQUENCES_DIR / "seq-0215-large-cluster.json").read_text())
+    (tmp_path / "cluster.json").write_text(json.dumps(case["cluster"]))
+    (tmp_path / "config.json").write_text(json.dumps(case["schedulerConfig"]))
+    inputs = ["--cluster", str(tmp_path / "cluster.json"), "--scheduler-config", str(tmp_path / "config.json")]
+    return inputs, write_list(tmp_path, case["pods"]), case
+
+
+def test_large_clusters_are_sampled_and_the_flag_scores_every_node(tmp_path):
+    inputs, pods, case = _large_case(tmp_path)
+    data = json.loads(run("place", pods, *inputs, "--in-order", "-o", "json").stdout)
+    assert data["summary"]["sampling"] == {"mode": "sampled", "parallelism": 1, "configuredParallelism": 1,
+                                           "percentageOfNodesToScore": {"default-scheduler": 30}}
+    want = [(p["node"], p.get("nodesExamined")) for p in case["expect"]["placements"]]
+    assert [(p["node"], p.get("nodesExamined")) for p in data["placements"]] == want
+    assert "Node sampling:" in run("place", pods, *inputs, "--in-order").output
+
+    every = json.loads(run("place", pods, *inputs, "--in-order", "--percentage-of-nodes-to-score", "100",
+                           "-o", "json").stdout)
+    assert every["summary"]["sampling"]["mode"] == "allNodes"
+    assert all(p["nodesExamined"] == 169 for p in every["placements"] if p["node"])
+    # Scoring every node, later replicas go elsewhere than kube-scheduler's samples put them.
+    assert [p["node"] for p in every["placements"]] != [p["node"] for p in data["placements"]]
+    assert "Node sampling:" not in run("place", pods, *inputs, "--in-order", "--percentage-of-nodes-to-score",
+                                       "100").output
+
+
+def test_the_percentage_flag_is_checked(tmp_path):
+    inputs, pods, _ = _large_case(tmp_path)
+    result = run("place", pods, *inputs, "--percentage-of-nodes-to-score", "101")
+    assert result.exit_code == 2 and "--percentage-of-nodes-to-score" in result.output

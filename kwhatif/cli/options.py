@@ -43,6 +43,11 @@ ClusterOption = Annotated[Optional[str], typer.Option(
          "Default: read the live cluster.")]
 SchedulerConfigOption = Annotated[Optional[str], typer.Option(
     "--scheduler-config", metavar="FILE", help="KubeSchedulerConfiguration file (YAML or JSON).")]
+PercentageOption = Annotated[Optional[int], typer.Option(
+    "--percentage-of-nodes-to-score", metavar="PERCENT", min=0, max=100,
+    help="percentageOfNodesToScore for every profile, over the scheduler config's: from 100 nodes up "
+         "kube-scheduler stops filtering once it has found this share of the nodes feasible (at least 100; "
+         "0: adaptive, the default) and scores only those; 100 scores every node.")]
 KubeconfigOption = Annotated[Optional[str], typer.Option(
     "--kubeconfig", metavar="FILE",
     help="Kubeconfig for a live cluster (default: $KUBECONFIG, ~/.kube/config, in-cluster).")]
@@ -72,6 +77,7 @@ class ClusterInputs:
 
     cluster: ClusterOption = None
     scheduler_config: SchedulerConfigOption = None
+    percentage_of_nodes_to_score: PercentageOption = None
     kubeconfig: KubeconfigOption = None
     context: ContextOption = None
 

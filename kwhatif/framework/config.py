@@ -6,6 +6,7 @@ each extension point (frameworkruntime.NewFramework's updatePluginList and expan
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME
@@ -176,6 +177,12 @@ class SchedulerSetup:
     parallelism: int = 16  # KubeSchedulerConfiguration.parallelism: whether node sampling is deterministic
     leader_election: dict = field(default_factory=dict)
     source: str = ""
+
+    def with_percentage_of_nodes_to_score(self, percentage: int) -> SchedulerSetup:
+        """This setup with ``percentage`` as the global and every profile's percentageOfNodesToScore
+        (``--percentage-of-nodes-to-score``: 100 scores every node whatever the config says)."""
+        profiles = [dataclasses.replace(p, percentage_of_nodes_to_score=percentage) for p in self.profiles]
+        return dataclasses.replace(self, profiles=profiles, percentage_of_nodes_to_score=percentage)
 
     def profile_for(self, scheduler_name: str) -> Profile:
         for profile in self.profiles:

@@ -48,6 +48,20 @@ def _ties(sequence, console: Console) -> None:
     console.print(Text(f"{ties} step(s) had several top-scoring nodes: {rule}."))
 
 
+def _sampling(sequence, console: Console) -> None:
+    """Said once: how the steps sampled nodes, when sampling can change where a pod goes."""
+    sampling = sequence.sampling
+    if sampling.get("mode") != "sampled":
+        return
+    workers = sampling["configuredParallelism"]
+    console.print(Text(
+        "Node sampling: as kube-scheduler does from 100 nodes up, each pod examines nodes until it has found "
+        "numFeasibleNodesToFind feasible ones (percentageOfNodesToScore) and scores only those, starting where "
+        "the previous pod stopped; kwhatif walks the nodes as one worker would (parallelism 1"
+        + (f"; with {workers} workers kube-scheduler's samples vary" if workers != 1 else "")
+        + "). --percentage-of-nodes-to-score 100 scores every node.", style="dim"))
+
+
 def _footer(sequence, console: Console) -> None:
     if sequence.skipped_kinds:
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(sequence.skipped_kinds.items()))
@@ -71,6 +85,7 @@ def render_sequence(sequence, console: Console | None = None) -> None:
     console.file.write("\n")
     console.print(Text(line, style="green" if not pending else "red"))
     _ties(sequence, console)
+    _sampling(sequence, console)
     _distribution(sequence, console)
     _footer(sequence, console)
 
@@ -82,5 +97,6 @@ def render_capacity(result, console: Console | None = None) -> None:
     reason = "LimitReached" if result.limit_reached else "Unschedulable"
     console.print(Text(f"Termination reason: {reason}: {result.stop_reason}"))
     _ties(sequence, console)
+    _sampling(sequence, console)
     _distribution(sequence, console)
     _footer(sequence, console)

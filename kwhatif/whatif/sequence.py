@@ -327,7 +327,7 @@ class CapacityResult:
                 "byNode": {name: usage.to_dict() for name, usage in sorted(self.sequence.by_node.items())},
                 "placements": [p.to_dict() for p in self.sequence.placements],
                 "stepsWithTies": self.sequence.steps_with_ties, "numAllNodes": self.sequence.num_all_nodes,
-                "warnings": list(self.sequence.warnings)}
+                "sampling": dict(self.sequence.sampling), "warnings": list(self.sequence.warnings)}
 
 
 def capacity(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None, *,
