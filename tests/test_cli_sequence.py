@@ -216,5 +216,7 @@ def test_large_clusters_are_sampled_and_the_flag_scores_every_node(tmp_path):
 
 def test_the_percentage_flag_is_checked(tmp_path):
     inputs, pods, _ = _large_case(tmp_path)
-    result = run("place", pods, *inputs, "--percentage-of-nodes-to-score", "101")
-    assert result.exit_code == 2 and "--percentage-of-nodes-to-score" in result.output
+    for bad in ("101", "-1"):
+        result = run("place", pods, *inputs, "--percentage-of-nodes-to-score", bad)
+        assert result.exit_code == 2
+        assert result.stderr == f"error: --percentage-of-nodes-to-score must be between 0 and 100, got {bad}\n"

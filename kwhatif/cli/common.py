@@ -92,10 +92,13 @@ def load_inputs(inputs: ClusterInputs):
         from kwhatif.framework.scheduler_config.loader import load_scheduler_config
 
         setup = load_scheduler_config(scheduler_config)
-    if inputs.percentage_of_nodes_to_score is not None:
+    percentage = inputs.percentage_of_nodes_to_score
+    if percentage is not None:
         from kwhatif.framework.config import SchedulerSetup
 
-        setup = (setup or SchedulerSetup()).with_percentage_of_nodes_to_score(inputs.percentage_of_nodes_to_score)
+        if not 0 <= percentage <= 100:  # kube-scheduler's validation of percentageOfNodesToScore
+            raise InputError(f"--percentage-of-nodes-to-score must be between 0 and 100, got {percentage}")
+        setup = (setup or SchedulerSetup()).with_percentage_of_nodes_to_score(percentage)
     state = whatif.load_cluster(cluster) if cluster else whatif.load_live_cluster(inputs.kubeconfig, inputs.context)
     if cluster and not state.nodes:
         held = ", ".join(f"{n} {kind}" for kind, n in {**state.counts(), **state.skipped_kinds}.items())

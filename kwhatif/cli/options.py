@@ -44,10 +44,9 @@ ClusterOption = Annotated[Optional[str], typer.Option(
 SchedulerConfigOption = Annotated[Optional[str], typer.Option(
     "--scheduler-config", metavar="FILE", help="KubeSchedulerConfiguration file (YAML or JSON).")]
 PercentageOption = Annotated[Optional[int], typer.Option(
-    "--percentage-of-nodes-to-score", metavar="PERCENT", min=0, max=100,
-    help="percentageOfNodesToScore for every profile, over the scheduler config's: from 100 nodes up "
-         "kube-scheduler stops filtering once it has found this share of the nodes feasible (at least 100; "
-         "0: adaptive, the default) and scores only those; 100 scores every node.")]
+    "--percentage-of-nodes-to-score", metavar="N",
+    help="percentageOfNodesToScore of every profile, over the scheduler config: the share of nodes, in "
+         "percent, kube-scheduler scores from 100 nodes up (100: every node; 0: adaptive, the default).")]
 KubeconfigOption = Annotated[Optional[str], typer.Option(
     "--kubeconfig", metavar="FILE",
     help="Kubeconfig for a live cluster (default: $KUBECONFIG, ~/.kube/config, in-cluster).")]
