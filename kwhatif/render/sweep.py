@@ -68,6 +68,8 @@ def node_order(row: dict) -> tuple:
 
 
 def _why(row: dict) -> str:
+    if row["error"]:
+        return f"error: {row['error']}"
     if row["blockers"]:
         first = row["blockers"][0]
         more = len(row["blockers"]) - 1
@@ -136,6 +138,7 @@ def render_domains(report: dict, console: Console, all_rows: bool) -> None:
                           Column("WHY PENDING", wrap=True)],
                 [[r["domain"], str(len(r["nodes"])), f"{r['podsLost']:,}", f"{r['recreated']:,}", f"{r['placed']:,}",
                   (f"{r['pending']:,}", "red" if r["pending"] else ""), str(len(r["allReplicasLost"])),
+                  f"error: {r['error']}" if r["error"] else
                   (r["pendingReasons"][0]["reason"] + (f" (+{len(r['pendingReasons']) - 1} other reasons)"
                                                         if len(r["pendingReasons"]) > 1 else ""))
                   if r["pendingReasons"] else ""] for r in rows])
@@ -159,12 +162,13 @@ def render_domains(report: dict, console: Console, all_rows: bool) -> None:
 
 def domains_verdict(report: dict) -> str:
     rows = report["domains"]
-    short = [r for r in rows if r["pending"]]
+    short = [r for r in rows if r["pending"] or r["error"]]
     whole = sorted({w for r in rows for w in r["allReplicasLost"]})
     tail = f"; {len(whole)} workload(s) lose all their replicas in some domain" if whole else ""
     if not short:
         return f"Every {report['label']} can be lost: all re-created pods find a node{tail}."
-    parts = ", ".join(f"{r['domain']} leaves {r['pending']:,} pod(s) Pending" for r in sorted(short, key=domain_order))
+    parts = ", ".join(f"{r['domain']}: no answer ({r['error']})" if r["error"] else
+                      f"{r['domain']} leaves {r['pending']:,} pod(s) Pending" for r in sorted(short, key=domain_order))
     return f"{len(short)} of {len(rows)} domain(s) cannot be lost without Pending pods: {parts}{tail}."
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kwhatif.api import labels as labelsel
-from kwhatif.errors import InputError
+from kwhatif.errors import InputError, KwhatifError
 from kwhatif.preemption import utc_now
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.nodeinfo import PodInfo
@@ -142,12 +142,15 @@ def drain_node(base: SweepBase, node: str) -> dict:
     """One node drained alone (the ``drain`` engine on a fork of the base snapshot), as plain data:
     its pods, evictions, blockers, and the re-created pods that stay Pending and why."""
     scenario = new_scenario(base.cluster)
-    if _uses_claims(base.pods_on(node)):
-        report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now)
-    else:
-        with _OnFork(base, scenario.cluster) as snapshot:
-            report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
-                           snapshot=snapshot)
+    try:
+        if _uses_claims(base.pods_on(node)):
+            report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now)
+        else:
+            with _OnFork(base, scenario.cluster) as snapshot:
+                report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
+                               snapshot=snapshot)
+    except KwhatifError as exc:  # this node's question has no answer (the single drain says the same)
+        return {**node_summary({"pods": [], "safe": False}, node), "blocker": "error", "error": str(exc)}
     return node_summary(report.to_dict(), node)
 
 
@@ -161,6 +164,7 @@ def node_summary(report: dict, node: str) -> dict:
     kinds = [b["kind"] for b in blockers] + ([NO_ROOM] if pending else [])
     return {
         "node": node,
+        "error": None,
         "drainable": bool(report["safe"]),
         "blocker": _first_kind(kinds),
         "pods": len(pods),
@@ -203,13 +207,17 @@ def lose_domain(base: SweepBase, task: tuple[str, str, tuple[str, ...]]) -> dict
     label, value, names = task
     scenario = apply_changes(base.cluster, [Change("remove-node", nodes=names)])
     on_nodes = [pod for name in names for pod in base.pods_on(name)]
-    if _uses_claims(on_nodes):
-        place_displaced(scenario, base.setup)
-    else:
-        with _OnFork(base, scenario.cluster) as snapshot:
-            for name in names:
-                snapshot.remove_node(name)
-            place_displaced(scenario, base.setup, snapshot)
+    try:
+        if _uses_claims(on_nodes):
+            place_displaced(scenario, base.setup)
+        else:
+            with _OnFork(base, scenario.cluster) as snapshot:
+                for name in names:
+                    snapshot.remove_node(name)
+                place_displaced(scenario, base.setup, snapshot)
+    except KwhatifError as exc:  # no answer for this domain (place --remove-node says the same)
+        scenario.replaced.clear()
+        return {**domain_summary(base, value, names, on_nodes, scenario), "error": str(exc)}
     return domain_summary(base, value, names, on_nodes, scenario)
 
 
@@ -240,6 +248,7 @@ def domain_summary(base: SweepBase, value: str, names: tuple[str, ...], on_nodes
     rows = sorted(workloads.values(), key=lambda w: (-w["pending"], -w["lost"], w["namespace"], w["workload"]))
     return {
         "domain": value,
+        "error": None,
         "nodes": list(names),
         "podsLost": len(running),
         "recreated": len(scenario.replaced),
@@ -268,7 +277,7 @@ def _replicas(base: SweepBase, owners: Owners) -> dict[tuple[str, str], int]:
 
 def each_domain_report(base: SweepBase, label: str, rows: list[dict], unlabelled: list[str]) -> dict:
     return {"label": label, "domains": rows, "unlabelledNodes": unlabelled,
-            "safe": all(r["pending"] == 0 for r in rows), "warnings": list(base.cluster.warnings)}
+            "safe": all(r["pending"] == 0 and not r["error"] for r in rows), "warnings": list(base.cluster.warnings)}
 
 
 # --- the sweeps -----------------------------------------------------------------------------------

@@ -1,0 +1,85 @@
+"""Sweeps on the generated clusters: every node drained alone, every zone lost, nodes per second.
+
+    python benchmarks/sweep_bench.py --size 1000 --nodes 40 --workers 1,2
+    python benchmarks/sweep_bench.py --size 1000 --nodes 40 --ray
+    python benchmarks/sweep_bench.py --size 1000 --zones --workers 2
+
+In-process after loading the generated dump (seed 1, 30 pods per node) and building the sweep's base
+(the scheduler snapshot) once; kubectl's rules with --ignore-daemonsets --delete-emptydir-data --force.
+``--nodes N`` sweeps the first N nodes (the per-node cost, from which a whole sweep is extrapolated);
+every run of the same nodes must give the same rows. Prints wall and CPU seconds (this process and its
+children: the pool's workers; Ray's workers are not children and are counted by wall time only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import generate  # noqa: E402
+
+from kwhatif import whatif  # noqa: E402
+from kwhatif.whatif import sweep, sweep_pool  # noqa: E402
+from kwhatif.whatif.drain_rules import DrainOptions  # noqa: E402
+
+OPTIONS = DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True, force=True)
+
+
+def cpu() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(label: str, fn):
+    wall, used = time.perf_counter(), cpu()
+    out = fn()
+    wall, used = time.perf_counter() - wall, cpu() - used
+    print(f"{label}: wall {wall:.1f} s, cpu {used:.1f} s", flush=True)
+    return out, wall, used
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size", type=int, default=1000)
+    ap.add_argument("--nodes", type=int, default=40, help="sweep the first N nodes (0: all)")
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--ray", action="store_true", help="also on a local 2-CPU Ray")
+    ap.add_argument("--zones", action="store_true", help="the every-zone sweep instead")
+    ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "kwhatif-bench")
+    args = ap.parse_args(argv)
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    path = args.workdir / f"drain-bench-{args.size}.json"
+    if not path.exists():
+        generate.main(["--nodes", str(args.size), "--pods-per-node", "30", "--seed", "1", "-o", str(path)])
+    cluster, _, _ = timed("load", lambda: whatif.load_cluster(str(path)))
+    base, _, _ = timed("snapshot", lambda: sweep.SweepBase(cluster, None, OPTIONS))
+    if args.zones:
+        found, _ = sweep.domains(cluster, sweep.ZONE_LABEL)
+        items = [(sweep.ZONE_LABEL, value, tuple(names)) for value, names in found.items()]
+        fn = sweep.lose_domain
+    else:
+        names = [n["metadata"]["name"] for n in cluster.nodes]
+        items = names[: args.nodes] if args.nodes else names
+        fn = sweep.drain_node
+    runs = [(f"{w} worker(s)", dict(workers=int(w))) for w in args.workers.split(",") if w]
+    if args.ray:
+        runs.append(("local Ray, 2 CPUs", dict(ray="local", workers=2)))
+    answers = {}
+    for label, how in runs:
+        rows, wall, used = timed(f"{len(items)} task(s), {label}", lambda: sweep_pool.run(fn, base, items, **how))
+        answers[label] = json.dumps(rows, sort_keys=True)
+        print(f"  {len(items) / wall:.2f} tasks/s wall, {used / len(items):.2f} s cpu per task (pool)", flush=True)
+    assert len(set(answers.values())) == 1, "runs disagree"
+
+
+if __name__ == "__main__":
+    main()
