@@ -295,16 +295,24 @@ class Framework:
                 continue
             score = pl.score
             normalize = getattr(pl, "normalize_score", None)
+            normalize_values = getattr(pl, "normalize_values", None)  # NormalizeScore on the values alone
             if pl.name in local_columns:
                 values = local_columns[pl.name]
-                if normalize is None:
-                    raw.append(values)
-                    continue
+            elif normalize is None or normalize_values is not None:
+                values = [score(state, pod, ni) for ni in nodes]
+            else:
+                values = None
+            if values is not None and normalize is None:
+                raw.append(values)
+                continue
+            if values is not None and normalize_values is not None:
+                raw.append(normalize_values(state, pod, values))
+                continue
+            if values is not None:
                 scores = [NodeScore(ni.name, value) for ni, value in zip(nodes, values)]
             else:
                 scores = [NodeScore(ni.name, score(state, pod, ni)) for ni in nodes]
-            if normalize is not None:
-                normalize(state, pod, scores)
+            normalize(state, pod, scores)
             raw.append([ns.score for ns in scores])
         names = [pl.name for pl in plugins]
         if any(column and not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE) for column in raw):
@@ -314,7 +322,9 @@ class Framework:
                         raise PluginError(Status(Code.ERROR, [
                             f'plugin "{name}" returns an invalid score {column[index]}, it should in '
                             f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"], name))
-        columns = [[value * self.score_weights[name] for value in column] for name, column in zip(names, raw)]
+        weights = [self.score_weights[name] for name in names]
+        columns = [column if weight == 1 else [value * weight for value in column]
+                   for weight, column in zip(weights, raw)]
         names = tuple(names)
         if not columns:
             return [NodePluginScores(ni.name, [], 0) for ni in nodes]

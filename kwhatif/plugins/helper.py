@@ -10,15 +10,20 @@ from kwhatif.framework.interface import NodeScore
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
     """helper.DefaultNormalizeScore: scale to [0, max_priority], optionally reversed."""
-    max_count = max((s.score for s in scores), default=0)
+    for s, value in zip(scores, default_normalize_values(max_priority, reverse, [s.score for s in scores])):
+        s.score = value
+
+
+def default_normalize_values(max_priority: int, reverse: bool, values: list[int]) -> list[int]:
+    """DefaultNormalizeScore on the scores alone, in node order (what a plugin's ``normalize_values`` gives)."""
+    max_count = max(values, default=0)
     if max_count == 0:
-        if reverse:
-            for s in scores:
-                s.score = max_priority
-        return
-    for s in scores:
-        score = go_div(max_priority * s.score, max_count)
-        s.score = max_priority - score if reverse else score
+        return [max_priority] * len(values) if reverse else list(values)
+    if min(values) >= 0:  # Go's truncating division is Python's floor division here
+        scaled = [max_priority * value // max_count for value in values]
+    else:
+        scaled = [go_div(max_priority * value, max_count) for value in values]
+    return [max_priority - score for score in scaled] if reverse else scaled
 
 
 def tolerates(toleration: Mapping, taint: Mapping) -> bool:

@@ -107,7 +107,7 @@ class PreFilterState:
     """preFilterState: topology pair counts for Filter, kept current by AddPod/RemovePod."""
 
     __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts",
-                 "pod", "affinity_terms", "anti_affinity_terms", "namespace_labels")
+                 "pod", "affinity_terms", "anti_affinity_terms", "namespace_labels", "_blocked")
 
     def __init__(self, pod: PodInfo, affinity_terms: list[AffinityTerm], anti_affinity_terms: list[AffinityTerm],
                  namespace_labels: Mapping[str, str] | None) -> None:
@@ -122,6 +122,19 @@ class PreFilterState:
         self.affinity_terms = affinity_terms
         self.anti_affinity_terms = anti_affinity_terms
         self.namespace_labels = namespace_labels
+        self._blocked: dict[str, set[str]] | None = None
+
+    def blocked_domains(self) -> dict[str, set[str]]:
+        """The existing anti-affinity counts as topology key -> the values counted above 0 (made again
+        after AddPod/RemovePod changed the counts): Filter looks up a node's few topology keys instead of
+        every one of its labels."""
+        if self._blocked is None:
+            blocked: dict[str, set[str]] = {}
+            for (key, value), count in self.existing_anti_affinity_counts.items():
+                if count > 0:
+                    blocked.setdefault(key, set()).add(value)
+            self._blocked = blocked
+        return self._blocked
 
     def clone(self) -> "PreFilterState":
         out = PreFilterState(self.pod, self.affinity_terms, self.anti_affinity_terms, self.namespace_labels)
@@ -132,6 +145,7 @@ class PreFilterState:
 
     def update_with_pod(self, pod: PodInfo, node_labels: Mapping[str, str], multiplier: int) -> None:
         """Count (multiplier 1) or uncount (-1) ``pod`` running on a node with ``node_labels``."""
+        self._blocked = None
         _update_with_anti_affinity_terms(self.existing_anti_affinity_counts, pod.required_anti_affinity_terms,
                                          self.pod, self.namespace_labels, node_labels, multiplier)
         _update_with_affinity_terms(self.affinity_counts, self.affinity_terms, pod, node_labels, multiplier)
@@ -396,13 +410,7 @@ def _satisfy_pod_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> 
 
 def _satisfy_existing_pods_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
     """No pair of the node is a domain where an existing pod's anti-affinity matches the incoming pod."""
-    counts = s.existing_anti_affinity_counts
-    if len(counts) < len(labels):  # the same test from the smaller side
-        for (key, value), count in counts.items():
-            if count > 0 and labels.get(key) == value:
-                return False
-        return True
-    for pair in labels.items():
-        if counts.get(pair, 0) > 0:
+    for key, values in s.blocked_domains().items():
+        if key in labels and labels[key] in values:
             return False
     return True

@@ -11,7 +11,7 @@ from typing import Mapping
 from kwhatif.api import labels as labelsel
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, PreFilterResult, Status
 from kwhatif.plugins.args.node_affinity import NodeAffinityArgs
-from kwhatif.plugins.helper import default_normalize_score
+from kwhatif.plugins.helper import default_normalize_score, default_normalize_values
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -174,3 +174,6 @@ class NodeAffinity(Plugin):
 
     def normalize_score(self, state, pod, scores):
         default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def normalize_values(self, state, pod, values):
+        return default_normalize_values(MAX_NODE_SCORE, False, values)

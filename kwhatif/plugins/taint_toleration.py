@@ -1,8 +1,8 @@
 """TaintToleration: NoSchedule/NoExecute taints filter; PreferNoSchedule taints lower the score."""
 
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
-from kwhatif.plugins.helper import default_normalize_score, find_matching_untolerated_taint, \
-    tolerations_tolerate_taint
+from kwhatif.plugins.helper import (default_normalize_score, default_normalize_values,
+                                   find_matching_untolerated_taint, tolerations_tolerate_taint)
 
 PRE_SCORE_KEY = "PreScoreTaintToleration"
 
@@ -33,3 +33,6 @@ class TaintToleration(Plugin):
 
     def normalize_score(self, state, pod, scores):
         default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def normalize_values(self, state, pod, values):
+        return default_normalize_values(MAX_NODE_SCORE, True, values)

@@ -27,6 +27,7 @@ import orjson
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 MAX_CLASSES = 16
+_MISSING = object()  # "not kept": a sentinel that no value equals (list.index finds it)
 
 
 def pod_class(pod: PodInfo):
@@ -72,19 +73,21 @@ class NodeMemo:
 
     def values(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object]) -> list:
         """``compute(node)`` for each node, reused from ``table`` where the node has not changed."""
+        get = table.get
+        # One comprehension for the kept values (a sequence step finds nearly all), then the rest.
+        out = [entry[2] if (entry := get(ni.name)) is not None and entry[0] is ni and entry[1] == ni.generation
+               else _MISSING for ni in nodes]
         live = self._snapshot.node_info_map
-        out = []
-        append = out.append
-        for ni in nodes:
-            entry = table.get(ni.name)
-            if entry is not None and entry[0] is ni and entry[1] == ni.generation:
-                append(entry[2])
-                continue
-            value = compute(ni)
+        index = -1
+        while True:
+            try:
+                index = out.index(_MISSING, index + 1)
+            except ValueError:
+                return out
+            ni = nodes[index]
+            value = out[index] = compute(ni)
             if live.get(ni.name) is ni:
                 table[ni.name] = (ni, ni.generation, value)
-            append(value)
-        return out
 
     def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object]):
         entry = table.get(ni.name)
