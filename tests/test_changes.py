@@ -389,3 +389,21 @@ def test_a_replacement_keeps_the_device_it_was_allocated_for_the_question_asked_
     assert data["scenario"]["replaced"][0]["placement"]["node"] == "n2"
     assert out.exit_code == 1, out.stdout
     assert data["message"].startswith("0/1 nodes are available: 1 cannot allocate all claims.")
+
+
+@pytest.mark.parametrize("changes", [
+    [Change("remove-node", nodes=("n1",))],
+    [Change("cordon", nodes=("n2",)), Change("add-node", argument="n2=2"), Change("remove-node", nodes=("n1",))],
+    [Change("delete-pod", argument="default/train-0")],
+])
+def test_the_scenario_state_is_a_snapshot_of_its_exported_cluster(changes):
+    """What the replacements were placed on (and a question afterwards forks) holds what a snapshot built
+    from the exported cluster holds: nodes, pods, claims and the devices in use."""
+    from kwhatif.state.snapshot import Snapshot
+    from tests.test_snapshot_changes import digest
+
+    scenario = scenario_for(cluster([], [], _gpu_cluster_objects()), changes)
+    fresh = Snapshot(scenario.cluster)
+    assert digest(scenario.state()) == digest(fresh)
+    assert scenario.state().resource_claims.objects() == fresh.resource_claims.objects()
+    assert scenario.state().resource_claims.in_use == fresh.resource_claims.in_use

@@ -41,10 +41,10 @@ def capacity(
     refuse_stdin_twice(pod, inputs.cluster)
     raw, source = load_pod(pod)
     cluster_state, setup = load_inputs(inputs)
-    cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
+    cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     excluded = [name.strip() for name in (exclude_nodes or "").split(",") if name.strip()]
     result = run_capacity(raw, source, cluster_state, setup, max_instances=max_instances,
-                          exclude_nodes=excluded, seed=seed)
+                          exclude_nodes=excluded, seed=seed, snapshot=changed.state() if changed else None)
     data = {**result.to_dict(), **({"scenario": scenario} if scenario else {})}
     table = output not in (MachineOutput.json, MachineOutput.yaml)
     if table:

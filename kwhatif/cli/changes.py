@@ -101,11 +101,12 @@ def _change(kind: str, value: str, tokens: list[str]) -> Change:
 
 
 def apply_current_changes(cluster, setup, output: str):
-    """The cluster after the command's changes (re-created pods placed) and the scenario as data;
-    for a human-readable output the scenario block is printed first. Without changes: unchanged."""
+    """The cluster after the command's changes (re-created pods placed), the scenario as data and the
+    Scenario (its ``state()`` is the snapshot a question asked afterwards evaluates on); for a
+    human-readable output the scenario block is printed first. Without changes: unchanged, None, None."""
     changes = current_changes()
     if not changes:
-        return cluster, None
+        return cluster, None, None
     from kwhatif.render.scenario import print_scenario
     from kwhatif.whatif.changes import scenario_for
 
@@ -113,4 +114,4 @@ def apply_current_changes(cluster, setup, output: str):
     data = scenario.to_dict()
     if output not in ("json", "yaml"):
         print_scenario(data)
-    return scenario.cluster, data
+    return scenario.cluster, data, scenario

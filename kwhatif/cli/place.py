@@ -66,14 +66,14 @@ def place(
             raise InputError(f"{pod} is one pod of the cluster: --replicas, --in-order, --seed and --optimal "
                              f"take a manifest")
         cluster_state, setup = load_inputs(inputs)
-        cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
+        cluster_state, scenario, _ = apply_current_changes(cluster_state, setup, output.value)
         check_node_names(cluster_state, node)
         attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace)
         attempt.result.scenario = scenario
         _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
     objects, collection = load_manifests(pod)
     cluster_state, setup = load_inputs(inputs)
-    cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
+    cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     check_node_names(cluster_state, node)
     expansion = expand_objects(objects, cluster_state, replicas, in_order)
     before_objects = cluster_state
@@ -82,7 +82,9 @@ def place(
         suggestions = (objects, before_objects, replicas, in_order) if suggest else None
         _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions)
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
-    attempt = whatif.attempt_pod(raw, source, cluster_state, setup, trace=trace)
+    # The scenario's snapshot unless the manifest brought objects of its own (then one of the joined cluster).
+    attempt = whatif.attempt_pod(raw, source, cluster_state, setup, trace=trace,
+                                 snapshot=changed.state() if changed and cluster_state is before_objects else None)
     attempt.result.warnings.extend(expansion.notes)
     attempt.result.scenario = scenario
     _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)

@@ -29,11 +29,11 @@ def preempt(
     refuse_stdin_twice(inputs.pod, inputs.cluster)
     reference = cluster_pod_reference(inputs)
     cluster_state, setup = load_inputs(inputs)
-    cluster_state, scenario = apply_current_changes(cluster_state, setup, output.value)
+    cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     if reference is not None:
         result = whatif.place_cluster_pod(cluster_state, *reference, setup)
     else:
-        result = whatif.place(inputs.pod, cluster_state, setup)
+        result = whatif.place(inputs.pod, cluster_state, setup, changed.state() if changed else None)
     result.scenario = scenario
     render_preemption.emit(result, output.value, explain=explain, all_nodes=all_nodes)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))

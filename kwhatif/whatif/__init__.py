@@ -197,9 +197,9 @@ class Attempt:
 
 
 def attempt_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None,
-                trace: list | None = None) -> Attempt:
-    """``place_pod`` keeping the snapshot it evaluated."""
-    snapshot = Snapshot(cluster)
+                trace: list | None = None, snapshot: Snapshot | None = None) -> Attempt:
+    """``place_pod`` keeping the snapshot it evaluated (``snapshot``: the cluster's, else built)."""
+    snapshot = snapshot or Snapshot(cluster)
     return Attempt(place_pod(raw, source, cluster, setup, snapshot, trace=trace), raw, source, cluster, snapshot)
 
 

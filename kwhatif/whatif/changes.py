@@ -22,6 +22,7 @@ from kwhatif.errors import InputError
 from kwhatif.plugins.helper import tolerations_tolerate_taint
 from kwhatif.state.claims import claims_after_pods_deleted
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
+from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif.eviction import Budgets, pod_key, pod_phase
 
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
@@ -55,7 +56,9 @@ class Change:
 
 @dataclass
 class Scenario:
-    """The changed cluster and what the changes did to pods."""
+    """The changed cluster and what the changes did to pods; once pods were placed on it (the
+    replacements), the engine's state they were placed on (``snapshot``), which a question asked after
+    the changes forks rather than rebuilding it from the exported ``cluster``."""
 
     cluster: Cluster
     changes: list[str] = field(default_factory=list)
@@ -66,6 +69,13 @@ class Scenario:
     notes: list[str] = field(default_factory=list)
     replaced: list[dict] = field(default_factory=list)  # the displaced pods' placements, once placed
     budgets: Budgets | None = None
+    snapshot: Snapshot | None = None
+
+    def state(self) -> Snapshot:
+        """The scenario's snapshot: the one the replacements were placed on, else built from the cluster."""
+        if self.snapshot is None:
+            self.snapshot = Snapshot(self.cluster)
+        return self.snapshot
 
     @property
     def text(self) -> str:

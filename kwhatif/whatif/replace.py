@@ -63,6 +63,11 @@ class Placer:
             self._engine.snapshot.resource_claims.pod_deleted(pod)
             self._engine.snapshot.forget_pod(PodInfo(pod))
 
+    @property
+    def snapshot(self):
+        """The snapshot the pods were placed on (None before the first placement)."""
+        return self._engine.snapshot if self._engine is not None else None
+
     def _engine_for_cluster(self):
         if self._engine is None:
             from kwhatif.state.snapshot import Snapshot
@@ -75,8 +80,9 @@ class Placer:
 def place_displaced(scenario, setup=None, snapshot=None) -> None:
     """Place the scenario's re-created pods in queue order (priority descending, then the order they
     left in); each placement is recorded with the node the pod came from. ``snapshot``: the scenario's
-    cluster as a snapshot already (a fork the caller reverts), else one is built when needed."""
-    placer = Placer(scenario.cluster, setup, snapshot)
+    cluster as a snapshot already (a fork the caller reverts), else the scenario's own state is used
+    (built when there is a pod to place)."""
+    placer = Placer(scenario.cluster, setup, snapshot if snapshot is not None else scenario.snapshot)
     order = sorted(range(len(scenario.displaced)), key=lambda i: -priority_of(scenario.displaced[i][0]))
     for i in order:
         pod, from_node = scenario.displaced[i]
@@ -84,3 +90,5 @@ def place_displaced(scenario, setup=None, snapshot=None) -> None:
         if entry["node"]:
             scenario.budgets.pod_ready(pod)
         scenario.replaced.append({"pod": pod_key(pod), "from": from_node, "placement": entry})
+    if snapshot is None:
+        scenario.snapshot = placer.snapshot or scenario.snapshot

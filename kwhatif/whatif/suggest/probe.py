@@ -102,7 +102,7 @@ def verify_flags(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup
         place_displaced(scenario, setup)
     except KwhatifError:
         return None
-    r = Prober(scenario.cluster, setup, Snapshot(scenario.cluster), source, existing).attempt(raw)
+    r = Prober(scenario.cluster, setup, scenario.state(), source, existing).attempt(raw)
     return r if r.feasible else None
 
 
