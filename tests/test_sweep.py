@@ -301,3 +301,38 @@ def test_utilization_as_cluster_autoscaler_calculates_it(allocatable, requested,
     pod = make_pod("p").node("n").obj()
     pod["spec"]["containers"][0]["resources"] = {"requests": requested}
     assert utilization(Snapshot(cluster([node], [pod])).get("n")) == expected
+
+
+def test_a_node_without_an_answer_is_a_row_with_its_error(tmp_path):
+    # a running pod the API server would refuse to create again (a GPU request without its limit)
+    objects = hand_worked()
+    gpu = running("gpu-1", "n4", "100m", "gpu", owned("ReplicaSet", "gpu-9f9"))
+    gpu["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects + [gpu]}))
+    code, report = cli("drain", "--each-node", "-c", str(path), "-o", "json", "--workers", "1", "-l",
+                       "kubernetes.io/hostname in (n3,n4)")
+    n3, n4 = report["nodes"]
+    assert n3["error"] is None and (n4["drainable"], n4["blocker"]) == (False, "error")
+    single = CliRunner().invoke(app, ["drain", "n4", "-c", str(path)])
+    assert single.exit_code == 2 and single.stderr == f"error: {n4['error']}\n"
+    assert report["notDrainable"] == {"error": 1, "local storage": 1}
+
+
+def test_progress_bar_counts_on_a_terminal(monkeypatch):
+    import io
+    import sys
+
+    from kwhatif.render.sweep import progress
+
+    err = io.StringIO()
+    err.isatty = lambda: True
+    monkeypatch.setattr(sys, "stderr", err)
+    with progress(3, "draining each node") as advance:
+        for _ in range(3):
+            advance(1)
+    assert "draining each node" in err.getvalue() and "3/3" in err.getvalue()
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # not a terminal: nothing is drawn
+    with progress(3, "x") as advance:
+        advance(3)
+    assert sys.stderr.getvalue() == ""
