@@ -26,13 +26,18 @@ def _piped(lines: list[str], pipe: str) -> list[str]:
     return lines[:int(re.fullmatch(r"head -(\d+)", pipe).group(1))]
 
 
-@pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c.split()[1] + str(i) for i, (c, _) in enumerate(EXAMPLES)])
-def test_readme_example_is_real_output(command, expected, monkeypatch):
+def check_example(command: str, expected: str, monkeypatch) -> None:
+    """A README ``$ kwhatif ...`` line, run from the repository root, prints ``expected``."""
     monkeypatch.chdir(ROOT)
     line, _, pipe = command.partition(" | ")
     result = CliRunner().invoke(app, shlex.split(line)[1:], terminal_width=250)
     got = _piped(result.stdout.splitlines(), pipe.strip())
     assert [g.rstrip() for g in got] == [e.rstrip() for e in expected.splitlines()]
+
+
+@pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c.split()[1] + str(i) for i, (c, _) in enumerate(EXAMPLES)])
+def test_readme_example_is_real_output(command, expected, monkeypatch):
+    check_example(command, expected, monkeypatch)
 
 
 def test_the_section_has_the_three_examples():

@@ -62,13 +62,16 @@ def hand_worked() -> list[dict]:
     return nodes + pods + [pdb]
 
 
-@pytest.fixture(scope="module")
-def hand_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("sweep") / "cluster.json"
-    # captured at a fixed time: cluster-autoscaler's taint on a drained node carries it (else: now)
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": hand_worked(),
+def write_list(path, items: list[dict]) -> str:
+    """A dump captured at a fixed time: cluster-autoscaler's taint on a drained node carries it (else: now)."""
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items,
                                 "metadata": {"annotations": {"kwhatif.io/captured-at": "2026-06-01T00:00:00Z"}}}))
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def hand_file(tmp_path_factory):
+    return write_list(tmp_path_factory.mktemp("sweep") / "cluster.json", hand_worked())
 
 
 def cli(*args: str) -> tuple[int, dict | str]:
@@ -252,10 +255,7 @@ def consolidation_cluster() -> list[dict]:
 
 @pytest.fixture(scope="module")
 def consolidation_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("consolidate") / "cluster.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": consolidation_cluster(),
-                                "metadata": {"annotations": {"kwhatif.io/captured-at": "2026-06-01T00:00:00Z"}}}))
-    return str(path)
+    return write_list(tmp_path_factory.mktemp("consolidate") / "cluster.json", consolidation_cluster())
 
 
 def test_consolidation_hand_worked(consolidation_file):
@@ -308,13 +308,12 @@ def test_a_node_without_an_answer_is_a_row_with_its_error(tmp_path):
     objects = hand_worked()
     gpu = running("gpu-1", "n4", "100m", "gpu", owned("ReplicaSet", "gpu-9f9"))
     gpu["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "1"
-    path = tmp_path / "cluster.json"
-    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects + [gpu]}))
-    code, report = cli("drain", "--each-node", "-c", str(path), "-o", "json", "--workers", "1", "-l",
+    path = write_list(tmp_path / "cluster.json", objects + [gpu])
+    code, report = cli("drain", "--each-node", "-c", path, "-o", "json", "--workers", "1", "-l",
                        "kubernetes.io/hostname in (n3,n4)")
     n3, n4 = report["nodes"]
     assert n3["error"] is None and (n4["drainable"], n4["blocker"]) == (False, "error")
-    single = CliRunner().invoke(app, ["drain", "n4", "-c", str(path)])
+    single = CliRunner().invoke(app, ["drain", "n4", "-c", path])
     assert single.exit_code == 2 and single.stderr == f"error: {n4['error']}\n"
     assert report["notDrainable"] == {"error": 1, "local storage": 1}
 

@@ -62,6 +62,18 @@ def _examples(names: list[str], short: Callable[[str], str]) -> str:
                                                           if len(names) > EXAMPLES else "")
 
 
+def _grouped(console: Console, keyed: list[tuple[str, str]], short: Callable[[str], str], headers: tuple[str, str],
+             title: str) -> None:
+    """Nodes grouped by a key, the largest group first, with a few names each (in the given order)."""
+    groups: dict[str, list[str]] = {}
+    for key, node in keyed:
+        groups.setdefault(key, []).append(node)
+    console.file.write("\n")
+    print_table(console, [Column(headers[0]), Column("NODES", right=True), Column(headers[1], wrap=True)],
+                [[key, f"{len(names):,}", _examples(names, short)]
+                 for key, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))], title=title)
+
+
 def node_order(row: dict) -> tuple:
     """Worst first: nodes that cannot be drained, the most pods blocked or left Pending first."""
     return (row["drainable"], -(len(row["blockers"]) + row["pending"]), -row["pods"], row["node"])
@@ -99,16 +111,10 @@ def render_nodes(report: dict, console: Console, all_rows: bool) -> None:
                       str(r["pods"]), str(r["evicted"]), str(len(r["blockers"])), str(r["pending"]), _why(r)]
                      for r in shown],
                     title=None if all_rows else "Nodes that cannot be drained, worst first")
-    groups: dict[str, list[str]] = {}
-    for r in rows:
-        if not r["drainable"]:
-            groups.setdefault(r["blocker"] or "other", []).append(r["node"])
-    if groups and not all_rows and len(shown) < sum(len(v) for v in groups.values()):
-        console.file.write("\n")
-        print_table(console, [Column("BLOCKER"), Column("NODES", right=True), Column("WORST", wrap=True)],
-                    [[kind, f"{len(names):,}", _examples(names, short)]
-                     for kind, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
-                    title="By blocker (--all lists every node)")
+    blocked = [r for r in rows if not r["drainable"]]
+    if not all_rows and len(shown) < len(blocked):
+        _grouped(console, [(r["blocker"] or "other", r["node"]) for r in blocked], short,
+                 ("BLOCKER", "WORST"), "By blocker (--all lists every node)")
     console.file.write("\n")
     console.print(Text(nodes_verdict(report), style="green" if report["safe"] else "red"))
 
@@ -204,14 +210,8 @@ def render_consolidation(report: dict, console: Console, all_rows: bool) -> None
                     [[short(r["node"]), f"{r['resource']} {r['utilization']:.0%}", r["reason"]] for r in others],
                     title="Nodes that stay")
     elif others:
-        groups: dict[str, list[str]] = {}
-        for r in others:
-            groups.setdefault(r["reason"].split(" ", 1)[0].rstrip(":"), []).append(r["node"])
-        console.file.write("\n")
-        print_table(console, [Column("WHY IT STAYS"), Column("NODES", right=True), Column("FOR EXAMPLE", wrap=True)],
-                    [[why, f"{len(names):,}", _examples(names, short)]
-                     for why, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
-                    title="Nodes that stay, by reason (--all lists every node)")
+        _grouped(console, [(r["reason"].split(" ", 1)[0].rstrip(":"), r["node"]) for r in others], short,
+                 ("WHY IT STAYS", "FOR EXAMPLE"), "Nodes that stay, by reason (--all lists every node)")
     console.file.write("\n")
     verification = report["verification"]
     ok = verification is None or verification["verified"]
