@@ -245,9 +245,11 @@ def read_with(connection: Connection, *, progress: bool | None = None) -> Cluste
             items = _list_all(connection, api, res, reporter, missing, unavailable)
             objects.extend((obj, source) for obj in items)
         cluster = Cluster.from_objects(objects, source=source)
+        server_version = _server_version(connection, reporter)
     cluster.metadata = {
         "source": "live",
         "server": connection.server,
+        **({"serverVersion": server_version} if server_version else {}),
         "context": connection.context,
         "capturedAt": captured_at,
         "readSeconds": round(time.monotonic() - started, 2),
@@ -312,6 +314,23 @@ def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter",
         if not token:
             reporter.finish(task, len(items))
             return items
+
+
+def _server_version(connection: Connection, reporter: "_Reporter") -> str | None:
+    """The API server's gitVersion (GET /version, which every user may read), the release kube-scheduler
+    runs in; None with a warning when it cannot be read."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    kwargs = {"_preload_content": False, "_request_timeout": (CONNECT_TIMEOUT, READ_TIMEOUT)}
+    try:
+        info = orjson.loads(_get(client.VersionApi(connection.api_client).get_code, kwargs, connection))
+    except (ApiException, ValueError) as exc:
+        reporter.warn(f"cannot read the API server's version (GET /version: {_one_line(exc)}); "
+                      f"continuing without it")
+        return None
+    version = info.get("gitVersion") if isinstance(info, dict) else None
+    return version if isinstance(version, str) and version else None
 
 
 def _get(call, kwargs: dict, connection: Connection) -> bytes:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kwhatif import KUBERNETES_VERSION
 from kwhatif.api.defaults import Admission
 from kwhatif.framework.interface import Status
 from kwhatif.framework.runtime import NodePluginScores
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+from kwhatif.versions import DEFAULT, Features
 
 
 def status_dict(status: Status) -> dict:
@@ -96,6 +96,8 @@ class ScheduleResult:
     cluster_pod: dict | None = None
     # For a pod created with spec.nodeName (never scheduled): the kubelet's verdict on that node.
     named_node: dict | None = None
+    # The kube-scheduler release (and gates) that answered.
+    features: Features = DEFAULT
 
     @property
     def fits(self) -> bool:
@@ -105,7 +107,7 @@ class ScheduleResult:
     def to_dict(self) -> dict:
         """The machine contract of ``-o json`` (the keys of the conformance cases' ``expect``)."""
         return {
-            "kubernetesVersion": KUBERNETES_VERSION,
+            **self.features.to_dict(),
             "pod": self.pod.key,
             "profile": self.profile,
             "admission": self.admission.to_dict(),

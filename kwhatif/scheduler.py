@@ -72,7 +72,7 @@ class Scheduler:
         fw = self.framework
         nodes = self.snapshot.node_info_list
         result = ScheduleResult(pod=pod, admission=admission, profile=fw.profile.scheduler_name,
-                                num_all_nodes=len(nodes))
+                                num_all_nodes=len(nodes), features=fw.features)
         result.nodes_scheduler_would_examine = num_feasible_nodes_to_find(
             fw.profile.percentage_of_nodes_to_score, len(nodes))
         if fw.memo:

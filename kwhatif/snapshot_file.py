@@ -333,6 +333,9 @@ def snapshot_document(cluster: Cluster, metadata: dict | None = None, stripped: 
     meta.update(cluster.metadata)
     meta.update(metadata or {})
     meta["counts"] = cluster.counts()
+    kubelets = cluster.kubelet_versions()
+    if kubelets:  # the guess of the cluster's version when there is no server version
+        meta["kubeletVersions"] = kubelets
     meta["skippedKinds"] = dict(cluster.skipped_kinds)  # so place on the snapshot reports them as on the dump
     meta["warnings"] = list(cluster.warnings)
     meta["kwhatifVersion"] = __version__

@@ -66,6 +66,7 @@ ENDPOINTS = {
         "LeaseList", "coordination.k8s.io/v1", "leases", "coordination.k8s.io", "Lease"),
 }
 KIND_PATHS = {spec[4]: path for path, spec in ENDPOINTS.items()}
+VERSION_PATH = "/version"  # the API server's version.Info (also at /version/), readable by anyone
 
 EXPIRED_MESSAGE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new "
@@ -102,6 +103,7 @@ class Behaviour:
     expired: set = field(default_factory=set)  # (bookkeeping) paths that already expired a token
     not_found: set = field(default_factory=set)
     resource_version: int = 4711
+    git_version: str = "v1.35.3"  # what /version says
 
 
 class APIServer:
@@ -207,6 +209,12 @@ class APIServer:
         b = self.behaviour
         if authorization != f"Bearer {b.token}":
             return 401, status_body(401, "Unauthorized", "Unauthorized")
+        if path.rstrip("/") == VERSION_PATH and VERSION_PATH not in b.not_found and method == "GET":
+            major, minor = b.git_version.lstrip("v").split(".")[:2]
+            return 200, orjson.dumps({"major": major, "minor": minor, "gitVersion": b.git_version,
+                                      "gitCommit": "0" * 40, "gitTreeState": "clean",
+                                      "buildDate": "2026-05-12T10:00:00Z", "goVersion": "go1.25.9",
+                                      "compiler": "gc", "platform": "linux/amd64"})
         spec = ENDPOINTS.get(path)
         if spec is None or path in b.not_found:
             return 404, status_body(404, "NotFound", "the server could not find the requested resource")

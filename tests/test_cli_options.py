@@ -59,4 +59,4 @@ def test_help_lists_the_group_options_where_the_group_stands():
     flags = re.findall(r"(--[a-z-]+)", result.output)
     assert [f for f in flags if f != "--help"] == ["--first", "--cluster", "--scheduler-config",
                                                   "--percentage-of-nodes-to-score", "--kubeconfig", "--context",
-                                                  "--last"]
+                                                  "--kubernetes-version", "--feature-gates", "--last"]

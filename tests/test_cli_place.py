@@ -37,7 +37,7 @@ def test_outcomes_json(manifest, exit_code, selected):
     assert result.exit_code == exit_code, result.output
     data = json.loads(result.stdout)
     assert data["selected"] == selected
-    assert data["kubernetesVersion"] == "v1.34.1"
+    assert data["kubernetesVersion"] == "v1.34.7"  # the demo's kubelets run v1.34
 
 
 def test_taint_message_is_kube_schedulers():

@@ -338,7 +338,7 @@ def test_cli_drain_json_contract_and_exit_status():
 def test_cli_drain_safe_exits_0():
     result = runner.invoke(app, ["drain", N2, "-c", DEMO, "--ignore-daemonsets"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[0] == f"Scenario: drain {N2}"
+    assert result.stdout.splitlines()[1] == f"Scenario: drain {N2}"
     assert result.stdout.rstrip().splitlines()[-1] == ("Safe to drain: 1 node(s) drained, 2 pod(s) re-created "
                                                        "and placed.")
 

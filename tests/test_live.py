@@ -381,7 +381,8 @@ def test_place_live_snapshot_and_dump_agree(server, kc, tmp_path):
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_objects()}))
     outputs = []
     for source in (["--kubeconfig", kc], ["--cluster", str(snap)], ["--cluster", str(dump)]):
-        result = runner.invoke(app, ["place", str(pod), *source, "-o", "json"])
+        # one release for all three (the server says v1.35.3, the dump's kubelets v1.34.1)
+        result = runner.invoke(app, ["place", str(pod), *source, "-o", "json", "--kubernetes-version", "1.35"])
         assert result.exit_code in (0, 1), result.output
         outputs.append(json.loads(result.stdout))
     assert outputs[0] == outputs[1] == outputs[2]
@@ -424,5 +425,6 @@ def test_pending_and_place_by_name_read_the_live_cluster(server, kc, tmp_path):
     assert rows[0]["result"]["clusterPod"]["evaluatedAs"] == "next-attempt"
     dump = tmp_path / "dump.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_objects()}))
-    offline = runner.invoke(app, ["place", rows[0]["pod"], "--cluster", str(dump), "-o", "json"])
+    offline = runner.invoke(app, ["place", rows[0]["pod"], "--cluster", str(dump), "-o", "json",
+                                  "--kubernetes-version", "1.35"])
     assert json.loads(offline.stdout)["scores"] == rows[0]["result"]["scores"]

@@ -71,7 +71,7 @@ def test_the_kubelet_of_the_named_node_decides(tmp_path, pod, admitted, reason, 
     others = {n["metadata"]["name"] for n in CLUSTER["items"] if n["kind"] == "Node"} - {node}
     assert others <= set(data["filtered"])
     table = runner.invoke(app, args).stdout
-    assert table.splitlines()[1].startswith(f"Not scheduled: spec.nodeName is {node}: kube-scheduler never "
+    assert table.splitlines()[2].startswith(f"Not scheduled: spec.nodeName is {node}: kube-scheduler never "
                                             f"schedules a pod created with a node")
     verdict = f"The kubelet on {node} admits it" if admitted else f"fails it (reason {reason}): {message}"
     assert verdict in " ".join(table.split())

@@ -158,7 +158,8 @@ def test_pending_table_groups_by_reason():
     result = invoke("pending", "-A", "-c", PENDING)
     assert result.exit_code == 1
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("7 pending pod(s) at 2025-11-21T23:00:00Z on 12 nodes; 3 would stay Pending")
+    assert lines[0].startswith("Answered as kube-scheduler v1.34.7 (v1.34 guessed from the nodes' kubelets")
+    assert lines[1].startswith("7 pending pod(s) at 2025-11-21T23:00:00Z on 12 nodes; 3 would stay Pending")
     assert "waiting for scheduling gates: [example.com/quota] · 1 pod(s)" in lines
     assert "fits: only waiting for its turn · 2 pod(s)" in lines
     row = next(line for line in lines if "payments-reconciler" in line).split()

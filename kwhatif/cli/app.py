@@ -55,7 +55,7 @@ app = typer.Typer(
     name="kwhatif",
     cls=Group,
     help="What-if for the Kubernetes scheduler: where would this pod land, why is it Pending, whom would "
-         "it evict - answered exactly as kube-scheduler v1.34 would, without touching the cluster.",
+         "it evict - answered exactly as the cluster's kube-scheduler release would, without touching the cluster.",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -64,7 +64,9 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"kwhatif {__version__} (kube-scheduler v1.34.1 semantics)")
+        from kwhatif.versions import modelled_names
+
+        typer.echo(f"kwhatif {__version__} (kube-scheduler {modelled_names()})")
         raise typer.Exit()
 
 

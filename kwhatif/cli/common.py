@@ -79,32 +79,44 @@ def refuse_stdin_twice(pod: str, cluster: str | None) -> None:
 
 
 def load_inputs(inputs: ClusterInputs):
-    """The cluster (a snapshot or dump, else the live cluster) and the scheduler setup (None: defaults).
+    """The cluster (a snapshot or dump, else the live cluster) and the scheduler setup: the configuration
+    file (else the defaults) of the release ``--kubernetes-version`` names, else the cluster's own.
 
     A file without a single Node is refused: it is not a cluster (most likely a pod manifest given as
     ``--cluster``), and "0 nodes are available" would read as an answer. A live cluster without nodes
     is a real cluster, answered as kube-scheduler answers it."""
     from kwhatif import whatif
+    from kwhatif.whatif.versions import cluster_features, features_for
 
-    cluster, scheduler_config = inputs.cluster, inputs.scheduler_config
+    cluster = inputs.cluster
     setup = None
-    if scheduler_config:
-        from kwhatif.framework.scheduler_config.loader import load_scheduler_config
-
-        setup = load_scheduler_config(scheduler_config)
     percentage = inputs.percentage_of_nodes_to_score
-    if percentage is not None:
-        from kwhatif.framework.config import SchedulerSetup
-
-        if not 0 <= percentage <= 100:  # kube-scheduler's validation of percentageOfNodesToScore
-            raise InputError(f"--percentage-of-nodes-to-score must be between 0 and 100, got {percentage}")
-        setup = (setup or SchedulerSetup()).with_percentage_of_nodes_to_score(percentage)
+    if percentage is not None and not 0 <= percentage <= 100:  # kube-scheduler's validation of the field
+        raise InputError(f"--percentage-of-nodes-to-score must be between 0 and 100, got {percentage}")
+    if inputs.kubernetes_version:  # a bad version or configuration is said before the cluster is read
+        setup = _setup(inputs, features_for(inputs.kubernetes_version, inputs.feature_gates))
     state = whatif.load_cluster(cluster) if cluster else whatif.load_live_cluster(inputs.kubeconfig, inputs.context)
     if cluster and not state.nodes:
         held = ", ".join(f"{n} {kind}" for kind, n in {**state.counts(), **state.skipped_kinds}.items())
         raise InputError(f"--cluster {cluster}: no Node objects, so this is not a cluster dump or snapshot "
                          f"(it holds {held or 'nothing'}); dump one with kubectl get nodes,pods,... -A -o yaml")
+    if setup is None:
+        setup = _setup(inputs, cluster_features(state, inputs.feature_gates))
     return state, setup
+
+
+def _setup(inputs: ClusterInputs, features):
+    from kwhatif.framework.config import SchedulerSetup
+
+    if inputs.scheduler_config:
+        from kwhatif.framework.scheduler_config.loader import load_scheduler_config
+
+        setup = load_scheduler_config(inputs.scheduler_config, features)
+    else:
+        setup = SchedulerSetup.defaults(features)
+    if inputs.percentage_of_nodes_to_score is not None:
+        setup = setup.with_percentage_of_nodes_to_score(inputs.percentage_of_nodes_to_score)
+    return setup
 
 
 def check_node_names(cluster, names: list[str] | None) -> None:

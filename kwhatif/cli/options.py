@@ -55,6 +55,15 @@ ContextOption = Annotated[Optional[str], typer.Option(
 NamespaceOption = Annotated[Optional[str], typer.Option(
     "--namespace", "-n", metavar="NAMESPACE",
     help="Namespace of pod/NAME (default: the kubeconfig context's namespace, else default).")]
+KubernetesVersionOption = Annotated[Optional[str], typer.Option(
+    "--kubernetes-version", metavar="VERSION", envvar="KWHATIF_KUBERNETES_VERSION", show_envvar=False,
+    help="Answer as this kube-scheduler release: 1.34, v1.34.1, 1.35 ... (a minor means its newest modelled "
+         "patch; also $KWHATIF_KUBERNETES_VERSION). Default: the cluster's own version. 'kwhatif versions' "
+         "lists the modelled releases.")]
+FeatureGatesOption = Annotated[Optional[str], typer.Option(
+    "--feature-gates", metavar="NAME=BOOL,...",
+    help="kube-scheduler feature gates, as kube-scheduler takes them, for the gates kwhatif models "
+         "('kwhatif versions' lists them).")]
 OutputOption = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT",
                                               help="Output format: table, wide, json or yaml.")]
 MachineOutputOption = Annotated[MachineOutput, typer.Option("--output", "-o", metavar="FORMAT",
@@ -72,13 +81,15 @@ ExplainOption = Annotated[bool, typer.Option(
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class ClusterInputs:
     """Where the cluster comes from (a file, else the live cluster of a kubeconfig context) and the
-    scheduler configuration to evaluate it with."""
+    scheduler (configuration, release, feature gates) to evaluate it with."""
 
     cluster: ClusterOption = None
     scheduler_config: SchedulerConfigOption = None
     percentage_of_nodes_to_score: PercentageOption = None
     kubeconfig: KubeconfigOption = None
     context: ContextOption = None
+    kubernetes_version: KubernetesVersionOption = None
+    feature_gates: FeatureGatesOption = None
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -1,4 +1,4 @@
-"""Scheduler profiles: the v1.34 default plugin set, plugin args defaults, how custom plugin sets merge
+"""Scheduler profiles: the release's default plugin set (kwhatif.versions), plugin args defaults, how custom plugin sets merge
 into the defaults (apis/config/v1/default_plugins.go, defaults.go), and which plugins a profile runs at
 each extension point (frameworkruntime.NewFramework's updatePluginList and expandMultiPointPlugins).
 """
@@ -13,34 +13,11 @@ from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME
 from kwhatif.api.validation import go_quote
 from kwhatif.framework.registry import PLUGIN_ARGS, REGISTRY, extends
 from kwhatif.errors import InputError
+from kwhatif.versions import DEFAULT, Features
 
 # Extension point keys of KubeSchedulerConfiguration's `plugins`, in the framework's order.
 EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
                     "reserve", "permit", "preBind", "bind", "postBind")
-
-# The v1.34 default profile (MultiPoint), DynamicResources inserted before DefaultPreemption because
-# the DynamicResourceAllocation gate is on.
-DEFAULT_MULTI_POINT = (
-    ("SchedulingGates", None),
-    ("PrioritySort", None),
-    ("NodeUnschedulable", None),
-    ("NodeName", None),
-    ("TaintToleration", 3),
-    ("NodeAffinity", 2),
-    ("NodePorts", None),
-    ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", None),
-    ("NodeVolumeLimits", None),
-    ("VolumeBinding", None),
-    ("VolumeZone", None),
-    ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2),
-    ("DynamicResources", None),
-    ("DefaultPreemption", None),
-    ("NodeResourcesBalancedAllocation", 1),
-    ("ImageLocality", 1),
-    ("DefaultBinder", None),
-)
 
 # Plugin args after v1 defaulting (SetDefaults_*Args).
 DEFAULT_PLUGIN_ARGS: dict[str, dict] = {name: args.default() for name, args in PLUGIN_ARGS.items()}
@@ -51,8 +28,10 @@ FRAMEWORK_POINTS = ("preFilter", "filter", "postFilter", "reserve", "preScore", 
 GO_PLUGIN_TYPE = {p: p[0].upper() + p[1:] + "Plugin" for p in FRAMEWORK_POINTS}
 
 
-def default_plugins() -> dict:
-    return {"multiPoint": {"enabled": [{"name": n, **({"weight": w} if w else {})} for n, w in DEFAULT_MULTI_POINT],
+def default_plugins(features: Features = DEFAULT) -> dict:
+    """getDefaultPlugins of the release: its MultiPoint set with weights."""
+    return {"multiPoint": {"enabled": [{"name": n, **({"weight": w} if w else {})}
+                                       for n, w in features.release.default_plugins],
                            "disabled": []}}
 
 
@@ -104,14 +83,14 @@ class PluginSetError(Exception):
         }[problem])
 
 
-def _explicit_plugins(plugins: dict, point: str) -> list[str]:
+def _explicit_plugins(plugins: dict, point: str, features: Features) -> list[str]:
     """updatePluginList: the plugins enabled at the point itself, each known, extending it, and once."""
     names: list[str] = []
     for entry in (plugins.get(point) or {}).get("enabled") or []:
         name = entry.get("name")
         if name not in REGISTRY:
             raise PluginSetError(PluginSetError.UNKNOWN, name, point, point, entry)
-        if not extends(name, point):
+        if not extends(name, point, features):
             raise PluginSetError(PluginSetError.NOT_EXTENDING, name, point, point, entry)
         if name in names:
             raise PluginSetError(PluginSetError.DUPLICATE, name, point, point, entry)
@@ -119,7 +98,7 @@ def _explicit_plugins(plugins: dict, point: str) -> list[str]:
     return names
 
 
-def _expand_multi_point(plugins: dict, point: str, enabled: list[str]) -> list[str]:
+def _expand_multi_point(plugins: dict, point: str, enabled: list[str], features: Features) -> list[str]:
     """expandMultiPointPlugins for one extension point: overridden, then MultiPoint, then the rest."""
     disabled = {p.get("name") for p in (plugins.get(point) or {}).get("disabled") or []}
     if "*" in disabled:
@@ -130,7 +109,7 @@ def _expand_multi_point(plugins: dict, point: str, enabled: list[str]) -> list[s
         name = entry.get("name")
         if name not in REGISTRY:
             raise PluginSetError(PluginSetError.UNKNOWN, name, point, "multiPoint", entry)
-        if not extends(name, point) or name in disabled:
+        if not extends(name, point, features) or name in disabled:
             continue
         if name in enabled:
             overridden.add(name)
@@ -141,35 +120,38 @@ def _expand_multi_point(plugins: dict, point: str, enabled: list[str]) -> list[s
     return [n for n in enabled if n in overridden] + from_multi + [n for n in enabled if n not in overridden]
 
 
-def plugins_by_point(plugins: dict) -> dict[str, list[str]]:
+def plugins_by_point(plugins: dict, features: Features = DEFAULT) -> dict[str, list[str]]:
     """The plugin names a profile runs at each extension point, in order: every point's own list
     checked first, then MultiPoint expanded (raises PluginSetError where NewFramework fails)."""
-    explicit = {point: _explicit_plugins(plugins, point) for point in FRAMEWORK_POINTS}
+    explicit = {point: _explicit_plugins(plugins, point, features) for point in FRAMEWORK_POINTS}
     if not (plugins.get("multiPoint") or {}).get("enabled"):
         return explicit
-    return {point: _expand_multi_point(plugins, point, explicit[point]) for point in FRAMEWORK_POINTS}
+    return {point: _expand_multi_point(plugins, point, explicit[point], features) for point in FRAMEWORK_POINTS}
 
 
 @dataclass
 class Profile:
-    """One scheduler profile after defaulting: its name, merged plugin sets and plugin args."""
+    """One scheduler profile after defaulting: its name, merged plugin sets and plugin args, and the
+    release and gates it runs with (its plugins read them)."""
 
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     plugins: dict = field(default_factory=default_plugins)
     plugin_config: dict[str, dict] = field(default_factory=lambda: copy.deepcopy(DEFAULT_PLUGIN_ARGS))
     percentage_of_nodes_to_score: int | None = None
+    features: Features = DEFAULT
 
     def args_for(self, plugin: str) -> dict:
         return self.plugin_config.get(plugin, {})
 
 
-def default_profile() -> Profile:
-    return Profile()
+def default_profile(features: Features = DEFAULT) -> Profile:
+    return Profile(plugins=default_plugins(features), features=features)
 
 
 @dataclass
 class SchedulerSetup:
-    """What a KubeSchedulerConfiguration decides: profiles, extenders, and their settings."""
+    """What a KubeSchedulerConfiguration decides (profiles, extenders, and their settings) for the
+    kube-scheduler release and gates of ``features``."""
 
     profiles: list[Profile] = field(default_factory=lambda: [default_profile()])
     extenders: list[dict] = field(default_factory=list)
@@ -177,6 +159,12 @@ class SchedulerSetup:
     parallelism: int = 16  # KubeSchedulerConfiguration.parallelism: whether node sampling is deterministic
     leader_election: dict = field(default_factory=dict)
     source: str = ""
+    features: Features = DEFAULT
+
+    @classmethod
+    def defaults(cls, features: Features = DEFAULT) -> "SchedulerSetup":
+        """kube-scheduler of that release without a configuration file."""
+        return cls(profiles=[default_profile(features)], features=features)
 
     def with_percentage_of_nodes_to_score(self, percentage: int) -> SchedulerSetup:
         """This setup with ``percentage`` as the global and every profile's percentageOfNodesToScore

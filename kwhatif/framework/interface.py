@@ -11,6 +11,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from kwhatif.errors import InputError
+from kwhatif.versions import DEFAULT, Features
 
 if TYPE_CHECKING:
     from kwhatif.state.nodeinfo import PodInfo
@@ -151,12 +152,15 @@ class Plugin:
     - ``filter(state, pod, node_info) -> Status | None``
     - ``post_filter(state, pod, filtered_node_status) -> (PostFilterResult | None, Status)``
     - ``pre_score(state, pod, nodes) -> Status | None``
-    - ``score(state, pod, node_info) -> int`` and ``normalize_score(state, pod, scores: list[NodeScore])``
+    - ``score(state, pod, node_info) -> int`` (an Error status is raised as PluginError) and
+      ``normalize_score(state, pod, scores: list[NodeScore])``
     - ``scores(state, pod, nodes) -> list[int]``, optional: Score and NormalizeScore of all ``nodes`` at once,
       exactly what the two give, for plugins that can do it faster in bulk (the framework then calls neither)
     - ``pre_enqueue(pod) -> Status | None``
-    A plugin is built as ``cls(args: dict, handle: Handle)``. A plugin that takes args names their type
-    (kwhatif/plugins/args/) in ``args_type``, and is built with them defaulted and validated by it.
+    A plugin is built as ``cls(args: dict, handle: Handle)``; ``self.features`` is the release and gates
+    it runs with (upstream's feature.Features), the handle's, else kwhatif.versions.DEFAULT. A plugin that
+    takes args names their type (kwhatif/plugins/args/) in ``args_type``, and is built with them defaulted
+    and validated by it.
     """
 
     name: str = ""
@@ -172,6 +176,7 @@ class Plugin:
     def __init__(self, args: dict | None = None, handle: "Handle | None" = None) -> None:
         self.args = self.args_type.for_plugin(args) if self.args_type is not None else (args or {})
         self.handle = handle
+        self.features = handle.features if handle is not None else DEFAULT
 
 
 class Handle:
@@ -180,9 +185,10 @@ class Handle:
     preemption Evaluator class, both given by the scheduler that runs the framework (preemption runs
     the framework's filters, so it sits above the framework and plugins do not import it)."""
 
-    def __init__(self, snapshot, framework=None) -> None:
+    def __init__(self, snapshot, framework=None, features: Features = DEFAULT) -> None:
         self.snapshot = snapshot
         self.framework = framework
+        self.features = features
         self.extenders: list = []
         self.preemption_evaluator = None
         # The schedulerNames of every profile of the scheduler (None: not known, every pod counts).

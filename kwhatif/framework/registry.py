@@ -1,5 +1,5 @@
 """The in-tree plugins (framework/plugins/registry.go): for each name, its implementation (imported on
-first use), the extension points it implements in v1.34 and its args type.
+first use), the extension points it implements in v1.34, those a later release added, and its args type.
 
 The extension points are the Go interfaces the upstream plugin satisfies. Configuration checks and the
 runtime's MultiPoint expansion both read them here; kwhatif models scheduling up to Score, so a plugin
@@ -21,12 +21,14 @@ from kwhatif.plugins.args.node_resources_balanced_allocation import NodeResource
 from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
 from kwhatif.plugins.args.pod_topology_spread import PodTopologySpreadArgs
 from kwhatif.plugins.args.volume_binding import VolumeBindingArgs
+from kwhatif.versions import DEFAULT, DYNAMIC_RESOURCES_SCORE, Features
 
 
 class Registration(NamedTuple):
     target: str  # "module:Class"
     extension_points: frozenset[str]
     args: type[PluginArgs] | None = None  # None: the plugin takes no args (any given stay raw)
+    added_points: tuple[tuple[str, str], ...] = ()  # (extension point, the kwhatif.versions change adding it)
 
 
 def _points(*names: str) -> frozenset[str]:
@@ -59,7 +61,7 @@ REGISTRY: dict[str, Registration] = {
                                      _points("preFilter", "filter", "preScore", "score"), InterPodAffinityArgs),
     "DynamicResources": Registration("kwhatif.plugins.dynamic_resources:DynamicResources",
                                      _points("preEnqueue", "preFilter", "filter", "postFilter", "reserve", "preBind"),
-                                     DynamicResourcesArgs),
+                                     DynamicResourcesArgs, (("score", DYNAMIC_RESOURCES_SCORE),)),
     "DefaultPreemption": Registration("kwhatif.plugins.default_preemption:DefaultPreemption",
                                       _points("preEnqueue", "postFilter"), DefaultPreemptionArgs),
     "NodeResourcesBalancedAllocation": Registration(
@@ -73,10 +75,14 @@ REGISTRY: dict[str, Registration] = {
 PLUGIN_ARGS: dict[str, type[PluginArgs]] = {name: r.args for name, r in REGISTRY.items() if r.args is not None}
 
 
-def extends(name: str, point: str) -> bool:
-    """Whether the plugin implements the extension point (False for an unknown plugin)."""
+def extends(name: str, point: str, features: Features = DEFAULT) -> bool:
+    """Whether the plugin implements the extension point in the release of ``features`` (False for an
+    unknown plugin)."""
     registration = REGISTRY.get(name)
-    return registration is not None and point in registration.extension_points
+    if registration is None:
+        return False
+    return point in registration.extension_points or any(
+        point == added and features.has(change) for added, change in registration.added_points)
 
 
 def plugin_class(name: str) -> type[Plugin]:

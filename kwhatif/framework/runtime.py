@@ -70,10 +70,11 @@ class Framework:
         # Per-node values kept between attempts (state.node_memo.NodeMemo): the engine that runs a
         # sequence gives one; the plugins read it through the handle.
         self.memo = memo
-        self.handle = Handle(snapshot, self)
+        self.features = profile.features
+        self.handle = Handle(snapshot, self, profile.features)
         plugins_cfg = profile.plugins
         try:
-            names_by_point = plugins_by_point(plugins_cfg)
+            names_by_point = plugins_by_point(plugins_cfg, profile.features)
         except PluginSetError as exc:
             raise ConfigError(f"profile {profile.scheduler_name!r}: {exc}") from None
         multi_point = (plugins_cfg.get("multiPoint") or {}).get("enabled") or []
@@ -104,7 +105,7 @@ class Framework:
         weights: dict[str, int] = {}
         for entry in list((plugins_cfg.get("score") or {}).get("enabled") or []) + list(multi_point):
             name = entry.get("name")
-            if name in weights or not extends(name, "score"):
+            if name in weights or not extends(name, "score", self.features):
                 continue
             weights[name] = int(entry.get("weight") or 0) or 1
         return weights
@@ -289,31 +290,11 @@ class Framework:
                 pl.name: [] for pl in local}
         raw: list[list[int]] = []
         for pl in plugins:
-            bulk = getattr(pl, "scores", None)
-            if bulk is not None:  # Score and NormalizeScore of all nodes in one call
-                raw.append(bulk(state, pod, nodes))
-                continue
-            score = pl.score
-            normalize = getattr(pl, "normalize_score", None)
-            normalize_values = getattr(pl, "normalize_values", None)  # NormalizeScore on the values alone
-            if pl.name in local_columns:
-                values = local_columns[pl.name]
-            elif normalize is None or normalize_values is not None:
-                values = [score(state, pod, ni) for ni in nodes]
-            else:
-                values = None
-            if values is not None and normalize is None:
-                raw.append(values)
-                continue
-            if values is not None and normalize_values is not None:
-                raw.append(normalize_values(state, pod, values))
-                continue
-            if values is not None:
-                scores = [NodeScore(ni.name, value) for ni, value in zip(nodes, values)]
-            else:
-                scores = [NodeScore(ni.name, score(state, pod, ni)) for ni in nodes]
-            normalize(state, pod, scores)
-            raw.append([ns.score for ns in scores])
+            try:
+                raw.append(self._plugin_scores(pl, state, pod, nodes, local_columns))
+            except PluginError as exc:  # RunScorePlugins' wording of a plugin's Score error
+                raise PluginError(Status(Code.ERROR, [f'running Score plugins: plugin "{pl.name}" failed with: '
+                                                      f"{exc.status.message}"], pl.name)) from None
         names = [pl.name for pl in plugins]
         if any(column and not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE) for column in raw):
             for index in range(len(nodes)):
@@ -330,6 +311,33 @@ class Framework:
             return [NodePluginScores(ni.name, [], 0) for ni in nodes]
         return [NodePluginScores(ni.name, None, sum(weighted), names, weighted)
                 for ni, weighted in zip(nodes, zip(*columns))]
+
+    @staticmethod
+    def _plugin_scores(pl: Plugin, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                       local_columns: dict[str, list[int]]) -> list[int]:
+        """One Score plugin's normalized scores of ``nodes`` (raw values kept in ``local_columns`` reused)."""
+        bulk = getattr(pl, "scores", None)
+        if bulk is not None:  # Score and NormalizeScore of all nodes in one call
+            return bulk(state, pod, nodes)
+        score = pl.score
+        normalize = getattr(pl, "normalize_score", None)
+        normalize_values = getattr(pl, "normalize_values", None)  # NormalizeScore on the values alone
+        if pl.name in local_columns:
+            values = local_columns[pl.name]
+        elif normalize is None or normalize_values is not None:
+            values = [score(state, pod, ni) for ni in nodes]
+        else:
+            values = None
+        if values is not None and normalize is None:
+            return values
+        if values is not None and normalize_values is not None:
+            return normalize_values(state, pod, values)
+        if values is not None:
+            scores = [NodeScore(ni.name, value) for ni, value in zip(nodes, values)]
+        else:
+            scores = [NodeScore(ni.name, score(state, pod, ni)) for ni in nodes]
+        normalize(state, pod, scores)
+        return [ns.score for ns in scores]
 
     def has_score_plugins(self) -> bool:
         return bool(self.points["score"])

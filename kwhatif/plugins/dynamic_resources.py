@@ -4,7 +4,8 @@ PreEnqueue keeps a pod whose claims do not exist (or are being deleted) from bei
 PreFilter rejects requests naming a missing DeviceClass and prepares the allocator for the claims
 that are not allocated yet; a claim that is allocated pins the pod to its allocation's node selector.
 Filter asks the allocator for the node (dra_allocator). PostFilter says whether deallocating a claim
-could help. There is no Score in v1.34, and kwhatif never reserves or binds.
+could help. Score (since v1.35; the registry adds the point with the release) prefers nodes where the
+pod gets an earlier firstAvailable subrequest. kwhatif never reserves or binds.
 
 Beyond upstream's one-line reasons, Filter records per node which claim and request failed and how
 many devices the node has, match, and has in use (the report's ``dra`` section).
@@ -15,11 +16,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from kwhatif.framework.interface import CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, NOTES_KEY, Code, Plugin, Status
+from kwhatif.framework.interface import (CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, MAX_NODE_SCORE, NOTES_KEY, Code,
+                                        Plugin, PluginError, Status)
+from kwhatif.plugins.helper import default_normalize_score
 from kwhatif.plugins.args.dynamic_resources import DynamicResourcesArgs
 
 STATE_KEY = "DynamicResources"
 RESERVED_FOR_MAX_SIZE = 256  # resourceapi.ResourceClaimReservedForMaxSize
+FIRST_AVAILABLE_MAX_SIZE = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
@@ -225,6 +229,42 @@ class DynamicResources(Plugin):
                              f"reserved for no pod, not available on any node the pod fits otherwise)")
                 return None, Status.new(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
         return None, Status.new(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
+
+    def score(self, state, pod, node_info) -> int:
+        """v1.35: the sum, over the claims and their firstAvailable requests, of 8 - the index of the
+        subrequest allocated on this node (0 without claims, or without an allocation here)."""
+        s: _State | None = state.read(STATE_KEY)
+        if s is None:
+            raise PluginError(Status.error("not found"))
+        if not s.claims:
+            return 0
+        allocations = (state.read(CLAIM_ALLOCATIONS_KEY) or {}).get(node_info.name)
+        if allocations is None:
+            return 0
+        return compute_score(s.claims, list(allocations.values()))
+
+    def normalize_score(self, state, pod, scores) -> None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+
+def compute_score(claims: list[Mapping], allocations: list[Mapping]) -> int:
+    """computeScore. As upstream, the i-th claim of the pod is read against the i-th allocation result,
+    and the results are those of the claims that were still to allocate: a pod with an allocated claim
+    before an unallocated one fails to score."""
+    score = 0
+    for i, claim in enumerate(claims):
+        if i >= len(allocations):
+            raise PluginError(Status.error(f"number of allocations {len(allocations)} is smaller than number "
+                                           f"of claims"))
+        allocated = {result.get("request") for result in
+                     ((allocations[i].get("devices") or {}).get("results") or []) if "/" in (result.get("request") or "")}
+        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
+            if request.get("exactly") is not None:
+                continue
+            for index, sub in enumerate(request.get("firstAvailable") or []):
+                if f"{request.get('name') or ''}/{sub.get('name') or ''}" in allocated:
+                    score += FIRST_AVAILABLE_MAX_SIZE - index
+    return score
 
 
 def _record_allocations(state, allocator, results, node_name: str) -> None:

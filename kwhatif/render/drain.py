@@ -9,7 +9,7 @@ from rich.text import Text
 
 from kwhatif.render.scenario import placement_text, scenario_lines
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table, print_warnings
+from kwhatif.render.tables import Column, print_table, print_version, print_warnings
 
 
 def emit(report: dict, fmt: str, console: Console | None = None) -> None:
@@ -26,6 +26,7 @@ _ACTION_STYLE = {"blocked": "red", "evict": "yellow", "delete": "yellow"}
 
 def render_drain(report: dict, console: Console) -> None:
     """Per drained node its pods, what happens to each and where it lands; then the verdict."""
+    print_version(console, report)
     for line in scenario_lines(report["scenario"]):
         console.print(Text(line))
     columns = [Column("POD"), Column("ACTION"), Column("LANDS ON", wrap=True),

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from kwhatif.api.goduration import human_duration
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table, print_warnings
+from kwhatif.render.tables import Column, print_table, print_version, print_warnings
 from kwhatif.whatif.pending import FITS, UNSCHEDULABLE, PendingPod, PendingReport
 
 COLUMNS = [Column("#", right=True), Column("POD"), Column("AGE"), Column("PRIORITY", right=True),
@@ -18,6 +18,7 @@ COLUMNS = [Column("#", right=True), Column("POD"), Column("AGE"), Column("PRIORI
 
 def render_pending(report: PendingReport, explain: bool = False, console: Console | None = None) -> None:
     console = make_console(console)
+    print_version(console, report.features.to_dict())
     at = report.at.strftime("%Y-%m-%dT%H:%M:%SZ")
     if not report.pods:
         console.print(f"No pending pods at {at} ({report.num_all_nodes} nodes).")

@@ -9,7 +9,6 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from kwhatif import KUBERNETES_VERSION
 from kwhatif.preemption import (
     CRITERIA,
     NO_VICTIMS,
@@ -18,7 +17,7 @@ from kwhatif.preemption import (
     criteria_dict,
     display_time,
 )
-from kwhatif.render.tables import Column, console_width, print_table, print_warnings, shared_suffix
+from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
 from kwhatif.result import ScheduleResult, status_dict
 from kwhatif.state.nodeinfo import PodInfo
 
@@ -78,7 +77,7 @@ def cannot_help_groups(outcome: PreemptionOutcome) -> list[dict]:
 def explain_data(result: ScheduleResult) -> dict:
     """What ``kwhatif preempt -o json`` prints: the attempt's summary and the full preemption story."""
     data = {
-        "kubernetesVersion": KUBERNETES_VERSION,
+        **result.features.to_dict(),
         "pod": result.pod.key,
         "admission": result.admission.to_dict(),
         "fits": result.fits,
@@ -134,6 +133,7 @@ def emit(result: ScheduleResult, fmt: str, explain: bool = False, console: Conso
 
 def render_preempt(result: ScheduleResult, explain: bool, console: Console, all_nodes: bool = False) -> None:
     adm = result.admission
+    print_version(console, result.features.to_dict())
     console.print(Text.assemble("Pod ", (result.pod.key, "bold"),
                                 f" (priority {adm.priority}"
                                 f"{', class ' + adm.priority_class_name if adm.priority_class_name else ''}, "

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.text import Text
 
 from kwhatif.render.table import _cpu, _mem, make_console
-from kwhatif.render.tables import Column, console_width, print_table, print_warnings, shared_suffix
+from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
 
 
 def _placement_rows(placements) -> list[list[str]]:
@@ -71,6 +71,7 @@ def _footer(sequence, console: Console) -> None:
 
 def render_sequence(sequence, console: Console | None = None) -> None:
     console = make_console(console)
+    print_version(console, sequence.features.to_dict())
     if not sequence.placements:  # a suspended Job, a DaemonSet no node takes: the notes above say why
         console.print("Nothing to place: the manifest makes no pod.")
         _footer(sequence, console)
@@ -93,6 +94,7 @@ def render_sequence(sequence, console: Console | None = None) -> None:
 def render_capacity(result, console: Console | None = None) -> None:
     console = make_console(console)
     sequence = result.sequence
+    print_version(console, sequence.features.to_dict())
     console.print(Text(f"The cluster can schedule {result.instances} instance(s) of the pod {result.template}."))
     reason = "LimitReached" if result.limit_reached else "Unschedulable"
     console.print(Text(f"Termination reason: {reason}: {result.stop_reason}"))

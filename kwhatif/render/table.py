@@ -7,7 +7,7 @@ from rich.text import Text
 
 from kwhatif.plugins.dra_explain import summarize as summarize_dra
 from kwhatif.render import env
-from kwhatif.render.tables import Column, console_width, print_table, print_warnings, shared_suffix
+from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
 from kwhatif.result import NodeUsage, ScheduleResult
 
 
@@ -74,6 +74,7 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
     """The placement: one row per node (a large cluster summarized unless ``all_nodes`` or ``nodes``),
     then kube-scheduler's own summary lines."""
     console = make_console(console)
+    print_version(console, result.features.to_dict())
     pod = result.pod
     adm = result.admission
     header = Text("Pod ")

@@ -251,6 +251,14 @@ def print_hanging(console: Console, lead: Text | str, text: Text | str) -> None:
     print_columns(console, [lead, Text(text) if isinstance(text, str) else text], [cell_len(lead.plain), None])
 
 
+def print_version(console: Console, data: dict) -> None:
+    """The header line every table starts with: the kube-scheduler release that answered (``data`` holds
+    Features.to_dict()), and how it was chosen when that is a guess or a stand-in."""
+    from kwhatif.versions import describe
+
+    console.print(Text.assemble("Answered as ", (describe(data), "bold")))
+
+
 def print_warnings(console: Console, warnings) -> None:
     """Each warning on its own ``warning:`` line, as every command ends its human output."""
     for warning in warnings:

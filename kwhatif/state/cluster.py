@@ -151,6 +151,14 @@ class Cluster:
     def counts(self) -> dict[str, int]:
         return {kind: len(getattr(self, attr)) for kind, attr in KINDS.items() if getattr(self, attr)}
 
+    def kubelet_versions(self) -> list[str]:
+        """The distinct kubelet versions of the nodes (a snapshot keeps them in its metadata: its nodes
+        are stripped of status.nodeInfo)."""
+        found = {(((node.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion") or "")
+                 for node in self.nodes}
+        found.discard("")
+        return sorted(found) or list(self.metadata.get("kubeletVersions") or [])
+
 
 def validate_node_quantities(node: dict, source: str) -> None:
     status = node.get("status") or {}

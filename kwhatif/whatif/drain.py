@@ -25,6 +25,7 @@ from kwhatif.errors import InputError
 from kwhatif.preemption import utc_now
 from kwhatif.state.cluster import TERMINAL_PHASES
 from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.versions import DEFAULT, Features
 from kwhatif.whatif.changes import (Change, Scenario, drop_pods, is_recreated, pods_by_node, select_nodes,
                                     set_unschedulable)
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, kubectl_verdict
@@ -63,6 +64,7 @@ class DrainReport:
     node_errors: dict[str, str] = field(default_factory=dict)
     placements: list[dict] = field(default_factory=list)  # the replacements' placements, in queue order
     warnings: list[str] = field(default_factory=list)  # what reading the cluster found
+    features: Features = DEFAULT  # the kube-scheduler release (and gates) that placed the pods
 
     def node_drained(self, node: str) -> bool:
         return node not in self.node_errors and not any(
@@ -77,7 +79,7 @@ class DrainReport:
         return all(self.node_drained(node) for node in self.drained) and not self.unplaced
 
     def to_dict(self) -> dict:
-        return {"scenario": self.scenario.to_dict(), "rules": self.options.rules, "drained": list(self.drained),
+        return {**self.features.to_dict(), "scenario": self.scenario.to_dict(), "rules": self.options.rules, "drained": list(self.drained),
                 "nodes": {node: self.node_drained(node) for node in self.drained},
                 "pods": [o.to_dict() for o in self.pods], "placements": list(self.placements), "safe": self.safe,
                 "warnings": list(self.warnings)}
@@ -105,7 +107,8 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
             mark_to_be_deleted(node, now)
         else:
             set_unschedulable(node, True)
-    report = DrainReport(scenario, options, names, [], warnings=list(cluster.warnings))
+    report = DrainReport(scenario, options, names, [], warnings=list(cluster.warnings),
+                         features=setup.features if setup is not None else DEFAULT)
     run = _DrainRun(report, Placer(cluster, setup, snapshot), now)
     on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     for name in names:

@@ -35,6 +35,7 @@ from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.node_memo import pod_class
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
+from kwhatif.versions import DEFAULT, Features
 from kwhatif.whatif import SchedulerSetup, lease_warning
 from kwhatif.whatif.cluster_pods import ClusterPod, existing_pod
 from kwhatif.whatif.sequence import PreparedPod, SequencePlacer
@@ -108,6 +109,7 @@ class PendingReport:
     num_all_nodes: int
     at: datetime
     warnings: list[str]
+    features: Features = DEFAULT  # the kube-scheduler release (and gates) that answered
 
     @property
     def waiting_for_a_node(self) -> list[PendingPod]:
@@ -115,7 +117,8 @@ class PendingReport:
         return [p for p in self.pods if p.outcome in (UNSCHEDULABLE, ERROR)]
 
     def to_dict(self) -> dict:
-        return {"pending": [p.to_dict() for p in self.pods], "numAllNodes": self.num_all_nodes,
+        return {**self.features.to_dict(), "pending": [p.to_dict() for p in self.pods],
+                "numAllNodes": self.num_all_nodes,
                 "at": self.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "warnings": list(self.warnings)}
 
 
@@ -192,7 +195,7 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
         warning = lease_warning(cluster, setup, name)
         if warning:
             warnings.append(warning)
-    return PendingReport(pods, snapshot.num_nodes(), at or _capture_time(cluster), warnings)
+    return PendingReport(pods, snapshot.num_nodes(), at or _capture_time(cluster), warnings, setup.features)
 
 
 def _with_nomination(pod: dict, node: str | None) -> dict:

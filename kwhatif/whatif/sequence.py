@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Iterator
 
-from kwhatif import KUBERNETES_VERSION
 from kwhatif.api.defaults import Admission
 from kwhatif.errors import InputError
 from kwhatif.framework.runtime import framework_for
@@ -35,6 +34,7 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
+from kwhatif.versions import DEFAULT, Features
 from kwhatif.whatif import SchedulerSetup, create_resource_claims, lease_warning, prepare_pod
 
 TIE_BREAK_LOWEST = "lowest-node-name"
@@ -101,6 +101,7 @@ class SequenceResult:
     warnings: list[str] = field(default_factory=list)
     skipped_kinds: dict[str, int] = field(default_factory=dict)
     sampling: dict = field(default_factory=dict)
+    features: Features = DEFAULT  # the kube-scheduler release (and gates) that answered
 
     @property
     def placed(self) -> int:
@@ -136,7 +137,7 @@ class SequenceResult:
 
     def to_dict(self) -> dict:
         """The machine contract of ``place`` for several pods."""
-        return {"kubernetesVersion": KUBERNETES_VERSION,
+        return {**self.features.to_dict(),
                 "placements": [p.to_dict() for p in self.placements],
                 "summary": self.summary(),
                 "warnings": list(self.warnings),
@@ -286,7 +287,7 @@ def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: Scheduler
             break
     return SequenceResult(placements, placer.usage(), snapshot.num_nodes(),
                           TIE_BREAK_RANDOM if seed is not None else TIE_BREAK_LOWEST, seed, placer.warnings,
-                          dict(snapshot.cluster.skipped_kinds), placer.sampling())
+                          dict(snapshot.cluster.skipped_kinds), placer.sampling(), placer.setup.features)
 
 
 def place_sequence(raws: list[tuple[dict, str]], cluster: Cluster, setup: SchedulerSetup | None = None, *,
@@ -322,7 +323,7 @@ class CapacityResult:
     sequence: SequenceResult
 
     def to_dict(self) -> dict:
-        return {"kubernetesVersion": KUBERNETES_VERSION, "pod": self.template, "instances": self.instances,
+        return {**self.sequence.features.to_dict(), "pod": self.template, "instances": self.instances,
                 "limitReached": self.limit_reached, "stopReason": self.stop_reason,
                 "byNode": {name: usage.to_dict() for name, usage in sorted(self.sequence.by_node.items())},
                 "placements": [p.to_dict() for p in self.sequence.placements],

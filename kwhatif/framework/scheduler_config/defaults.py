@@ -7,18 +7,20 @@ from kwhatif.api.goduration import parse_ns as parse_go_duration
 from kwhatif.framework.config import default_plugins, merge_plugins
 from kwhatif.framework.registry import PLUGIN_ARGS
 from kwhatif.framework.scheduler_config.profile import ProfileConfig, enabled_names
+from kwhatif.versions import DEFAULT, Features
 
 DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE = 0
 DEFAULT_EXTENDER_TIMEOUT = "5s"  # extender.go DefaultExtenderTimeout, applied when httpTimeout is zero
 
 
-def default_config(config: dict) -> tuple[dict, list[ProfileConfig]]:
-    """SetDefaults_KubeSchedulerConfiguration (the fields that matter to kwhatif and validation)."""
+def default_config(config: dict, features: Features = DEFAULT) -> tuple[dict, list[ProfileConfig]]:
+    """SetDefaults_KubeSchedulerConfiguration (the fields that matter to kwhatif and validation), with the
+    default plugins of the release of ``features``."""
     config.setdefault("parallelism", 16)
     raw_profiles = config.get("profiles") or [{}]
     if len(raw_profiles) == 1 and "schedulerName" not in raw_profiles[0]:
         raw_profiles[0]["schedulerName"] = DEFAULT_SCHEDULER_NAME
-    profiles = [_default_profile(i, p) for i, p in enumerate(raw_profiles)]
+    profiles = [_default_profile(i, p, features) for i, p in enumerate(raw_profiles)]
     config.setdefault("percentageOfNodesToScore", DEFAULT_PERCENTAGE_OF_NODES_TO_SCORE)
     election = config.setdefault("leaderElection", {})
     election.setdefault("leaderElect", True)
@@ -53,11 +55,11 @@ def _normalize_plugins(plugins: dict | None) -> dict | None:
     return out
 
 
-def _default_profile(index: int, raw: dict) -> ProfileConfig:
+def _default_profile(index: int, raw: dict, features: Features) -> ProfileConfig:
     # Without `plugins` upstream keeps the defaults as they are; merging {} gives the same sets, with
     # every extension point present.
     custom = _normalize_plugins(raw.get("plugins")) or {}
-    plugins = merge_plugins(default_plugins(), custom)
+    plugins = merge_plugins(default_plugins(features), custom)
     entries = []
     for entry in raw.get("pluginConfig") or []:
         name = entry.get("name", "")

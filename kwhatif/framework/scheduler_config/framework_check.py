@@ -11,6 +11,7 @@ from kwhatif.framework.registry import PLUGIN_ARGS, REGISTRY
 from kwhatif.framework.scheduler_config.refusal import refuse
 from kwhatif.framework.scheduler_config.profile import ProfileConfig, enabled_names
 from kwhatif.plugins.args.base import aggregate
+from kwhatif.versions import DEFAULT, Features
 
 
 def apply_extender_resources(extenders: list[dict], profiles: list[ProfileConfig]) -> None:
@@ -29,7 +30,7 @@ def apply_extender_resources(extenders: list[dict], profiles: list[ProfileConfig
         entry["args"]["ignoredResources"] = list(ignored)
 
 
-def check_framework(profile: ProfileConfig) -> None:
+def check_framework(profile: ProfileConfig, features: Features = DEFAULT) -> None:
     """What frameworkruntime.NewFramework refuses, in the order it finds it."""
     path = f"profiles[{profile.index}]"
     plugins = profile.plugins
@@ -49,7 +50,7 @@ def check_framework(profile: ProfileConfig) -> None:
                    f"RequestedToCapacityRatio needs a shape (kube-scheduler v1.34 crashes at startup "
                    f"without one)")
     try:
-        by_point = plugins_by_point(plugins)
+        by_point = plugins_by_point(plugins, features)
     except PluginSetError as exc:
         where = profile.enabled_path(exc.written_at, exc.entry)
         hint = _did_you_mean(exc.name) if exc.problem == PluginSetError.UNKNOWN else ""

@@ -1,0 +1,278 @@
+"""The kube-scheduler releases kwhatif models, as data: per release its feature-gate defaults (as compiled),
+its default plugin set and weights, and the behaviour changes it contains. One ``Features`` value (a
+release plus ``--feature-gates`` overrides) travels with the scheduler setup; plugins and the engine ask
+it ``enabled(gate)`` or ``has(change)``, the way upstream's plugins read their ``feature.Features``.
+
+A behaviour change lives in the plugin upstream changed; here it is only named, with the release that
+brought it and how kwhatif's model of it is verified (``CHANGES``). Adding a release (a preview of
+v1.36, say) is adding a ``Release`` to ``RELEASES`` and its changes to ``CHANGES``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Mapping
+
+from kwhatif.errors import InputError
+
+# How a modelled difference is verified, strongest first.
+REFERENCE = "reference cases"  # against cases made by the real kube-scheduler of that release
+UNIT_TESTS = "upstream unit-test tables"  # against upstream's own table tests, ported
+PREVIEW = "preview"  # only from upstream's text (release notes, PR description): not verified
+
+
+@dataclass(frozen=True)
+class Change:
+    """A difference in what kube-scheduler decides or says, from the release ``since`` on."""
+
+    id: str
+    since: tuple[int, int, int]
+    where: str  # the plugin or component upstream changed
+    summary: str
+    source: str  # upstream PR or file
+    verified: tuple[str, ...]
+
+
+def _v(text: str) -> tuple[int, int, int]:
+    major, minor, patch = text.lstrip("v").split(".")
+    return int(major), int(minor), int(patch)
+
+
+UNTOLERATED_TAINTS_REASON = "UntoleratedTaintsReason"
+DYNAMIC_RESOURCES_SCORE = "DynamicResourcesScore"
+TOP_SCORE_HEAP = "TopScoreHeap"
+
+CHANGES: dict[str, Change] = {c.id: c for c in (
+    Change(UNTOLERATED_TAINTS_REASON, _v("1.34.2"), "TaintToleration",
+           "Filter's reason is 'node(s) had untolerated taint(s)', without the taint's key and value, so a "
+           "FitError counts nodes with different taints as one reason",
+           "kubernetes#135023 (v1.34.2 patch)", (REFERENCE, UNIT_TESTS)),
+    Change(DYNAMIC_RESOURCES_SCORE, _v("1.35.0"), "DynamicResources",
+           "a Score plugin (weight 2 in the default profile): each allocated firstAvailable subrequest scores "
+           "8 - its index, normalized to 0-100; every feasible node gets an entry",
+           "v1.35 dynamicresources.go Score, default_plugins.go", (REFERENCE, UNIT_TESTS)),
+    Change(TOP_SCORE_HEAP, _v("1.35.0"), "selectHost",
+           "the pick among tied top scores is a heap ordered by total score and a random value only "
+           "extender-scored nodes get, so without extenders it follows the feasible-node order",
+           "v1.35 schedule_one.go sortedNodeScores (kubernetes#141024 calls it an omission)", (UNIT_TESTS,)),
+)}
+
+
+@dataclass(frozen=True)
+class Gate:
+    default: bool
+    locked: bool = False  # GA or deprecated and locked to its default: setting it otherwise is an error
+
+
+# What kwhatif does with a gate given to --feature-gates: MODELLED gates change what kwhatif answers as
+# upstream's code reads them; NO_EFFECT gates change nothing kwhatif answers (timing, status writes).
+# Any other gate the release knows is refused as not modelled.
+MODELLED_GATES = frozenset({"OpportunisticBatching"})
+NO_EFFECT_GATES = frozenset({"SchedulerAsyncAPICalls", "NominatedNodeNameForExpectation",
+                             "SchedulerPopFromBackoffQ", "SchedulerAsyncPreemption"})
+
+# The v1.34.1 defaults of the gates kube-scheduler reads (pkg/features/kube_features.go as vendored).
+_GATES_1_34_1 = {
+    "DRAAdminAccess": Gate(True), "DRAConsumableCapacity": Gate(False), "DRADeviceBindingConditions": Gate(False),
+    "DRADeviceTaints": Gate(False), "DRAExtendedResource": Gate(False), "DRAPartitionableDevices": Gate(False),
+    "DRAPrioritizedList": Gate(True), "DRAResourceClaimDeviceStatus": Gate(True),
+    "DRASchedulerFilterTimeout": Gate(True), "DynamicResourceAllocation": Gate(True),
+    "InPlacePodVerticalScaling": Gate(True), "MatchLabelKeysInPodTopologySpread": Gate(True),
+    "NominatedNodeNameForExpectation": Gate(False), "PodLevelResources": Gate(True),
+    "SchedulerAsyncAPICalls": Gate(True), "SchedulerAsyncPreemption": Gate(True),
+    "SchedulerPopFromBackoffQ": Gate(True), "StorageCapacityScoring": Gate(False),
+    "VolumeAttributesClass": Gate(True),
+}
+# v1.34.2 turned SchedulerAsyncAPICalls off again (kubernetes#134401).
+_GATES_1_34_7 = {**_GATES_1_34_1, "SchedulerAsyncAPICalls": Gate(False)}
+# As compiled into v1.35.7 (../shared/conformance/v1.35/README.md).
+_GATES_1_35_7 = {
+    **_GATES_1_34_7,
+    "DRADeviceTaintRules": Gate(False), "DynamicResourceAllocation": Gate(True, locked=True),
+    "GangScheduling": Gate(False), "GenericWorkload": Gate(False),
+    "InPlacePodLevelResourcesVerticalScaling": Gate(False), "InPlacePodVerticalScaling": Gate(True, locked=True),
+    "NodeDeclaredFeatures": Gate(False), "NominatedNodeNameForExpectation": Gate(True),
+    "OpportunisticBatching": Gate(True), "TaintTolerationComparisonOperators": Gate(False),
+    "VolumeLimitScaling": Gate(False),
+}
+
+# The default profile's MultiPoint plugins (apis/config/v1/default_plugins.go), DynamicResources inserted
+# before DefaultPreemption because DynamicResourceAllocation is on; the weight None is no weight.
+_DEFAULT_PLUGINS_1_34 = (
+    ("SchedulingGates", None), ("PrioritySort", None), ("NodeUnschedulable", None), ("NodeName", None),
+    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", None), ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None), ("NodeVolumeLimits", None), ("VolumeBinding", None), ("VolumeZone", None),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", None), ("DefaultPreemption", None),
+    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
+)
+# v1.35: DynamicResources scores, with weight 2 (applyDynamicResources).
+_DEFAULT_PLUGINS_1_35 = tuple((name, 2 if name == "DynamicResources" else weight)
+                              for name, weight in _DEFAULT_PLUGINS_1_34)
+
+
+@dataclass(frozen=True)
+class Release:
+    """One modelled kube-scheduler release: the patches of its minor it answers for (``first_patch`` up
+    to the next modelled release of the minor), its gates and default plugins, and how it is verified."""
+
+    name: str  # "v1.35.7"
+    first_patch: int
+    gates: Mapping[str, Gate]
+    default_plugins: tuple[tuple[str, int | None], ...]
+    verified: str  # REFERENCE, UNIT_TESTS or PREVIEW: how this release as a whole is checked
+    source: str  # the upstream tree or text it was read from
+
+    @property
+    def version(self) -> tuple[int, int, int]:
+        return _v(self.name)
+
+    @property
+    def minor(self) -> str:
+        return f"v{self.version[0]}.{self.version[1]}"
+
+    @property
+    def preview(self) -> bool:
+        return self.verified == PREVIEW
+
+    @property
+    def changes(self) -> list[Change]:
+        """The modelled changes since v1.34.1 this release contains, oldest first."""
+        return sorted((c for c in CHANGES.values() if c.since <= self.version), key=lambda c: c.since)
+
+    def has(self, change: str) -> bool:
+        return CHANGES[change].since <= self.version
+
+
+RELEASES: tuple[Release, ...] = (
+    Release("v1.34.1", 0, MappingProxyType(_GATES_1_34_1), _DEFAULT_PLUGINS_1_34, REFERENCE,
+            "kubernetes-sigs/cluster-capacity vendor tree (k8s.io/kubernetes v1.34.1)"),
+    Release("v1.34.7", 2, MappingProxyType(_GATES_1_34_7), _DEFAULT_PLUGINS_1_34, UNIT_TESTS,
+            "openshift-kni/scheduler-plugins release-4.22 vendor tree (v1.34.7); CHANGELOG-1.34"),
+    Release("v1.35.7", 0, MappingProxyType(_GATES_1_35_7), _DEFAULT_PLUGINS_1_35, REFERENCE,
+            "openshift-kni/scheduler-plugins vendor tree (v1.35.4, cases made by v1.35.7)"),
+)
+BASELINE = RELEASES[0]  # the library's default (SchedulerSetup()): the release kwhatif was first verified on
+NEWEST_VERIFIED = max((r for r in RELEASES if not r.preview), key=lambda r: r.version)
+
+VERSION_PATTERN = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+].*)?$")
+
+
+def modelled_names() -> str:
+    return ", ".join(r.name for r in RELEASES)
+
+
+def find_release(text: str, what: str = "--kubernetes-version") -> tuple[Release, str]:
+    """The release that answers for a version: ``1.35`` (a minor: its newest modelled patch), ``v1.34.1``,
+    or a cluster's ``v1.34.5-eks-1234``. Returns it and a note when it stands in for another patch ('' when
+    exact). A version kwhatif does not model is an InputError naming the modelled ones."""
+    match = VERSION_PATTERN.match(text.strip())
+    if not match:
+        raise InputError(f"{what} {text!r}: not a Kubernetes version (like 1.35 or v1.34.1); "
+                         f"modelled: {modelled_names()}")
+    major, minor = int(match[1]), int(match[2])
+    same_minor = sorted((r for r in RELEASES if r.version[:2] == (major, minor)), key=lambda r: r.version)
+    if not same_minor:
+        raise InputError(f"{what} {text}: kube-scheduler v{major}.{minor} is not modelled; "
+                         f"modelled: {modelled_names()}")
+    if match[3] is None:
+        return same_minor[-1], ""
+    patch = int(match[3])
+    covering = [r for r in same_minor if r.first_patch <= patch]
+    if not covering:
+        raise InputError(f"{what} {text}: kube-scheduler v{major}.{minor}.{patch} is not modelled; "
+                         f"modelled: {modelled_names()}")
+    release = covering[-1]
+    if release.version[2] == patch:
+        return release, ""
+    if patch > release.version[2]:
+        return release, f"v{major}.{minor}.{patch} answered as {release.name}, the newest modelled v{major}.{minor} patch"
+    return release, (f"v{major}.{minor}.{patch} answered as {release.name}, which stands for "
+                     f"v{major}.{minor}.{release.first_patch} to {release.name}")
+
+
+def parse_feature_gates(text: str | None, release: Release) -> dict[str, bool]:
+    """``--feature-gates Name=bool,...`` as kube-scheduler takes it, for the gates kwhatif models."""
+    overrides: dict[str, bool] = {}
+    for item in (text or "").split(","):
+        item = item.strip()
+        if not item:
+            continue
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or value.strip().lower() not in ("true", "false"):
+            raise InputError(f"--feature-gates {item!r}: expected Name=true or Name=false")
+        enabled = value.strip().lower() == "true"
+        gate = release.gates.get(name)
+        if gate is None:
+            raise InputError(f"--feature-gates: unrecognized feature gate {name!r} for kube-scheduler "
+                             f"{release.name}; kwhatif models {', '.join(sorted(MODELLED_GATES | NO_EFFECT_GATES))}")
+        if gate.locked and enabled != gate.default:
+            raise InputError(f"--feature-gates: cannot set feature gate {name} to {str(enabled).lower()}, "
+                             f"feature is locked to {str(gate.default).lower()} in {release.name}")
+        if name not in MODELLED_GATES | NO_EFFECT_GATES:
+            raise InputError(f"--feature-gates: {name} is not modelled by kwhatif (it answers with the "
+                             f"default, {str(gate.default).lower()}); modelled: "
+                             f"{', '.join(sorted(MODELLED_GATES | NO_EFFECT_GATES))}")
+        overrides[name] = enabled
+    return overrides
+
+
+@dataclass(frozen=True)
+class Features:
+    """The release that answers and its gates (defaults, then ``overrides``): what plugins and the engine
+    ask. ``note`` says how the release was chosen when it matters (a guess, a stand-in patch)."""
+
+    release: Release = BASELINE
+    overrides: Mapping[str, bool] = field(default_factory=dict)
+    note: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.release.name
+
+    def enabled(self, gate: str) -> bool:
+        """Whether the gate is on; a gate the release does not know is off, as upstream's gates are."""
+        if gate in self.overrides:
+            return self.overrides[gate]
+        known = self.release.gates.get(gate)
+        return known is not None and known.default
+
+    def has(self, change: str) -> bool:
+        return self.release.has(change)
+
+    def with_note(self, note: str) -> "Features":
+        return replace(self, note=note)
+
+    def to_dict(self) -> dict:
+        data: dict = {"kubernetesVersion": self.name}
+        if self.release.preview:
+            data["preview"] = True
+        if self.overrides:
+            data["featureGates"] = dict(sorted(self.overrides.items()))
+        if self.note:
+            data["kubernetesVersionNote"] = self.note
+        return data
+
+
+
+def describe(data: Mapping) -> str:
+    """The header line's words for ``Features.to_dict()`` (or a document holding it): 'kube-scheduler
+    v1.35.7', with preview, the gates set and how the release was chosen."""
+    text = f"kube-scheduler {data['kubernetesVersion']}"
+    if data.get("preview"):
+        text += " (preview: modelled from upstream's text, not verified)"
+    gates = data.get("featureGates") or {}
+    if gates:
+        text += " with " + ",".join(f"{k}={str(v).lower()}" for k, v in gates.items())
+    note = data.get("kubernetesVersionNote")
+    return text + (f" ({note})" if note else "")
+
+
+def features_for(version: str, gates: str | None = None, what: str = "--kubernetes-version") -> Features:
+    release, note = find_release(version, what)
+    return Features(release, MappingProxyType(parse_feature_gates(gates, release)), note)
+
+
+DEFAULT = Features()
