@@ -157,9 +157,14 @@ def test_runtime_class_refusals(tmp_path, spec, message):
     assert refused(result, path) == f'pods "web" is forbidden: {message}'
 
 
-def test_without_runtime_classes_in_the_source_nothing_is_checked(tmp_path):
+def test_without_runtime_classes_in_the_source_only_an_overhead_without_a_class_is_refused(tmp_path):
+    """The source may not include the cluster's RuntimeClasses: a named class is taken on trust, but no
+    class at all cannot have set an overhead (RuntimeClass admission refuses it in every cluster)."""
     result, _ = run(tmp_path, [], with_spec(runtimeClassName="kata", overhead={"cpu": "100m"}))
     assert result.exit_code == 0, result.output
+    result, path = run(tmp_path, [], with_spec(overhead={"cpu": "100m"}))
+    assert refused(result, path) == ('pods "web" is forbidden: pod rejected: Pod Overhead set without corresponding '
+                                     'RuntimeClass defined Overhead')
 
 
 # --- NamespaceLifecycle

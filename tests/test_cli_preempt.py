@@ -114,8 +114,8 @@ def _workload(kind: str, spec: dict) -> dict:
                 "spec": {"containers": [{"name": "c", "image": "x"}], "restartPolicy": "Never", **spec}}
     return {"apiVersion": "batch/v1" if kind == "Job" else "apps/v1", "kind": kind,
             "metadata": {"name": "w", "namespace": "default"},
-            "spec": {"selector": {"matchLabels": {"app": "w"}}, "template": template,
-                     **({"suspend": True} if kind == "Job" else {})}}
+            "spec": {**({"suspend": True} if kind == "Job" else {"selector": {"matchLabels": {"app": "w"}}}),
+                     "template": template}}
 
 
 @pytest.mark.parametrize("kind,spec,message", [

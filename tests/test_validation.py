@@ -436,16 +436,18 @@ def test_a_cronjob_template_path(tmp_path):
 def test_template_requests_are_not_defaulted_from_limits():
     """SetDefaults_Pod fills requests from limits for Pods only: a template with just an extended-resource
     limit is valid, and so is the Pod made from it."""
-    template = {"spec": {"containers": [container(**res(limits={"nvidia.com/gpu": "1"}))]}}
+    template = {"metadata": {"labels": {"app": "w"}},
+                "spec": {"containers": [container(**res(limits={"nvidia.com/gpu": "1"}))]}}
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"},
-                  "spec": {"template": template}}
+                  "spec": {"selector": {"matchLabels": {"app": "w"}}, "template": template}}
     assert proposed_pod_errors(deployment, "spec.template") == []
     assert proposed_pod_errors(make_pod({"spec.containers": template["spec"]["containers"]})) == []
 
 
 def test_statefulset_claim_templates_are_volumes():
     sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
-           "spec": {"volumeClaimTemplates": [{"metadata": {"name": "data"}}], "template": {"spec": {
+           "spec": {"selector": {"matchLabels": {"app": "db"}}, "volumeClaimTemplates": [{"metadata": {"name": "data"}}],
+                    "template": {"metadata": {"labels": {"app": "db"}}, "spec": {
                "containers": [container(volumeMounts=[{"name": "data", "mountPath": "/d"}])]}}}}
     assert proposed_pod_errors(sts, "spec.template") == []
 
@@ -478,7 +480,7 @@ def test_real_manifests_pass_validation():
 
 
 # Real manifests the v1.34 API server refuses as well: typos, storage-class parameters put in a volume,
-# a kustomize patch, deliberately broken lint test data.
+# kustomize bases and patches, deliberately broken lint test data.
 KNOWN_INVALID_REAL_MANIFESTS = {
     "examples___archived_volumes_aws_ebs_aws-ebs-web.yaml__0_0__Pod.yaml":
         'spec.containers[0].ports[0].protocol: Unsupported value: "tcp": supported values: "SCTP", "TCP", "UDP"',
@@ -496,8 +498,17 @@ KNOWN_INVALID_REAL_MANIFESTS = {
     "metrics-server__manifests_components_autoscale_patch.yaml__0_0__Deployment.yaml":
         'strict decoding error: unknown field "spec.template.spec.containers[0].resources.$patch"',
     "metrics-server__manifests_components_high-availability_patch.yaml__0_0__Deployment.yaml":
-        "spec.template.spec.containers: Required value",
-    "popeye__lint_testdata_apps_dp_1.yaml__2__Deployment.yaml": "spec.template.spec.containers: Required value",
+        "spec.selector: Required value",
+    "popeye__lint_testdata_apps_dp_1.yaml__2__Deployment.yaml": "spec.selector: Required value",
+    # A ReplicationController without selector or template labels to default it from.
+    "examples___archived_sysdig-cloud_sysdig-rc.yaml__0_0__ReplicationController.yaml": "spec.selector: Required value",
+    # A kustomize base: the overlay's commonLabels add the selector and the template's labels.
+    "metrics-server__manifests_base_deployment.yaml__0_0__Deployment.yaml": "spec.selector: Required value",
+    "popeye__lint_testdata_apps_dp_1.yaml__1__Deployment.yaml":
+        "spec.template.metadata.labels: Invalid value: null: `selector` does not match template `labels`",
+    "popeye__lint_testdata_batch_cjob_1.yaml__0__CronJob.yaml":
+        'spec.jobTemplate.spec.selector: Invalid value: {"matchLabels":{"app":"j1"}}: `selector` will be '
+        "auto-generated",
     "popeye__lint_testdata_core_pod_2.yaml__0__Pod.yaml": "spec.containers: Required value",
     "popeye__lint_testdata_core_pod_2.yaml__1__Pod.yaml": "spec.containers: Required value",
     "popeye__lint_testdata_core_pod_2.yaml__2__Pod.yaml":

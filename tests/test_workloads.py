@@ -28,6 +28,10 @@ def workload(kind: str, name: str = "web", namespace: str | None = "shop", **spe
     api = {"Job": "batch/v1", "CronJob": "batch/v1", "ReplicationController": "v1"}.get(kind, "apps/v1")
     meta = {"name": name, **({"namespace": namespace} if namespace else {})}
     body = {"template": copy.deepcopy(TEMPLATE), **spec}
+    if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):  # valid as the API server wants it
+        body.setdefault("selector", {"matchLabels": {"app": "web"}})
+    if kind in ("Job", "CronJob"):
+        body["template"]["spec"].setdefault("restartPolicy", "Never")
     if kind == "CronJob":
         body = {"schedule": "*/5 * * * *", "jobTemplate": {"metadata": {"labels": {"cron": name}}, "spec": body}}
     return {"apiVersion": api, "kind": kind, "metadata": meta, "spec": body}
@@ -173,7 +177,7 @@ def test_job_labels_finalizer_and_owner():
 
 
 def test_job_manual_selector_keeps_template_labels():
-    out = run(workload("Job", name="pi", manualSelector=True))
+    out = run(workload("Job", name="pi", manualSelector=True, selector={"matchLabels": {"app": "web"}}))
     assert out.pods[0][0]["metadata"]["labels"] == {"app": "web"}
 
 
@@ -413,7 +417,7 @@ def test_existing_stateful_set_ordinals_and_daemon_set_pods_are_not_made_again()
 
 @pytest.mark.parametrize("mutate,message", [
     (lambda o: o["spec"].update(replicas="three"), "Deployment shop/web: spec.replicas: expected an integer"),
-    (lambda o: o["spec"].update(replicas=-1), "spec.replicas: must be greater than or equal to 0"),
+    (lambda o: o["spec"].update(replicas=-1), "spec.replicas: Invalid value: -1: must be greater than or equal to 0"),
     (lambda o: o["spec"].pop("template"), "Deployment shop/web: field spec.template is missing"),
     (lambda o: o["spec"].update(template=[]), "spec.template: expected a mapping"),
     (lambda o: o.update(spec="x"), "spec: expected a mapping"),

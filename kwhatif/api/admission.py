@@ -312,11 +312,27 @@ def merge_tolerations(first: list, second: list) -> list:
     return merged
 
 
-def apply_runtime_class(pod: dict, runtime_classes: list[Mapping]) -> list[AdmissionChange]:
-    """RuntimeClass admission (mutating and validating) when the source holds RuntimeClass objects."""
-    if not runtime_classes:
-        return []
+OVERHEAD_WITHOUT_CLASS = "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
+
+
+def check_template_overhead(template_spec: Mapping, what: str) -> None:
+    """A pod template with an overhead and no runtime class: RuntimeClass admission refuses every pod
+    the controller creates from it, whatever classes the cluster has."""
+    if template_spec.get("overhead") is not None and not template_spec.get("runtimeClassName"):
+        raise AdmissionError(f"{what}: its pods are forbidden: {OVERHEAD_WITHOUT_CLASS}")
+
+
+def apply_runtime_class(pod: dict, runtime_classes: list[Mapping], admitted: bool = False) -> list[AdmissionChange]:
+    """RuntimeClass admission (mutating and validating). Without RuntimeClass objects in the source
+    only a pod overhead that no runtime class could have set is refused (the source may just not
+    include the cluster's classes), unless the pod was ``admitted`` already (a running pod re-created)
+    or names its controller (a copy of a running pod, as a dump holds it)."""
     spec = pod["spec"]
+    if not runtime_classes:
+        if spec.get("overhead") is not None and not spec.get("runtimeClassName") and not admitted \
+                and not any(ref.get("controller") for ref in (pod.get("metadata") or {}).get("ownerReferences") or []):
+            raise AdmissionError(_forbidden(pod, OVERHEAD_WITHOUT_CLASS))
+        return []
     name = spec.get("runtimeClassName")
     runtime_class = None
     if name:
@@ -334,8 +350,7 @@ def apply_runtime_class(pod: dict, runtime_classes: list[Mapping]) -> list[Admis
             changes.append(AdmissionChange("RuntimeClass", f"RuntimeClass {name}: overhead {shown}"))
         spec["overhead"] = dict(overhead)
     elif spec.get("overhead") is not None:
-        raise AdmissionError(_forbidden(pod, "pod rejected: Pod Overhead set without corresponding RuntimeClass "
-                                             "defined Overhead"))
+        raise AdmissionError(_forbidden(pod, OVERHEAD_WITHOUT_CLASS))
     scheduling = (runtime_class or {}).get("scheduling") or {}
     selector = scheduling.get("nodeSelector") or {}
     if selector:

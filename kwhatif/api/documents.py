@@ -27,6 +27,28 @@ class _NotPlain(Exception):
     """A node the plain construction leaves to SafeLoader's own."""
 
 
+class DuplicateKeys(yaml.YAMLError):
+    """Keys given twice in one mapping: kubectl refuses the document (YAML forbids it; a parser would
+    keep one of them silently)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n  ".join(lines))
+        self.lines = lines
+
+
+def duplicate_keys(node: yaml.MappingNode) -> list[str]:
+    """yaml.v3's unique-key check (as kubectl converts YAML to JSON): every later scalar key equal to an
+    earlier one, as ``line N: mapping key "k" already defined at line M``."""
+    keys = [k for k, _ in node.value]
+    found = []
+    for i, first in enumerate(keys):
+        for later in keys[i + 1:]:
+            if isinstance(first, yaml.ScalarNode) and isinstance(later, yaml.ScalarNode) and first.value == later.value:
+                found.append(f"line {later.start_mark.line + 1}: mapping key {json.dumps(later.value, ensure_ascii=False)} already "
+                             f"defined at line {first.start_mark.line + 1}")
+    return found
+
+
 class _YamlLoader(_SafeLoader):
     """SafeLoader's answer, a third faster: plain maps, sequences and strings (a dump is almost only
     those) are built in one recursive pass instead of SafeConstructor's generator per node; any other
@@ -34,13 +56,25 @@ class _YamlLoader(_SafeLoader):
     collection tag or nesting deeper than MAX_NESTING is built by SafeConstructor instead, so that
     aliases stay shared (and alias bombs small) and deep documents reach the nesting check."""
 
+    unique_keys = True
+
     def construct_document(self, node):
+        self._duplicates: list[str] = []
         try:
             data = self._plain(node, 0, set())
         except _NotPlain:
-            return super().construct_document(node)
-        self.constructed_objects = {}
+            self._duplicates = []
+            data = super().construct_document(node)
+        else:
+            self.constructed_objects = {}
+        if self._duplicates and self.unique_keys:
+            raise DuplicateKeys(self._duplicates)
         return data
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            self._duplicates += duplicate_keys(node)
+        return super().construct_mapping(node, deep)
 
     def _plain(self, node, depth: int, seen: set):
         tag = node.tag
@@ -53,6 +87,7 @@ class _YamlLoader(_SafeLoader):
         seen.add(id(node))
         if tag == _MAP_TAG:
             out = {}
+            mark = len(self._duplicates)  # a mapping's own duplicates come before those inside it
             for key_node, value_node in node.value:
                 if key_node.tag == _STR_TAG:
                     key = key_node.value
@@ -61,10 +96,18 @@ class _YamlLoader(_SafeLoader):
                 else:
                     raise _NotPlain
                 out[key] = self._plain(value_node, depth + 1, seen)
+            if len(out) < len(node.value):
+                self._duplicates[mark:mark] = duplicate_keys(node)
             return out
         if tag == _SEQ_TAG:
             return [self._plain(child, depth + 1, seen) for child in node.value]
         raise _NotPlain
+
+
+class _LastKeyYamlLoader(_YamlLoader):
+    """Keys given twice: the last one counts (for configuration files with their own duplicate check)."""
+
+    unique_keys = False
 
 
 def read_text(path: str) -> str:
@@ -91,12 +134,13 @@ def read_data(path: str) -> str | bytes:
         raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
-def parse_documents(text: str | bytes, source: str) -> list:
+def parse_documents(text: str | bytes, source: str, unique_keys: bool = True) -> list:
     """The documents in ``text``: JSON via orjson when it looks like JSON (also several concatenated
     JSON documents, as ``kubectl cluster-info dump`` prints them), YAML otherwise.
 
     Nesting deeper than MAX_NESTING and YAML aliases that expand without bound are refused before
-    anything walks them (libyaml itself crashes on very deep flow nesting).
+    anything walks them (libyaml itself crashes on very deep flow nesting). A YAML key given twice in
+    a mapping is refused as kubectl refuses it, unless ``unique_keys`` is false (the last one counts).
     """
     data = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     if _LOG_SECTION_START in data:
@@ -113,7 +157,10 @@ def parse_documents(text: str | bytes, source: str) -> list:
     _refuse_yaml_libyaml_cannot_parse(data, source)
     try:
         with bulk_allocation():
-            docs = [d for d in yaml.load_all(decoded, Loader=_YamlLoader) if d is not None]
+            docs = [d for d in yaml.load_all(decoded, Loader=_YamlLoader if unique_keys else _LastKeyYamlLoader)
+                    if d is not None]
+    except DuplicateKeys as exc:
+        raise InputError(f"{source}: error converting YAML to JSON: yaml: unmarshal errors:\n  {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}:" if mark else ""

@@ -21,7 +21,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Iterator
 
-from kwhatif.api.decoding import strict_decode
+from kwhatif.api.admission import check_template_overhead
+from kwhatif.api.decoding import REMOVED_VERSIONS, strict_decode
 from kwhatif.api.defaults import default_pod_level_requests
 from kwhatif.api.quantity import QuantityError, canonical_quantity, milli_value, parse_quantity
 from kwhatif.errors import InputError
@@ -274,6 +275,11 @@ def validate_label_selector(selector: dict | None, path: str, allow_invalid_valu
     return errs
 
 
+def _is_int64(text: str) -> bool:
+    """Go's strconv.ParseInt(text, 10, 64) succeeds."""
+    return re.fullmatch(r"[+-]?[0-9]+", text) is not None and -2**63 <= int(text) < 2**63
+
+
 def _validate_selector_requirement(expr: dict, path: str, allow_invalid_values: bool,
                                    numeric_operators: bool = False) -> list[FieldError]:
     """A label-selector requirement; ``numeric_operators`` adds the Gt/Lt of node-selector requirements."""
@@ -290,6 +296,8 @@ def _validate_selector_requirement(expr: dict, path: str, allow_invalid_values: 
     elif numeric_operators and operator in ("Gt", "Lt"):
         if len(values) != 1:
             errs.append(required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+        elif not _is_int64(values[0]):  # the scheduler could never compare a node's label with it
+            errs.append(invalid(f"{path}.values[0]", values[0], "must be an integer"))
     else:
         errs.append(invalid(f"{path}.operator", operator, "not a valid selector operator"))
     errs += validate_label_name(expr.get("key") or "", f"{path}.key")
@@ -1085,7 +1093,8 @@ def validate_admitted_resources(pod: dict) -> list[FieldError]:
 
 def proposed_pod_errors(obj: dict, template_path: str | None = None, source: str = "") -> list:
     """Why the API server would refuse ``obj``: strict decoding errors, else the validation errors of a
-    Pod (ValidatePodCreate) or of a workload's pod template at ``template_path`` (ValidatePodTemplateSpec).
+    Pod (ValidatePodCreate) or of a workload with its pod template at ``template_path`` (ValidateDeployment
+    ..., ``kwhatif.api.workload_validation``; only ValidatePodTemplateSpec for a version no longer served).
     A quantity that does not parse is an InputError naming it."""
     errors, obj = strict_decode(obj)
     if errors:
@@ -1098,7 +1107,11 @@ def proposed_pod_errors(obj: dict, template_path: str | None = None, source: str
         return validate_pod_create(obj)
     claim_templates = tuple(((t.get("metadata") or {}).get("name") or "")
                             for t in (obj.get("spec") or {}).get("volumeClaimTemplates") or [])
-    return validate_pod_template(template, template_path, claim_templates)
+    if obj.get("apiVersion") in REMOVED_VERSIONS.get(obj.get("kind"), ()):
+        return validate_pod_template(template, template_path, claim_templates)  # only the template is read
+    from kwhatif.api.workload_validation import validate_workload
+
+    return validate_workload(obj, template_path, claim_templates)
 
 
 # Where a workload kind keeps its pod template.
@@ -1119,6 +1132,7 @@ def check_workload(obj: dict, source: str) -> None:
     errors = proposed_pod_errors(obj, TEMPLATE_PATHS[obj["kind"]], source)
     if errors:
         raise PodValidationError(f"{source}: {describe(obj)}", errors)
+    check_template_overhead(template.get("spec") or {}, f"{source}: {describe(obj)}")
 
 
 # ---------------------------------------------------------------------------------------------------

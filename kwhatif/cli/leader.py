@@ -44,7 +44,7 @@ def leader(
                           f"snapshot (kwhatif snapshot -o FILE)")
     config = None
     if scheduler_config:
-        docs = parse_documents(read_text(scheduler_config), scheduler_config)
+        docs = parse_documents(read_text(scheduler_config), scheduler_config, unique_keys=False)
         config = docs[0] if docs else None
     try:
         settings = election.LeaderElectionSettings.from_config(config)

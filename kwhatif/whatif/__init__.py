@@ -81,7 +81,7 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False
             check_user_priority(pod, admission.priority,
                                 admission.preemption_policy if admission.priority_class_name else None)
             resolver.apply(pod, admission)
-        changes += apply_runtime_class(pod, cluster.runtime_classes)
+        changes += apply_runtime_class(pod, cluster.runtime_classes, admitted)
         check_limit_ranges(pod, cluster.limit_ranges)
     except AdmissionError as exc:
         raise AdmissionError(f"{source}: {describe(raw)}: {exc}") from None

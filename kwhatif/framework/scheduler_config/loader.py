@@ -56,7 +56,7 @@ def load_scheduler_config(path: str, features: Features = DEFAULT):
     from kwhatif.api.documents import parse_documents, read_text
 
     text = read_text(path)
-    documents = parse_documents(text, path)
+    documents = parse_documents(text, path, unique_keys=False)  # duplicate_field_errors reports them
     if not documents:
         raise InputError(f"{path}: no {KIND} found (the file is empty)")
     return scheduler_config_from_dict(documents[0], path, duplicate_field_errors(text), features)
