@@ -240,8 +240,9 @@ class InterPodAffinity(Plugin):
 
         nodes = snapshot.have_pods_with_required_anti_affinity_list
         memo = self.handle.memo
-        return _summed(memo.values(memo.table(self, "existing_anti"), nodes, node_counts) if memo
-                       else map(node_counts, nodes))
+        if memo:  # a copy: AddPod/RemovePod change the counts
+            return dict(memo.summed(self, "existing_anti", nodes, node_counts))
+        return _summed(map(node_counts, nodes))
 
     def _incoming_affinity_anti_affinity_counts(self, s: PreFilterState, nodes: list[NodeInfo]) -> None:
         """getIncomingAffinityAntiAffinityCounts: every existing pod against the incoming pod's terms.
@@ -268,8 +269,18 @@ class InterPodAffinity(Plugin):
             return (affinity, anti) if affinity or anti else None
 
         memo = self.handle.memo
-        for entry in (memo.values(memo.table(self, "incoming"), nodes, node_counts) if memo
-                      else map(node_counts, nodes)):
+        if memo:  # both maps in one, summed over unchanged nodes once
+            def tagged(ni: NodeInfo) -> dict | None:
+                entry = node_counts(ni)
+                if entry is None:
+                    return None
+                return {**{(True, pair): n for pair, n in entry[0].items()},
+                        **{(False, pair): n for pair, n in entry[1].items()}}
+
+            for (affinity, pair), count in memo.summed(self, "incoming", nodes, tagged).items():
+                (s.affinity_counts if affinity else s.anti_affinity_counts)[pair] = count
+            return
+        for entry in map(node_counts, nodes):
             if entry is not None:
                 _add_counts(s.affinity_counts, entry[0])
                 _add_counts(s.anti_affinity_counts, entry[1])
@@ -343,11 +354,19 @@ class InterPodAffinity(Plugin):
 
         memo = self.handle.memo
         scores: dict[str, dict[str, int]] = {}
-        for partial in (memo.values(memo.table(self, ("pre_score", has_constraints)), all_nodes, node_scores)
-                        if memo else map(node_scores, all_nodes)):
-            if partial:
-                for key, by_value in partial.items():
-                    _add_counts(scores.setdefault(key, {}), by_value)
+        if memo:  # each node's weights by (key, value), summed over unchanged nodes once
+            def flat(ni: NodeInfo) -> dict | None:
+                partial = node_scores(ni)
+                return {(key, value): weight for key, by_value in partial.items()
+                        for value, weight in by_value.items()} if partial else None
+
+            for (key, value), weight in memo.summed(self, ("pre_score", has_constraints), all_nodes, flat).items():
+                scores.setdefault(key, {})[value] = weight
+        else:
+            for partial in map(node_scores, all_nodes):
+                if partial:
+                    for key, by_value in partial.items():
+                        _add_counts(scores.setdefault(key, {}), by_value)
         if not scores:
             return Status(Code.SKIP)
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))

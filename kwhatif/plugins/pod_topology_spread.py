@@ -594,15 +594,15 @@ class PodTopologySpread(Plugin):
                     if pods is None:
                         pods = _eligible_pods(node_info, pod.namespace)
                     counts[i][value] += _count_matching(pods, c.selector)
-        else:  # each node's matching pods per non-hostname constraint, kept while the node is unchanged
+        else:  # each node's matching pods per non-hostname constraint, summed over unchanged nodes once
 
-            def node_counts(node_info: NodeInfo) -> list[tuple[int, str, int]] | None:
+            def node_counts(node_info: NodeInfo) -> dict[tuple[int, str], int] | None:
                 node_labels = node_info.labels
                 if require_all_topologies and not node_labels_match_spread_constraints(node_labels, constraints):
                     return None
                 includes = inclusion.includer(node_info)
                 pods = None
-                out = []
+                out = {}
                 for i, c in enumerate(constraints):
                     if c.topology_key == LABEL_HOSTNAME or not includes(c):
                         continue
@@ -610,15 +610,13 @@ class PodTopologySpread(Plugin):
                         pods = _eligible_pods(node_info, pod.namespace)
                     num = _count_matching(pods, c.selector)
                     if num:
-                        out.append((i, node_labels.get(c.topology_key, ""), num))
+                        out[(i, node_labels.get(c.topology_key, ""))] = num
                 return out or None
 
-            for entries in memo.values(memo.table(self, ("pre_score", require_all_topologies)), all_nodes,
-                                       node_counts):
-                if entries:
-                    for i, value, num in entries:
-                        if value in counts[i]:
-                            counts[i][value] += num
+            totals = memo.summed(self, ("pre_score", require_all_topologies), all_nodes, node_counts)
+            for i, domains in enumerate(counts):
+                for value in domains:
+                    domains[value] = totals.get((i, value), 0)
         state.write(PRE_SCORE_KEY, s)
         return None
 

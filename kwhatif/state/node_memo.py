@@ -20,6 +20,7 @@ The values of the last few classes are kept (``MAX_CLASSES``): pods of several w
 
 from __future__ import annotations
 
+from operator import is_
 from typing import Callable
 
 import orjson
@@ -89,6 +90,31 @@ class NodeMemo:
             if live.get(ni.name) is ni:
                 table[ni.name] = (ni, ni.generation, value)
 
+    def summed(self, owner: object, kind, nodes: list[NodeInfo],
+               compute: Callable[[NodeInfo], dict | None]) -> dict:
+        """The sum over ``nodes`` of ``compute(node)`` (a map key -> number, or None), key by key; a key is
+        in the sum while some node's map has it (even at 0). Kept for the same list of nodes from one
+        attempt to the next: only the nodes whose generation changed (a pod assumed, a revert) are
+        computed again and their old maps taken out, so that a step costs a pass over the generations
+        instead of one over every node's value. Read-only for the caller."""
+        key = (id(owner), ("summed", kind))
+        kept: _Sum | None = self._tables.get(key)
+        generations = [ni.generation for ni in nodes]
+        if kept is None:
+            kept = self._tables[key] = _Sum(nodes, generations, [compute(ni) for ni in nodes])
+            return kept.totals
+        if kept.source is not nodes or len(kept.nodes) != len(nodes):
+            # Another list (the nodes hosting affinity pods, listed anew), mostly of the same nodes.
+            if len(kept.nodes) != len(nodes) or not all(map(is_, nodes, kept.nodes)):
+                kept.rebase(nodes, generations, compute)
+                return kept.totals
+            kept.source = nodes
+        if generations != kept.generations:
+            for index in [i for i, (new, old) in enumerate(zip(generations, kept.generations)) if new != old]:
+                kept.replace(index, compute(nodes[index]))
+            kept.generations = generations
+        return kept.totals
+
     def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object]):
         entry = table.get(ni.name)
         if entry is not None and entry[0] is ni and entry[1] == ni.generation:
@@ -97,3 +123,67 @@ class NodeMemo:
         if self._snapshot.node_info_map.get(ni.name) is ni:
             table[ni.name] = (ni, ni.generation, value)
         return value
+
+
+class _Sum:
+    """``NodeMemo.summed``'s state: the nodes' generations and maps when summed, the totals, and how
+    many maps hold each key (a key leaves the totals with its last map)."""
+
+    __slots__ = ("source", "nodes", "generations", "values", "totals", "holders")
+
+    def __init__(self, nodes: list[NodeInfo], generations: list[int], values: list[dict | None]) -> None:
+        # The list given (the same object at the next attempt: the same nodes, as long as the node set is
+        # unchanged, which drops every table), and its nodes then (kept alive, so their ids stay theirs).
+        self.source, self.nodes = nodes, list(nodes)
+        self.generations, self.values = generations, values
+        self.totals: dict = {}
+        self.holders: dict = {}
+        for value in values:
+            if value:
+                self._add(value, 1)
+
+    def rebase(self, nodes: list[NodeInfo], generations: list[int], compute: Callable[[NodeInfo], dict | None]
+               ) -> None:
+        """The sum over another list of nodes: the maps of nodes no longer listed taken out, those of
+        nodes listed anew or changed computed, those of unchanged nodes kept (the old nodes are alive
+        until here, so an id names the same node in both lists)."""
+        position = {id(ni): index for index, ni in enumerate(self.nodes)}
+        values = []
+        kept_positions = set()
+        for ni, generation in zip(nodes, generations):
+            index = position.get(id(ni))
+            if index is not None:
+                kept_positions.add(index)
+                if self.generations[index] == generation:
+                    values.append(self.values[index])
+                    continue
+                if self.values[index]:
+                    self._add(self.values[index], -1)
+            value = compute(ni)
+            if value:
+                self._add(value, 1)
+            values.append(value)
+        for index in set(range(len(self.nodes))) - kept_positions:
+            if self.values[index]:
+                self._add(self.values[index], -1)
+        self.source, self.nodes = nodes, list(nodes)
+        self.generations, self.values = generations, values
+
+    def replace(self, index: int, value: dict | None) -> None:
+        old = self.values[index]
+        if old:
+            self._add(old, -1)
+        if value:
+            self._add(value, 1)
+        self.values[index] = value
+
+    def _add(self, value: dict, sign: int) -> None:
+        totals, holders = self.totals, self.holders
+        for key, number in value.items():
+            held = holders.get(key, 0) + sign
+            if held:
+                holders[key] = held
+                totals[key] = totals.get(key, 0) + sign * number
+            else:
+                del holders[key]
+                del totals[key]

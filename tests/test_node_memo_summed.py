@@ -1,0 +1,76 @@
+"""NodeMemo.summed (per-domain totals kept from step to step, only changed nodes summed again) equals the
+sum computed afresh after every change a sequence or a what-if makes: pods assumed and forgotten, forks
+reverted and committed, nodes updated, the list of nodes rebuilt (the nodes hosting affinity pods) or
+another list given; keys at 0 stay while some node's map holds them."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kwhatif.state.node_memo import NodeMemo
+from kwhatif.state.nodeinfo import PodInfo
+from tests.builders import make_node, make_pod, snapshot
+
+APPS = ("web", "db", "cache")
+
+
+def per_node(ni) -> dict | None:
+    """Pods per app label on the node, an always-present 0 for its zone, nothing for an empty node."""
+    if not ni.pods:
+        return None
+    out: dict = {("zone", ni.labels.get("zone", "")): 0}
+    for pi in ni.pods:
+        key = ("app", pi.labels.get("app"))
+        out[key] = out.get(key, 0) + 1
+    return out
+
+
+def fresh(nodes) -> dict:
+    totals: dict = {}
+    for ni in nodes:
+        for key, number in (per_node(ni) or {}).items():
+            totals[key] = totals.get(key, 0) + number
+    return totals
+
+
+def _pod(rng: random.Random, name: str, node: str) -> dict:
+    pod = make_pod(name).label("app", rng.choice(APPS)).node(node)
+    if rng.random() < 0.3:
+        pod.set("spec.affinity", {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+    return pod.obj()
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_summed_equals_a_fresh_sum_after_every_change(seed):
+    rng = random.Random(seed)
+    names = [f"n{i}" for i in range(rng.randint(1, 8))]
+    nodes = [make_node(name).label("zone", rng.choice("ab")).obj() for name in names]
+    snap = snapshot(nodes, [_pod(rng, f"p{i}", rng.choice(names)) for i in range(rng.randint(0, 12))])
+    memo = NodeMemo(snap)
+    asker = make_pod("asker").info()
+    owner = object()
+    forks = 0
+    for step in range(40):
+        memo.begin(asker)
+        for kind, listed in (("all", snap.node_info_list), ("affinity", snap.have_pods_with_affinity_list),
+                             ("some", [ni for ni in snap.node_info_list if rng.random() < 0.7])):
+            assert memo.summed(owner, kind, listed, per_node) == fresh(listed), (step, kind)
+        action = rng.random()
+        if action < 0.4:
+            snap.assume_pod(PodInfo(_pod(rng, f"s{seed}-{step}", rng.choice(names))))
+        elif action < 0.55:
+            bound = [pi for ni in snap.node_info_list for pi in ni.pods]
+            if bound:
+                snap.forget_pod(rng.choice(bound))
+        elif action < 0.7:
+            snap.fork()
+            forks += 1
+        elif action < 0.85 and forks:
+            snap.revert() if rng.random() < 0.6 else snap.commit()
+            forks -= 1
+        else:
+            node = make_node(rng.choice(names)).label("zone", rng.choice("abc")).obj()
+            snap.update_node(node)
