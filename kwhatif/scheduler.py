@@ -67,10 +67,15 @@ class Scheduler:
         # Preemption reads the clock: a pod that has not started is as old as "now".
         framework.handle.preemption_evaluator = functools.partial(Evaluator, clock=clock)
 
-    def schedule(self, pod: PodInfo, admission: Admission, walk: NodeWalk | None = None) -> ScheduleResult:
-        """One scheduling attempt; with ``walk``, kube-scheduler's sampled cycle from its start index."""
+    def schedule(self, pod: PodInfo, admission: Admission, walk: NodeWalk | None = None,
+                 skip: frozenset[str] = frozenset()) -> ScheduleResult:
+        """One scheduling attempt; with ``walk``, kube-scheduler's sampled cycle from its start index. The
+        nodes in ``skip`` are not candidates (cluster-autoscaler's findPlaceFor leaves out the nodes it
+        removes, whatever the pod tolerates)."""
         fw = self.framework
         nodes = self.snapshot.node_info_list
+        if skip:
+            nodes = [ni for ni in nodes if ni.name not in skip]
         result = ScheduleResult(pod=pod, admission=admission, profile=fw.profile.scheduler_name,
                                 num_all_nodes=len(nodes), features=fw.features)
         result.nodes_scheduler_would_examine = num_feasible_nodes_to_find(

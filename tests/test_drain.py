@@ -235,11 +235,15 @@ def test_budget_blocks_for_good_when_the_replacement_cannot_be_placed():
     assert not report.safe and not report.node_drained("n0")
 
 
-def test_budget_allowing_nothing_blocks_across_all_drained_nodes():
+def test_budget_allowing_nothing_keeps_kubectl_on_the_first_node_for_good():
+    # kubectl retries web-1's eviction until --timeout (0: forever): it never reaches n1, which stays
+    # cordoned with its pods running
     c = cluster(nodes(3), [replica("web-1", "n0"), replica("web-2", "n1")], [budget("web", allowed=0, current=2)])
     report = run(c, ["n0", "n1"])
-    assert [o.action for o in report.pods] == ["blocked", "blocked"]
+    assert [(pod_key_of(o), o.action) for o in report.pods] == [("default/web-1", "blocked")]
     assert report.pods[0].reason.endswith("the budget allows no disruption and no evicted pod of it is being replaced")
+    assert report.not_reached == {"n1": "n0"} and not report.node_drained("n1")
+    assert any(p["metadata"]["name"] == "web-2" for p in report.scenario.cluster.pods)
 
 
 def test_a_node_with_a_pod_that_cannot_be_deleted_is_not_drained_at_all():
@@ -259,11 +263,61 @@ def test_disable_eviction_deletes_without_budgets():
     assert report.pods[0].action == "delete" and report.pods[0].placement["node"] == "n1"
 
 
-def test_queue_order_is_priority_then_eviction_order():
+def test_nodes_drain_one_after_another_each_in_queue_order():
+    # kubectl drains n0 completely (its replacements by priority: c, then a) before it touches n1 (b),
+    # although b's priority is above a's
     c = cluster(nodes(3, cpu="4"), [replica("a", "n0", priority=1), replica("b", "n1", priority=5),
                                     replica("c", "n0", priority=5)])
     report = run(c, ["n0", "n1"])
-    assert [p["pod"] for p in report.placements] == ["default/c", "default/b", "default/a"]
+    assert [(p["pod"], p["from"]) for p in report.placements] == [
+        ("default/c", "n0"), ("default/a", "n0"), ("default/b", "n1")]
+
+
+ANTI_Y = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "y"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+
+
+def order_matters():
+    """x (priority 0, required anti-affinity to app=y) on n1; y (priority 1000, never preempts) on n2;
+    only n3 is free. Worked by hand: draining n1 first puts x on n3 (y still runs on n2); y then finds
+    n3 barred by x's anti-affinity (symmetric) and cannot preempt: it stays Pending. Placing both at
+    once by priority would put y on n3 and leave x Pending."""
+    x = replica("x", "n1", app="x", priority=0)
+    x["spec"]["affinity"] = ANTI_Y
+    y = replica("y", "n2", app="y", priority=1000)
+    y["spec"]["preemptionPolicy"] = "Never"
+    return cluster([make_node(f"n{i}").obj() for i in (1, 2, 3)], [x, y])
+
+
+def test_kubectl_order_places_the_first_nodes_replacements_while_the_next_node_runs():
+    report = run(order_matters(), ["n1", "n2"])
+    assert [(p["pod"], p["from"], p["node"]) for p in report.placements] == [
+        ("default/x", "n1", "n3"), ("default/y", "n2", None)]
+    assert report.placements[1]["message"].startswith(
+        "0/3 nodes are available: 1 node(s) didn't satisfy existing pods anti-affinity rules, 2 node(s) were "
+        "unschedulable.")
+    assert report.node_drained("n1") and report.node_drained("n2") and not report.safe
+    alone = run(order_matters(), ["n1"])  # the first step, as `kwhatif drain n1` shows it
+    assert [(p["pod"], p["node"]) for p in alone.placements] == [("default/x", "n3")]
+
+
+def write_cluster(c, tmp_path) -> Path:
+    path = tmp_path / "cluster.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": c.nodes + c.pods}))
+    return path
+
+
+def test_cli_drain_says_which_node_each_step_belongs_to(tmp_path):
+    path = write_cluster(order_matters(), tmp_path)
+    result = runner.invoke(app, ["drain", "n1", "n2", "-c", str(path), "-o", "json"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert [(p["pod"], p["from"], p["node"]) for p in data["placements"]] == [
+        ("default/x", "n1", "n3"), ("default/y", "n2", None)]
+    table = runner.invoke(app, ["drain", "n1", "n2", "-c", str(path)], terminal_width=200).stdout
+    rows = [line.split() for line in table.splitlines() if line.startswith("default/")]
+    assert [row[:3] for row in rows] == [["default/x", "evict", "1"], ["default/y", "evict", "2"]]
+    assert rows[0][3] == "n3" and rows[1][3] == "Pending:"
 
 
 def test_pod_selector_limits_the_pods_drained():
@@ -330,9 +384,13 @@ def test_cli_drain_json_contract_and_exit_status():
     assert data["scenario"]["changes"] == [f"drain {N1} {N2}"]
     db = next(p for p in data["pods"] if p["pod"] == "shop/db-0")
     assert db["action"] == "blocked" and db["reason"].startswith(TOO_MANY_REQUESTS)
-    web = next(p for p in data["pods"] if p["pod"] == "shop/web-6c9f7d8b4f-bppjn")
-    assert web["waitsFor"] == ["shop/web-6c9f7d8b4f-bzkt4"] and web["placement"]["node"]
+    # kubectl retries db-0's eviction on N1 forever (--timeout 0): N2 is never reached
+    assert data["notReached"] == {N2: N1} and data["nodes"] == {N1: False, N2: False}
+    assert {p["from"] for p in data["pods"]} == {N1}
+    web = next(p for p in data["pods"] if p["pod"] == "shop/web-6c9f7d8b4f-bzkt4")
+    assert web["placement"]["node"] and web["action"] == "evict"
     assert set(web) >= {"pod", "from", "action", "reason", "waitsFor", "placement"}
+    assert [p["from"] for p in data["placements"]] == [N1, N1]
 
 
 def test_cli_drain_safe_exits_0():

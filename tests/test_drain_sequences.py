@@ -2,9 +2,10 @@
 ``drain`` (../shared/conformance/sequences, made by the real kube-scheduler v1.34.1 framework).
 
 Each case's cluster already has the nodes cordoned and their pods taken out; the pods of the case ran
-there (annotation ``example.com/drained-from``). Put back on their nodes, draining those nodes (in
-cluster order, budgets bypassed with --disable-eviction as the cases do not apply them) must give
-the case's placements. Pods without a controller get one here (a ReplicaSet the cluster does not
+there (annotation ``example.com/drained-from``). Put back on their node, draining it (budgets bypassed
+with --disable-eviction as the cases do not apply them) must give the case's placements. Only the cases
+of one node are a kubectl drain: the others take every node's pods out at once, while kubectl drains
+one node after another (their placements are checked as sequences, tests/test_sequences.py). Pods without a controller get one here (a ReplicaSet the cluster does not
 hold, so scheduling is unchanged): kubectl drain re-creates only controller-managed pods, while the
 cases re-place every pod.
 """
@@ -24,8 +25,14 @@ from kwhatif.whatif.drain_rules import DrainOptions
 from tests.conformance_support import CASES_DIR
 
 SEQUENCES = CASES_DIR.parent / "sequences"
-CASE_FILES = sorted(SEQUENCES.glob("*-drain.json")) if SEQUENCES.is_dir() else []
 DRAINED_FROM = "example.com/drained-from"
+
+
+def _one_node(path: Path) -> bool:
+    return len({pod["metadata"]["annotations"][DRAINED_FROM] for pod in json.loads(path.read_text())["pods"]}) == 1
+
+
+CASE_FILES = [path for path in sorted(SEQUENCES.glob("*-drain.json")) if _one_node(path)] if SEQUENCES.is_dir() else []
 
 
 def _normalized(entry: dict) -> dict:

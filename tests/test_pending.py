@@ -21,6 +21,7 @@ from kwhatif.whatif import SchedulerSetup, place_cluster_pod
 from kwhatif.whatif.cluster_pods import PodReference, parse_pod_reference
 from kwhatif.whatif.pending import explain_pending, fit_error
 from kwhatif.whatif.sequence import latest_start_time
+from tests.builders import cluster, make_node, make_pod
 from tests.test_sequence_incremental import generate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -259,3 +260,24 @@ def test_pending_table_rows_fit_the_terminal_and_keep_pod_names_whole(width):
     assert table_lines and all(len(line) <= width for line in table_lines)
     for pod in ("shop/payments-reconciler-29396280-x7k2p", "batch/feature-backfill-m2v9c", "shop/web-6c9f7d8b4f-q8vzt"):
         assert any(pod in line for line in table_lines)
+
+
+def _pending_pod(name: str, created: str, priority: int = 0) -> dict:
+    return (make_pod(name).req(cpu="1").priority(priority).set("metadata.creationTimestamp", created)
+            .set("metadata.uid", f"uid-{name}").set("status.phase", "Pending").obj())
+
+
+def test_pods_priority_sort_cannot_order_keep_the_dumps_order_and_a_deciding_tie_is_said():
+    # one node with room for one pod; b and a are equal for PrioritySort (priority, creationTimestamp):
+    # kube-scheduler takes whichever arrived first, which the dump does not record
+    node = make_node("n").capacity(cpu="1", memory="1Gi", pods="10").obj()
+    tied = [_pending_pod("b", "2026-01-01T00:00:00Z"), _pending_pod("a", "2026-01-01T00:00:00Z")]
+    report = explain_pending(cluster([node], tied + [_pending_pod("older", "2025-12-31T00:00:00Z", priority=-1)]))
+    assert [(p.key, p.outcome) for p in report.pods] == [
+        ("default/b", "fits"), ("default/a", "unschedulable"), ("default/older", "unschedulable")]
+    assert report.warnings == [
+        "default/b, default/a have equal priority and creationTimestamp: kube-scheduler attempts them in the "
+        "order they arrived, which the dump does not record (tried here in the cluster's list order); another "
+        "order can change which of them fit"]
+    roomy = make_node("n").capacity(cpu="2", memory="1Gi", pods="10").obj()
+    assert explain_pending(cluster([roomy], tied)).warnings == []  # both fit either way

@@ -23,7 +23,7 @@ from kwhatif.scheduler import num_feasible_nodes_to_find
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import place_pod, prepare_pod
-from kwhatif.whatif.sequence import SequencePlacer, latest_start_time, prepare_pods, queue_order
+from kwhatif.whatif.sequence import SequencePlacer, created_together, latest_start_time, prepare_pods
 from tests.test_sequence_incremental import APPS, PRIORITIES, _pod, clock
 
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "parallelism": 1}
@@ -133,7 +133,7 @@ def test_a_sampled_sequence_equals_fresh_evaluations_with_the_carried_start_inde
     objects, raws, config = generate(seed)
     setup = scheduler_config_from_dict(config, "config")
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
-    pods = queue_order(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
+    pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
     by_key = {f"default/{p['metadata']['name']}": p for p in raws}
     placer = SequencePlacer(Snapshot(cluster), setup, clock=clock)
     base = latest_start_time(cluster, clock)
@@ -164,7 +164,7 @@ def test_the_generated_sequences_sample_and_move_the_start_index():
         setup = scheduler_config_from_dict(config, "config")
         cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
         placer = SequencePlacer(Snapshot(cluster), setup)
-        for pod in queue_order(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster)):
+        for pod in created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster)):
             before = placer.walk.start
             placement, result = placer.place(pod)
             if placement.node and result.sampling.nodes_examined < len(cluster.nodes):

@@ -18,7 +18,7 @@ import pytest
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup, place_pod
-from kwhatif.whatif.sequence import SequencePlacer, prepare_pods, queue_order
+from kwhatif.whatif.sequence import SequencePlacer, created_together, prepare_pods
 
 GPU, NIC, FABRIC = "gpu.example.com", "nic.example.com", "fabric.example.com"
 ZONES = ("z1", "z2")
@@ -134,7 +134,7 @@ def bind(claims: dict[str, dict], templates: dict[str, dict], result, node: str)
 def test_every_dra_step_equals_a_fresh_evaluation(seed):
     objects, raws = generate(seed)
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
-    pods = queue_order(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
+    pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
     by_key = {f"default/{p['metadata']['name']}": p for p in raws}
     placer = SequencePlacer(Snapshot(cluster), SchedulerSetup())
     others = [o for o in objects if o["kind"] != "ResourceClaim"]
@@ -161,7 +161,7 @@ def test_the_generated_cases_cover_devices_running_out_and_pinned_claims():
         objects, raws = generate(seed)
         cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
         placer = SequencePlacer(Snapshot(cluster), SchedulerSetup())
-        for pod in queue_order(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster)):
+        for pod in created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster)):
             placement, result = placer.place(pod)
             reasons = [r for s in result.filtered.values() for r in s.reasons]
             seen["cannot allocate"] += "cannot allocate all claims" in reasons

@@ -18,7 +18,7 @@ import pytest
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup, place_pod
-from kwhatif.whatif.sequence import SequencePlacer, latest_start_time, prepare_pods, queue_order
+from kwhatif.whatif.sequence import SequencePlacer, created_together, latest_start_time, prepare_pods
 
 ZONES = ("z1", "z2", "z3")
 APPS = ("web", "db", "cache")
@@ -128,7 +128,7 @@ def fresh_result(objects: list[dict], bound: list[dict], pod: dict) -> dict:
 def test_every_step_equals_a_fresh_evaluation(seed):
     objects, raws = generate(seed)
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
-    pods = queue_order(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
+    pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
     by_key = {f"default/{p['metadata']['name']}": p for p in raws}
     placer = SequencePlacer(Snapshot(cluster), SchedulerSetup(), clock=clock)
     start = latest_start_time(cluster, clock)
@@ -157,7 +157,7 @@ def test_the_generated_cases_cover_what_caching_must_get_right():
         nominated += sum(1 for o in objects if (o.get("status") or {}).get("nominatedNodeName"))
         cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
         placer = SequencePlacer(Snapshot(cluster), SchedulerSetup())
-        for pod in queue_order(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster)):
+        for pod in created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster)):
             placement, _ = placer.place(pod)
             placed += placement.node is not None
             pending += placement.node is None

@@ -17,7 +17,7 @@ import pytest
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup
-from kwhatif.whatif.sequence import SequencePlacer, latest_start_time, prepare_pods, queue_order
+from kwhatif.whatif.sequence import SequencePlacer, created_together, latest_start_time, prepare_pods
 from tests.test_sequence_incremental import ZONES, clock, fresh_result, generate
 
 MB = 1024 * 1024
@@ -96,7 +96,7 @@ def test_every_step_after_node_changes_equals_a_fresh_evaluation(seed):
     objects, raws = generate(seed)
     scenario = _Scenario(rng, objects)
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in scenario.objects])
-    pods = queue_order(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
+    pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
     by_key = {f"default/{p['metadata']['name']}": p for p in raws}
     placer = SequencePlacer(Snapshot(cluster), SchedulerSetup(), clock=clock)
     start = latest_start_time(cluster, clock)

@@ -323,7 +323,7 @@ items:
 def test_release_pods_in_queue_order_and_objects_first(tmp_path):
     path = tmp_path / "release.yaml"
     path.write_text(RELEASE)
-    out = expand(load_objects(str(path)), node_checks=DAEMON_NODE_CHECKS)
+    out = expand_objects(load_objects(str(path)), Cluster.from_objects([]))
     # The critical StatefulSet pod (priority 1000, from the release's own PriorityClass) goes first.
     assert [n if n == "db-0" else n.rsplit("-", 2)[0] for n in names(out)] == ["db-0", "web", "web"]
     assert [(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]) for o in out.objects][:4] == [
@@ -332,8 +332,9 @@ def test_release_pods_in_queue_order_and_objects_first(tmp_path):
     assert [o["kind"] for o in out.objects][4:] == ["ReplicaSet", "StatefulSet"]
     assert any("Helm test hook" in n for n in out.notes)
     assert any(n == "not read by scheduling, ignored: ConfigMap 1" for n in out.notes)
-    in_order = expand(load_objects(str(path)), node_checks=DAEMON_NODE_CHECKS, in_order=True)
+    in_order = expand_objects(load_objects(str(path)), Cluster.from_objects([]), in_order=True)
     assert names(in_order)[2] == "db-0"
+    assert names(expand(load_objects(str(path)), node_checks=DAEMON_NODE_CHECKS)) == names(in_order)
 
 
 def test_an_object_given_twice_counts_once_as_its_last_version():
@@ -352,7 +353,10 @@ def test_priority_from_cluster_classes_and_unknown_class_keeps_its_place():
     high["spec"]["template"]["spec"]["priorityClassName"] = "cluster-high"
     unknown = workload("Deployment", name="unknown", replicas=1)
     unknown["spec"]["template"]["spec"]["priorityClassName"] = "nowhere"
-    out = run(low, unknown, high, priority_classes=[{"metadata": {"name": "cluster-high"}, "value": 10}])
+    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "cluster-high"},
+                "value": 10}]
+    out = expand_objects([(o, "in.yaml") for o in (low, unknown, high)],
+                         Cluster.from_objects([(c, "dump") for c in classes]))
     assert [n.split("-")[0] for n in names(out)] == ["high", "low", "unknown"]
 
 

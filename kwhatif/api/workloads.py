@@ -26,7 +26,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
-from kwhatif.api.defaults import PriorityResolver
 from kwhatif.api.validation import check_workload
 from kwhatif.errors import InputError
 
@@ -640,14 +639,12 @@ def _last_of_each(objects: Sequence[tuple[dict, str]], notes: list[str]) -> list
 
 
 def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = (),
-           priority_classes: Iterable[Mapping] = (), replicas: int | None = None, in_order: bool = False,
-           node_checks: NodeChecks | None = None, existing_pods: Iterable[tuple[str, str]] = (),
+           replicas: int | None = None, node_checks: NodeChecks | None = None, existing_pods: Iterable[tuple[str, str]] = (),
            daemon_pods_on: Mapping[tuple[str, str], Iterable[str]] | None = None,
            storage_classes: Iterable[Mapping] = ()) -> Expansion:
     """The pods ``objects`` (each with its file) make, the objects that join the cluster first, and notes.
 
-    Pods come in scheduling-queue order: priority descending (PriorityClasses of the cluster and of the
-    input), then input order; ``in_order`` keeps the input order. ``replicas`` overrides every
+    Pods come in input order (``kwhatif.queue`` puts them in scheduling-queue order). ``replicas`` overrides every
     workload's count. ``nodes`` and ``node_checks`` are needed for DaemonSets. ``existing_pods``
     (namespace, name: the cluster's pods) are not made again (a StatefulSet's existing ordinals) and
     generated names avoid them; ``daemon_pods_on`` maps a DaemonSet (namespace, name) to the nodes
@@ -695,14 +692,6 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
         expander.notes.append(f"not read by scheduling, ignored: {what}")
     # Namespaces and classes first (as CLUSTER_KINDS orders them), then the controllers' objects.
     cluster_objects.sort(key=lambda o: CLUSTER_KINDS.index(o["kind"]))
-    if not in_order:
-        resolver = PriorityResolver([*priority_classes, *(o for o in cluster_objects if o["kind"] == "PriorityClass")])
-
-        def priority(item: tuple[dict, str]) -> int:
-            admission = resolver.resolve(item[0])
-            return admission.priority if admission is not None else 0  # admission reports the unknown class
-
-        pods.sort(key=lambda item: -priority(item))  # stable: equal priorities keep the input order
     default_class = default_storage_class(
         [*storage_classes, *(o for o in cluster_objects if o["kind"] == "StorageClass")])
     objects = [_admit_claim(o, default_class) if o["kind"] == "PersistentVolumeClaim" else o

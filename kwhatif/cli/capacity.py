@@ -18,8 +18,9 @@ def capacity(
     pod: PodArgument,
     inputs: ClusterInputs,
     max_instances: Optional[int] = typer.Option(None, "--max", min=0, metavar="N",
-                                                help="Stop after this many instances (default: until one "
-                                                     "does not fit)."),
+                                                help="Stop after this many instances (default, or 0 as "
+                                                     "cluster-capacity's --max-limit 0: until one does not "
+                                                     "fit)."),
     exclude_nodes: Optional[str] = typer.Option(None, "--exclude-nodes", metavar="NODE,...",
                                                 help="Comma-separated nodes to leave out of the cluster."),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="SEED",
@@ -42,7 +43,8 @@ def capacity(
     raw, source = load_pod(pod)
     cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
-    excluded = [name.strip() for name in (exclude_nodes or "").split(",") if name.strip()]
+    max_instances = max_instances or None  # 0: no limit, as cluster-capacity's --max-limit 0
+    excluded = list(dict.fromkeys(name.strip() for name in (exclude_nodes or "").split(",") if name.strip()))
     result = run_capacity(raw, source, cluster_state, setup, max_instances=max_instances,
                           exclude_nodes=excluded, seed=seed, snapshot=changed.state() if changed else None)
     data = {**result.to_dict(), **({"scenario": scenario} if scenario else {})}

@@ -25,16 +25,23 @@ _ACTION_STYLE = {"blocked": "red", "evict": "yellow", "delete": "yellow"}
 
 
 def render_drain(report: dict, console: Console) -> None:
-    """Per drained node its pods, what happens to each and where it lands; then the verdict."""
+    """Per drained node, in kubectl's order, its pods, what happens to each and where it lands (STEP: the
+    order the replacements are scheduled in); a node kubectl never gets to; then the verdict."""
     print_version(console, report)
     for line in scenario_lines(report["scenario"]):
         console.print(Text(line))
-    columns = [Column("POD"), Column("ACTION"), Column("LANDS ON", wrap=True),
+    columns = [Column("POD"), Column("ACTION"), Column("STEP"), Column("LANDS ON", wrap=True),
                Column("REASON", wrap=True)]
+    steps = {(p["pod"], p["from"]): str(i) for i, p in enumerate(report["placements"], 1)}
     for node in report["drained"]:
+        console.file.write("\n")
+        if node in report["notReached"]:
+            console.print(Text.assemble((node, "bold"), ": ", ("NOT reached", "red"),
+                                        f": kubectl drain waits on {report['notReached'][node]} until --timeout "
+                                        "(0: forever); cordoned, its pods keep running"))
+            continue
         pods = [p for p in report["pods"] if p["from"] == node]
         drained = report["nodes"][node]
-        console.file.write("\n")
         console.print(Text.assemble((node, "bold"), ": ", ("drained", "green") if drained else ("NOT drained", "red"),
                                     f" ({len(pods)} pod{'s' if len(pods) != 1 else ''})"))
         if pods:
@@ -42,7 +49,8 @@ def render_drain(report: dict, console: Console) -> None:
             for p in pods:
                 where = placement_text(p["placement"]) if p["placement"] else (
                     "(not re-created)" if p["action"] in ("evict", "delete") else "-")
-                rows.append([p["pod"], (p["action"], _ACTION_STYLE.get(p["action"], "")), where, p["reason"] or ""])
+                rows.append([p["pod"], (p["action"], _ACTION_STYLE.get(p["action"], "")),
+                             steps.get((p["pod"], node), ""), where, p["reason"] or ""])
             print_table(console, columns, rows)
     console.file.write("\n")
     console.print(Text(verdict(report), style="green" if report["safe"] else "red"))
@@ -60,6 +68,9 @@ def verdict(report: dict) -> str:
                 f"placed{tail}.")
     parts = []
     for node in blocked:
+        if node in report["notReached"]:
+            parts.append(f"{node} is never reached")
+            continue
         stuck = sum(1 for p in report["pods"] if p["from"] == node and p["action"] == "blocked")
         parts.append(f"{node} cannot be drained ({stuck} pod(s) blocked)")
     if pending:

@@ -137,7 +137,8 @@ def apply_change(scenario: Scenario, change: Change) -> None:
 
 
 def select_nodes(cluster: Cluster, change: Change) -> list[int]:
-    """Indexes of the nodes a change names, in the order given (a selector: the cluster's order)."""
+    """Indexes of the nodes a change names, each once, in the order given (a selector: the cluster's
+    order): a name given twice is the same node, as kubectl's node list holds it once."""
     where = change.kind if change.kind not in KINDS else f"--{change.kind}"
     if change.selector is not None:
         try:
@@ -153,7 +154,7 @@ def select_nodes(cluster: Cluster, change: Change) -> list[int]:
     missing = [name for name in change.nodes if name not in index]
     if missing:
         raise InputError(f"{where}: node {missing[0]!r} not found in the cluster")
-    return [index[name] for name in change.nodes]
+    return [index[name] for name in dict.fromkeys(change.nodes)]
 
 
 def _node_names(cluster: Cluster, indexes: list[int]) -> list[str]:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.runtime import framework_for
+from kwhatif.queue import pod_priority, queue_order
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
@@ -39,7 +40,6 @@ from kwhatif.whatif.changes import new_scenario
 from kwhatif.whatif.drain import drain, mark_to_be_deleted
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time
 from kwhatif.whatif.eviction import pod_key
-from kwhatif.whatif.replace import priority_of
 
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 GPU = "nvidia.com/gpu"
@@ -154,7 +154,7 @@ def _simulate_removal(row: dict, snapshot: Snapshot, rules: AutoscalerRules, fit
     snapshot.update_node(ghost)
     excluded = {name}
     placed = []
-    for pi in sorted(moving, key=lambda p: -priority_of(p.pod)):  # groupByPriority; stable within a group
+    for pi in (q.item for q in queue_order(moving, lambda p: pod_priority(p.pod))):  # groupByPriority, stable
         target = fit.place(pi.pod, excluded)
         if target is None:
             snapshot.revert()

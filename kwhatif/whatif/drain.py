@@ -1,21 +1,27 @@
 """``kwhatif drain``: what ``kubectl drain`` would do to these nodes and where their pods would go.
 
-As kubectl: every node is cordoned first; then, node by node, the pod filters decide (a node with a
-pod that cannot be deleted is not drained at all); the remaining pods are evicted through the
-eviction API (or deleted with ``--disable-eviction``). A pod whose budget has no disruption left
-(429) is retried, as kubectl retries, once the replacement of an evicted pod of that budget has been
-placed (the what-if assumes it becomes ready); it is blocked for good when no such replacement
-comes. Replacements of evicted controller-managed pods are placed in scheduling-queue order
-(priority descending, then eviction order) on the cluster with the drained nodes cordoned.
+As kubectl (``RunDrain``): every node is cordoned first; then the nodes are drained one after another,
+each completely before the next is touched. For one node the pod filters decide (a node with a pod that
+cannot be deleted is not drained at all, and kubectl goes on with the next node); its remaining pods are
+evicted through the eviction API (or deleted with ``--disable-eviction``), and the replacements their
+controllers create are scheduled while the later nodes still run their pods. A pod whose budget has no
+disruption left (429) is retried, as kubectl retries, once the replacement of an evicted pod of that
+budget has been placed (the what-if assumes it becomes ready); when no such replacement comes, kubectl
+waits on that node until ``--timeout`` (0, the default: forever), so it never reaches the nodes after it.
+
+The replacements enter the scheduling queue (``kwhatif.queue``) when their pods go: those of the pods
+evicted together share one queue timestamp, so priority orders them, then the node's pod order. kubectl
+evicts a node's pods concurrently, so the order in which their controllers create the replacements is in
+no dump: where a different order could change which of them is placed, a warning says so.
 
 With ``rules="cluster-autoscaler"`` cluster-autoscaler's drainability rules decide instead (a pod
-whose budget has no disruption left blocks; there is no retry), as its scale-down would, and the
-nodes get its ``ToBeDeletedByClusterAutoscaler`` taint instead of being cordoned.
+whose budget has no disruption left blocks; there is no retry), as its scale-down would: the nodes get
+its ``ToBeDeletedByClusterAutoscaler`` taint instead of being cordoned, and a pod is never placed on a
+node being removed (``findPlaceFor`` skips them by name, whatever the pod tolerates).
 """
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Callable
@@ -23,15 +29,13 @@ from typing import Callable
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import InputError
 from kwhatif.preemption import utc_now
-from kwhatif.state.cluster import TERMINAL_PHASES
-from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.queue import SchedulingQueue, pod_priority, tie_groups
 from kwhatif.versions import DEFAULT, Features
 from kwhatif.whatif.changes import (Change, Scenario, drop_pods, is_recreated, pods_by_node, select_nodes,
                                     set_unschedulable)
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, kubectl_verdict
-from kwhatif.whatif.eviction import TOO_MANY_REQUESTS, pod_key, pod_phase
-from kwhatif.whatif.replace import Placer, priority_of, replacement
-
+from kwhatif.whatif.eviction import TOO_MANY_REQUESTS, pod_key
+from kwhatif.whatif.replace import Placer, replacement
 
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
 
@@ -62,12 +66,14 @@ class DrainReport:
     drained: list[str]
     pods: list[PodOutcome]
     node_errors: dict[str, str] = field(default_factory=dict)
-    placements: list[dict] = field(default_factory=list)  # the replacements' placements, in queue order
-    warnings: list[str] = field(default_factory=list)  # what reading the cluster found
+    not_reached: dict[str, str] = field(default_factory=dict)  # node -> the node kubectl still waits on
+    # the replacements' placements, in the order they were scheduled, each with the node it was drained from
+    placements: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what reading the cluster found, ties that decide
     features: Features = DEFAULT  # the kube-scheduler release (and gates) that placed the pods
 
     def node_drained(self, node: str) -> bool:
-        return node not in self.node_errors and not any(
+        return node not in self.node_errors and node not in self.not_reached and not any(
             o.action == "blocked" for o in self.pods if o.from_node == node)
 
     @property
@@ -79,19 +85,21 @@ class DrainReport:
         return all(self.node_drained(node) for node in self.drained) and not self.unplaced
 
     def to_dict(self) -> dict:
-        return {**self.features.to_dict(), "scenario": self.scenario.to_dict(), "rules": self.options.rules, "drained": list(self.drained),
+        return {**self.features.to_dict(), "scenario": self.scenario.to_dict(), "rules": self.options.rules,
+                "drained": list(self.drained),
                 "nodes": {node: self.node_drained(node) for node in self.drained},
+                "notReached": dict(self.not_reached),
                 "pods": [o.to_dict() for o in self.pods], "placements": list(self.placements), "safe": self.safe,
                 "warnings": list(self.warnings)}
 
 
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
           setup=None, clock: Callable[[], datetime] = utc_now, snapshot=None) -> DrainReport:
-    """Drain ``nodes`` (or the nodes ``selector`` picks) in ``scenario``'s cluster, changing it. The drain
-    happens when the cluster was captured, else at the ``clock``'s now. ``snapshot``: the scenario's
-    cluster as a scheduler snapshot (a fork the caller reverts; no pod on the drained nodes uses a
-    ResourceClaim): the drain's cordons and evictions are made on it too and the replacements placed
-    there, instead of on a snapshot built for this drain."""
+    """Drain ``nodes`` (each once, in the order given) or the nodes ``selector`` picks in ``scenario``'s
+    cluster, changing it. The drain happens when the cluster was captured, else at the ``clock``'s now.
+    ``snapshot``: the scenario's cluster as a scheduler snapshot (a fork the caller reverts; no pod on the
+    drained nodes uses a ResourceClaim): the drain's cordons and evictions are made on it too and the
+    replacements placed there, instead of on a snapshot built for this drain."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
@@ -109,25 +117,18 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
             set_unschedulable(node, True)
     report = DrainReport(scenario, options, names, [], warnings=list(cluster.warnings),
                          features=setup.features if setup is not None else DEFAULT)
-    run = _DrainRun(report, Placer(cluster, setup, snapshot), now)
+    if snapshot is not None:
+        for i in indexes:
+            snapshot.update_node(cluster.nodes[i])
+    removed = frozenset(names) if options.rules == "cluster-autoscaler" else frozenset()
+    run = _DrainRun(report, Placer(cluster, setup, snapshot, skip=removed), now)
     on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     for name in names:
+        if run.waiting_on is not None:
+            report.not_reached[name] = run.waiting_on
+            continue
         run.drain_node(name, on_nodes.get(name, []))
-    drop_pods(cluster, run.gone)
-    if snapshot is not None:
-        _mirror(snapshot, [cluster.nodes[i] for i in indexes], run.gone)
-    run.place_replacements()
     return report
-
-
-def _mirror(snapshot, nodes: list[dict], gone: list[dict]) -> None:
-    """The cordoned (or tainted) nodes and the pods evicted in the first round, on the snapshot
-    (finished pods are in no snapshot)."""
-    for node in nodes:
-        snapshot.update_node(node)
-    for pod in gone:
-        if pod_phase(pod) not in TERMINAL_PHASES:
-            snapshot.forget_pod(PodInfo(pod))
 
 
 def mark_to_be_deleted(node: dict, now) -> None:
@@ -149,16 +150,19 @@ def _selected_pods(pods: list[dict], pod_selector: str) -> list[dict]:
 
 
 class _DrainRun:
+    """One node at a time: evict, schedule the replacements, retry the evictions they free."""
+
     def __init__(self, report: DrainReport, placer: Placer, now: datetime) -> None:
         self.report = report
         self.scenario = report.scenario
         self.budgets = report.scenario.budgets
         self.placer = placer
         self.options = report.options
-        self.queue: list[tuple[int, int, PodOutcome]] = []
-        self.evictions = 0
+        self.queue: SchedulingQueue[PodOutcome] = SchedulingQueue()
+        self.moment = 0  # the queue timestamp of the replacements created next (evictions at one moment)
+        self.popped: list = []  # the node's replacements as the queue gave them
         self.waiting: list[PodOutcome] = []
-        self.gone: list[dict] = []  # pods evicted in the first round, taken out of the cluster together
+        self.waiting_on: str | None = None  # the node kubectl waits on for good: it never gets further
         self.now = now
         self.autoscaler = (AutoscalerRules(self.scenario.cluster, self.budgets, self.now)
                            if self.options.rules == "cluster-autoscaler" else None)
@@ -180,7 +184,12 @@ class _DrainRun:
                 if outcome.action in ("evict", "delete"):
                     outcome.action, outcome.reason = "blocked", f"not evicted: {error}"
             return
-        self.gone += [o.pod for o in outcomes if o.action in ("evict", "delete") and self._evict(o)]
+        self.moment += 1
+        gone = [o.pod for o in outcomes if o.action in ("evict", "delete") and self._evict(o)]
+        self._remove(gone)
+        self._place_replacements(name)
+        if self.waiting:
+            self._give_up(name)
 
     def _node_error(self, blockers: list[PodOutcome]) -> str:
         """kubectl's aggregate: ``cannot delete <why>: ns/a, ns/b`` per reason (cluster-autoscaler: the
@@ -211,35 +220,66 @@ class _DrainRun:
             outcome.reason = f"evicted once {freed_by} was replaced (until then: {TOO_MANY_REQUESTS})"
         self.budgets.pod_gone(outcome.pod)
         if outcome.recreated:
-            self.evictions += 1
-            heapq.heappush(self.queue, (-priority_of(outcome.pod), self.evictions, outcome))
+            self.queue.add(outcome, pod_priority(outcome.pod), f"{self.moment:09d}")
         return True
 
-    def place_replacements(self) -> None:
+    def _remove(self, pods: list[dict]) -> None:
+        """Evicted pods leave the cluster (and the engine's snapshot once placements began)."""
+        drop_pods(self.scenario.cluster, pods)
+        for pod in pods:
+            self.placer.forget(pod)
+
+    def _place_replacements(self, node: str) -> None:
+        self.popped = []
         while self.queue:
-            _, _, outcome = heapq.heappop(self.queue)
+            queued = self.queue.pop()
+            self.popped.append(queued)
+            outcome = queued.item
             outcome.placement = self.placer.place(replacement(outcome.pod))
-            self.report.placements.append(outcome.placement)
-            if outcome.placement["node"]:
+            self.report.placements.append({**outcome.placement, "from": node})
+            if outcome.placement["node"] and not self.autoscaler:  # its remaining PDB count never grows back
                 self.budgets.pod_ready(outcome.pod)
                 self._retry(outcome.pod)
+        self._warn_deciding_ties(node)
+
+    def _warn_deciding_ties(self, node: str) -> None:
+        """Replacements the queue cannot order (same priority, evicted together) of which some are placed
+        and some are not: the order their controllers create them in decides."""
+        for group in tie_groups(self.popped):
+            if len({bool(o.placement["node"]) for o in group}) > 1:
+                pods = ", ".join(pod_key(o.pod) for o in group)
+                self.report.warnings.append(
+                    f"{node}: the replacements of {pods} have the same priority and are created at the same "
+                    f"moment (kubectl evicts a node's pods together); placed here in the node's pod order, but "
+                    f"their controllers may create them in another order, which can change which are placed")
+
+    def _give_up(self, node: str) -> None:
+        """Evictions still refused once no replacement can free their budget: kubectl retries them until
+        --timeout (0: forever), so this node is never drained and the nodes after it are never reached."""
         for outcome in self.waiting:
             outcome.action = "blocked"
-            stuck = [pod_key(o.pod) for o in self.report.pods if o.recreated and o.placement and not o.placement["node"] and self._same_budget(o, outcome)]
+            stuck = [pod_key(o.pod) for o in self.report.pods if o.recreated and o.placement
+                     and not o.placement["node"] and self._same_budget(o, outcome)]
             outcome.waits_for = stuck
             why = (f"the replacements of {', '.join(stuck)} cannot be placed" if stuck
                    else "the budget allows no disruption and no evicted pod of it is being replaced")
             outcome.reason = f"{outcome.reason}; kubectl drain retries until --timeout: {why}"
+        self.waiting = []
+        self.waiting_on = node
 
     def _same_budget(self, evicted: PodOutcome, waiting: PodOutcome) -> bool:
         return any(self.budgets.name(i) == waiting.budget for i in self.budgets.matching(evicted.pod))
 
     def _retry(self, replaced: dict) -> None:
-        """The budgets of a placed replacement gained a healthy pod: retry the evictions waiting on them."""
+        """The budgets of a placed replacement gained a healthy pod: retry the evictions waiting on them
+        (a later moment: their replacements queue behind those already waiting of the same priority)."""
         freed = {self.budgets.name(i) for i in self.budgets.matching(replaced)}
-        for outcome in [o for o in self.waiting if o.budget in freed]:
+        retried = [o for o in self.waiting if o.budget in freed]
+        if not retried:
+            return
+        self.moment += 1
+        for outcome in retried:
             if self._evict(outcome, freed_by=pod_key(replaced)):
-                drop_pods(self.scenario.cluster, [outcome.pod])
-                self.placer.forget(outcome.pod)
+                self._remove([outcome.pod])
                 self.waiting.remove(outcome)
                 outcome.budget = None

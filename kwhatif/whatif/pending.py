@@ -1,9 +1,11 @@
 """``kwhatif pending``: every Pending pod of the cluster, explained as kube-scheduler's next pass over its
 queue would find it.
 
-Order: the scheduling queue's (PrioritySort): priority descending, then the queue timestamp, for which
-kwhatif takes ``metadata.creationTimestamp`` (when a pod last re-entered the queue after a failed attempt
-is not in any dump), then namespace/name so the order is total.
+Order: the scheduling queue's (``kwhatif.queue``, PrioritySort): priority descending, then the queue
+timestamp, for which kwhatif takes ``metadata.creationTimestamp`` (when a pod last re-entered the queue
+after a failed attempt is not in any dump). Pods with equal priority and creation time are attempted in
+the cluster's list order: kube-scheduler takes them as they arrived, which no dump records, so where
+such a tie decides an outcome (some of the tied pods fit and others do not) a warning says so.
 
 Earlier pods change what later pods find, as they do in kube-scheduler, which attempts pods one at a time
 against one cluster: a pod that fits is bound (assumed) before the next is attempted; a pod whose
@@ -30,6 +32,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+from kwhatif.queue import creation_timestamp, pod_priority, queue_order, tie_groups
 from kwhatif.result import ScheduleResult
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.node_memo import pod_class
@@ -137,12 +140,6 @@ def is_pending(pod: dict) -> bool:
     return not pod["spec"].get("nodeName") and status.get("phase") not in TERMINAL_PHASES
 
 
-def queue_key(pod: dict):
-    meta = pod["metadata"]
-    return (-int(pod["spec"].get("priority") or 0), meta.get("creationTimestamp") or "",
-            meta.get("namespace") or "", meta.get("name") or "")
-
-
 def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, namespace: str | None = None,
                     at: datetime | None = None) -> PendingReport:
     """Every pending pod (of ``namespace``, None: all) with its next attempt. Pods of every namespace are
@@ -153,7 +150,8 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
     placer = SequencePlacer(snapshot, setup)
     attempted, skipped = [], []
     previous: tuple | None = None  # (pod class, snapshot state, result) of the last attempt
-    for pod in sorted((p for p in cluster.pods if is_pending(p)), key=queue_key):
+    queued = queue_order((p for p in cluster.pods if is_pending(p)), pod_priority, creation_timestamp)
+    for pod in (q.item for q in queued):
         created = pod["metadata"].get("creationTimestamp")
         if pod["metadata"].get("deletionTimestamp"):
             skipped.append(PendingPod(pod, 0, DELETING, None, created))
@@ -190,12 +188,26 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
         else:
             attempted.append(PendingPod(pod, len(attempted) + 1, outcome, result, created))
     pods = [p for p in attempted + skipped if namespace is None or p.namespace == namespace]
-    warnings = list(placer.warnings)
+    warnings = list(placer.warnings) + _ties_deciding(queued, attempted)
     for name in sorted(served):
         warning = lease_warning(cluster, setup, name)
         if warning:
             warnings.append(warning)
     return PendingReport(pods, snapshot.num_nodes(), at or _capture_time(cluster), warnings, setup.features)
+
+
+def _ties_deciding(queued: list, attempted: list[PendingPod]) -> list[str]:
+    """A warning for each run of attempted pods that PrioritySort cannot order (equal priority and
+    creation time) and whose outcomes differ: their arrival order, which the dump does not hold, decides."""
+    outcomes = {id(p.pod): p.outcome for p in attempted}
+    warnings = []
+    for group in tie_groups(q for q in queued if id(q.item) in outcomes):
+        if len({outcomes[id(pod)] for pod in group}) > 1:
+            pods = ", ".join(f"{pod['metadata'].get('namespace')}/{pod['metadata'].get('name')}" for pod in group)
+            warnings.append(f"{pods} have equal priority and creationTimestamp: kube-scheduler attempts them in "
+                            f"the order they arrived, which the dump does not record (tried here in the "
+                            f"cluster's list order); another order can change which of them fit")
+    return warnings
 
 
 def _with_nomination(pod: dict, node: str | None) -> dict:

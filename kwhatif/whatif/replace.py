@@ -13,31 +13,36 @@ from __future__ import annotations
 
 import copy
 
-from kwhatif.state.cluster import Cluster
+from kwhatif.queue import pod_priority, queue_order
+from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.nodeinfo import PodInfo
-from kwhatif.whatif.eviction import pod_key
+from kwhatif.whatif.eviction import pod_key, pod_phase
+
+
+# What the API server or the cluster gave the pod after its controller created it from the template: a
+# new pod has none of it (ephemeral containers come only from `kubectl debug`, and a create carrying
+# them is refused; status holds the phase, the nomination, the resize state and the claims' statuses).
+_NOT_FROM_TEMPLATE_META = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
+                           "deletionGracePeriodSeconds", "managedFields", "generation", "selfLink")
+_NOT_FROM_TEMPLATE_SPEC = ("nodeName", "ephemeralContainers")
 
 
 def replacement(pod: dict) -> dict:
-    """The pod its controller creates after ``pod`` went: same manifest, not bound, no status."""
-    meta = {k: v for k, v in (pod.get("metadata") or {}).items()
-            if k not in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp",
-                         "deletionGracePeriodSeconds", "managedFields")}
-    spec = {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}
+    """The pod its controller creates after ``pod`` went: what the template gives it (the same manifest
+    without what the cluster added), not bound, no status."""
+    meta = {k: v for k, v in (pod.get("metadata") or {}).items() if k not in _NOT_FROM_TEMPLATE_META}
+    spec = {k: v for k, v in (pod.get("spec") or {}).items() if k not in _NOT_FROM_TEMPLATE_SPEC}
     return copy.deepcopy({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
-
-
-def priority_of(pod: dict) -> int:
-    return int((pod.get("spec") or {}).get("priority") or 0)
 
 
 class Placer:
     """Places pods one at a time on ``cluster`` with the sequence engine. The engine's snapshot is
     built at the first placement, so changes made to the cluster before then are simply in it."""
 
-    def __init__(self, cluster: Cluster, setup=None, snapshot=None) -> None:
+    def __init__(self, cluster: Cluster, setup=None, snapshot=None, skip: frozenset[str] = frozenset()) -> None:
         self.cluster = cluster
         self.setup = setup
+        self.skip = skip  # nodes never tried (cluster-autoscaler's nodes being removed)
         self._snapshot = snapshot  # the cluster's snapshot when the caller holds one (a fork), else built
         self._engine = None
 
@@ -58,10 +63,11 @@ class Placer:
         return placement.to_dict()
 
     def forget(self, pod: dict) -> None:
-        """A bound pod left after placements began: off the engine's snapshot too."""
-        if self._engine is not None:
-            self._engine.snapshot.resource_claims.pod_deleted(pod)
-            self._engine.snapshot.forget_pod(PodInfo(pod))
+        """A bound pod left the cluster: off the snapshot too once there is one (finished pods are in none)."""
+        snapshot = self._engine.snapshot if self._engine is not None else self._snapshot
+        if snapshot is not None and pod_phase(pod) not in TERMINAL_PHASES:
+            snapshot.resource_claims.pod_deleted(pod)
+            snapshot.forget_pod(PodInfo(pod))
 
     @property
     def snapshot(self):
@@ -73,19 +79,18 @@ class Placer:
             from kwhatif.state.snapshot import Snapshot
             from kwhatif.whatif.sequence import SequencePlacer
 
-            self._engine = SequencePlacer(self._snapshot or Snapshot(self.cluster), self.setup)
+            self._engine = SequencePlacer(self._snapshot or Snapshot(self.cluster), self.setup, skip=self.skip)
         return self._engine
 
 
 def place_displaced(scenario, setup=None, snapshot=None) -> None:
-    """Place the scenario's re-created pods in queue order (priority descending, then the order they
-    left in); each placement is recorded with the node the pod came from. ``snapshot``: the scenario's
-    cluster as a snapshot already (a fork the caller reverts), else the scenario's own state is used
-    (built when there is a pod to place)."""
+    """Place the scenario's re-created pods in queue order (created together: by priority, then the
+    order they left in); each placement is recorded with the node the pod came from. ``snapshot``: the
+    scenario's cluster as a snapshot already (a fork the caller reverts), else the scenario's own state
+    is used (built when there is a pod to place)."""
     placer = Placer(scenario.cluster, setup, snapshot if snapshot is not None else scenario.snapshot)
-    order = sorted(range(len(scenario.displaced)), key=lambda i: -priority_of(scenario.displaced[i][0]))
-    for i in order:
-        pod, from_node = scenario.displaced[i]
+    for queued in queue_order(scenario.displaced, lambda displaced: pod_priority(displaced[0])):
+        pod, from_node = queued.item
         entry = placer.place(replacement(pod))
         if entry["node"]:
             scenario.budgets.pod_ready(pod)

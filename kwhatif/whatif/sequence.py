@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Iterator
 
-from kwhatif.api.defaults import Admission
+from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME, Admission
 from kwhatif.errors import InputError
 from kwhatif.framework.runtime import framework_for
 from kwhatif.preemption import start_time_key, utc_now
+from kwhatif.queue import queue_order
 from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.sampling import NodeWalk
 from kwhatif.scheduler import MIN_FEASIBLE_NODES_TO_FIND, Scheduler
@@ -148,9 +149,9 @@ def prepare_pods(raws: Iterable[tuple[dict, str]], cluster: Cluster) -> list[Pre
     return [PreparedPod(*prepare_pod(raw, source, cluster)) for raw, source in raws]
 
 
-def queue_order(pods: list[PreparedPod]) -> list[PreparedPod]:
-    """The scheduling queue's order for pods created together: priority descending, then as given."""
-    return sorted(pods, key=lambda p: -p.info.priority)
+def created_together(pods: list[PreparedPod]) -> list[PreparedPod]:
+    """Pods created together in scheduling-queue order: one queue timestamp, so by priority, then as given."""
+    return [q.item for q in queue_order(pods, lambda p: p.info.priority)]
 
 
 def latest_start_time(cluster: Cluster, clock: Callable[[], datetime] = utc_now) -> datetime:
@@ -189,8 +190,10 @@ class SequencePlacer:
 
     def __init__(self, snapshot: Snapshot, setup: SchedulerSetup | None = None, extenders: list | None = None,
                  seed: int | None = None, base_start_time: datetime | None = None,
-                 clock: Callable[[], datetime] = utc_now, memo: NodeMemo | None = None) -> None:
+                 clock: Callable[[], datetime] = utc_now, memo: NodeMemo | None = None,
+                 skip: frozenset[str] = frozenset()) -> None:
         self.snapshot = snapshot
+        self.skip = skip  # nodes no pod is tried on
         self.clock = clock
         self.memo = memo or NodeMemo(snapshot)  # shared with a caller that places on forks of the snapshot
         self.setup = setup or SchedulerSetup()
@@ -225,7 +228,7 @@ class SequencePlacer:
         info, notes = create_resource_claims(pod.info, self.snapshot)
         for note in notes:
             self._warn(note)
-        result = self.scheduler_for(info).schedule(info, pod.admission, None if every_node else self.walk)
+        result = self.scheduler_for(info).schedule(info, pod.admission, None if every_node else self.walk, self.skip)
         for warning in result.warnings:
             self._warn(warning)
         if info.pvc_keys:
@@ -296,15 +299,16 @@ def place_sequence(raws: list[tuple[dict, str]], cluster: Cluster, setup: Schedu
     setup = setup or SchedulerSetup()
     pods = prepare_pods(raws, cluster)
     if not in_order:
-        pods = queue_order(pods)
+        pods = created_together(pods)
     result = place_pods(pods, Snapshot(cluster), setup, seed=seed)
-    _add_lease_warning(result, cluster, setup, pods)
+    _add_lease_warning(result, cluster, setup, [p.info.spec.get("schedulerName") for p in pods])
     return result
 
 
 def _add_lease_warning(result: SequenceResult, cluster: Cluster, setup: SchedulerSetup,
-                       pods: list[PreparedPod]) -> None:
-    for name in dict.fromkeys(p.info.spec.get("schedulerName") for p in pods):
+                       scheduler_names: list[str]) -> None:
+    """Is a leader running the schedulers of these pods (place's warning, once per scheduler)?"""
+    for name in dict.fromkeys(scheduler_names):
         warning = lease_warning(cluster, setup, name)
         if warning and warning not in result.warnings:
             result.warnings.append(warning)
@@ -341,7 +345,7 @@ def capacity(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | N
         raise InputError(f"--max must be 0 or more, got {max_instances}")
     setup = setup or SchedulerSetup()
     snapshot = snapshot or Snapshot(cluster)
-    for name in exclude_nodes:
+    for name in dict.fromkeys(exclude_nodes):  # a set of names
         if snapshot.get(name) is None:
             raise InputError(f"--exclude-nodes: node {name!r} is not in the cluster")
         snapshot.remove_node(name)
@@ -358,7 +362,8 @@ def capacity(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | N
             i += 1
 
     sequence = place_pods(copies(), snapshot, setup, seed=seed, stop_on_failure=True)
-    _add_lease_warning(sequence, cluster, setup, [])
+    _add_lease_warning(sequence, cluster, setup,
+                       [(raw.get("spec") or {}).get("schedulerName") or DEFAULT_SCHEDULER_NAME])
     instances = sequence.placed
     last = sequence.placements[-1] if sequence.placements else None
     if last is not None and last.node is None:

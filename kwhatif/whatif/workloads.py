@@ -6,10 +6,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Mapping
 
-from kwhatif.api.defaults import default_uid
+from kwhatif.api.defaults import PriorityResolver, default_uid
 from kwhatif.api.workloads import Expansion, NodeChecks, expand
 from kwhatif.plugins.helper import find_matching_untolerated_taint
 from kwhatif.plugins.node_affinity import RequiredNodeAffinity
+from kwhatif.queue import queue_order
 from kwhatif.state.cluster import KINDS, Cluster
 
 
@@ -35,15 +36,24 @@ DAEMON_NODE_CHECKS = NodeChecks(affinity_matcher=_affinity_matcher,
 
 def expand_objects(objects: list[tuple[dict, str]], cluster: Cluster, replicas: int | None = None,
                    in_order: bool = False) -> Expansion:
-    """The pods of ``objects`` in scheduling-queue order and the objects that join ``cluster`` first
-    (those it already holds, by kind, namespace and name, are left out)."""
+    """The pods of ``objects`` in scheduling-queue order (created together: by priority, the cluster's
+    and the input's PriorityClasses, then input order; ``in_order`` keeps the input order) and the objects
+    that join ``cluster`` first (those it already holds, by kind, namespace and name, are left out)."""
     # Where DaemonSets already run is a pass over every pod: only when one is placed.
     daemon_sets = any(obj.get("kind") == "DaemonSet" for obj, _ in objects)
-    expansion = expand(objects, nodes=cluster.nodes, priority_classes=cluster.priority_classes,
-                       replicas=replicas, in_order=in_order, node_checks=DAEMON_NODE_CHECKS,
+    expansion = expand(objects, nodes=cluster.nodes, replicas=replicas, node_checks=DAEMON_NODE_CHECKS,
                        existing_pods={_key(p) for p in cluster.pods},
                        daemon_pods_on=_daemon_pods_on(cluster) if daemon_sets else {},
                        storage_classes=cluster.storage_classes)
+    if not in_order:
+        resolver = PriorityResolver([*cluster.priority_classes,
+                                     *(o for o in expansion.objects if o["kind"] == "PriorityClass")])
+
+        def priority(item: tuple[dict, str]) -> int:
+            admission = resolver.resolve(item[0])
+            return admission.priority if admission is not None else 0  # admission reports the unknown class
+
+        expansion.pods = [q.item for q in queue_order(expansion.pods, priority)]
     held: dict[str, set] = {}
     for obj in expansion.objects:
         attr = KINDS.get(obj["kind"])
