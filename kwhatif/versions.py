@@ -43,6 +43,9 @@ def _v(text: str) -> tuple[int, int, int]:
 UNTOLERATED_TAINTS_REASON = "UntoleratedTaintsReason"
 DYNAMIC_RESOURCES_SCORE = "DynamicResourcesScore"
 TOP_SCORE_HEAP = "TopScoreHeap"
+BALANCED_ALLOCATION_CHANGE = "BalancedAllocationScoresChange"
+IMAGE_LOCALITY_IMAGE_VOLUMES = "ImageLocalityImageVolumes"
+IMAGE_LOCALITY_VOLUME_THRESHOLD = "ImageLocalityImageVolumeThreshold"
 
 CHANGES: dict[str, Change] = {c.id: c for c in (
     Change(UNTOLERATED_TAINTS_REASON, _v("1.34.2"), "TaintToleration",
@@ -57,6 +60,17 @@ CHANGES: dict[str, Change] = {c.id: c for c in (
            "the pick among tied top scores is a heap ordered by total score and a random value only "
            "extender-scored nodes get, so without extenders it follows the feasible-node order",
            "v1.35 schedule_one.go sortedNodeScores (kubernetes#141024 calls it an omission)", (UNIT_TESTS,)),
+    Change(BALANCED_ALLOCATION_CHANGE, _v("1.36.0"), "NodeResourcesBalancedAllocation",
+           "scores the change the pod makes to the node's balance: 50 + (50 + score with the pod - score "
+           "without it) / 2, each the old (1 - std) * 100, so no change scores 75 (every score of every pod "
+           "differs)", "kubernetes#135573 (balanced_allocation.go, balanced_allocation_test.go)", (UNIT_TESTS,)),
+    Change(IMAGE_LOCALITY_IMAGE_VOLUMES, _v("1.36.0"), "ImageLocality",
+           "the images of the pod's image volumes count in the sum, not in the threshold (1000MB per "
+           "container and init container)",
+           "kubernetes#130231; v1.36's sumImageScores as quoted in kubernetes#138952", (PREVIEW,)),
+    Change(IMAGE_LOCALITY_VOLUME_THRESHOLD, _v("1.37.0"), "ImageLocality",
+           "image volumes count in the threshold too: 1000MB per container, init container and image volume",
+           "kubernetes#138951 (PR text)", (PREVIEW,)),
 )}
 
 
@@ -69,7 +83,7 @@ class Gate:
 # What kwhatif does with a gate given to --feature-gates: MODELLED gates change what kwhatif answers as
 # upstream's code reads them; NO_EFFECT gates change nothing kwhatif answers (timing, status writes).
 # Any other gate the release knows is refused as not modelled.
-MODELLED_GATES = frozenset({"OpportunisticBatching"})
+MODELLED_GATES = frozenset({"OpportunisticBatching", "StorageCapacityScoring"})
 NO_EFFECT_GATES = frozenset({"SchedulerAsyncAPICalls", "NominatedNodeNameForExpectation",
                              "SchedulerPopFromBackoffQ", "SchedulerAsyncPreemption"})
 
@@ -97,6 +111,29 @@ _GATES_1_35_7 = {
     "OpportunisticBatching": Gate(True), "TaintTolerationComparisonOperators": Gate(False),
     "VolumeLimitScaling": Gate(False),
 }
+# v1.36 and v1.37 as staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go declares them
+# (versioned specs, read in the v1.37 development tree: v1.37's may still change). GangScheduling is not
+# in that file; it stays off as in v1.35. DRAFractionalCapacityRange is on only from a minimum
+# compatibility version of 1.37, which a v1.37 binary does not default to.
+_GATES_1_36_0 = {
+    **_GATES_1_35_7,
+    "DRAAdminAccess": Gate(True, locked=True), "DRAConsumableCapacity": Gate(True),
+    "DRADeviceBindingConditions": Gate(True), "DRADeviceTaints": Gate(True), "DRAExtendedResource": Gate(True),
+    "DRAListTypeAttributes": Gate(False), "DRANodeAllocatableResources": Gate(False),
+    "DRAPartitionableDevices": Gate(True), "DRAWorkloadResourceClaims": Gate(False),
+    "InPlacePodLevelResourcesVerticalScaling": Gate(True), "NodeDeclaredFeatures": Gate(True),
+    "TopologyAwareWorkloadScheduling": Gate(False), "VolumeAttributesClass": Gate(True, locked=True),
+}
+_GATES_1_37_0 = {
+    **_GATES_1_36_0,
+    "CompositePodGroup": Gate(False), "DRADerivedAttributes": Gate(False), "DRADeviceCompatibilityGroups": Gate(False),
+    "DRADeviceTaintRules": Gate(True), "DRAExtendedResource": Gate(True, locked=True),
+    "DRAFractionalCapacityRange": Gate(False), "DRAOptionalNodeOperations": Gate(False),
+    "DRAPrioritizedList": Gate(True, locked=True), "DRAResourceClaimDeviceStatus": Gate(True, locked=True),
+    "InPlacePodVerticalScalingSchedulerPreemption": Gate(False), "InterPodAffinityHostnameFastPath": Gate(False),
+    "NodeDeclaredFeatures": Gate(True, locked=True), "PodGroupPreemptionPolicy": Gate(False),
+    "SchedulerPreQueueingHints": Gate(False), "StorageCapacityScoring": Gate(True), "VolumeLimitScaling": Gate(True),
+}
 
 # The default profile's MultiPoint plugins (apis/config/v1/default_plugins.go), DynamicResources inserted
 # before DefaultPreemption because DynamicResourceAllocation is on; the weight None is no weight.
@@ -111,6 +148,29 @@ _DEFAULT_PLUGINS_1_34 = (
 _DEFAULT_PLUGINS_1_35 = tuple((name, 2 if name == "DynamicResources" else weight)
                               for name, weight in _DEFAULT_PLUGINS_1_34)
 
+# What v1.36 and v1.37 change that cannot be read exactly from upstream's text or code fragments.
+_NOT_MODELLED_1_36 = (
+    "NodeDeclaredFeatures (beta, on): the default profile's NodeDeclaredFeatures Filter plugin (pods needing "
+    "features a node does not declare) is not run; which features v1.36 infers from a pod is not readable",
+    "DRA gates on (DRAExtendedResource, DRADeviceTaints, DRAConsumableCapacity, DRAPartitionableDevices, "
+    "DRADeviceBindingConditions): DynamicResources, NodeResourcesFit and BalancedAllocation run their v1.35 "
+    "code with the gates' defaults only where kwhatif already models the gated path; extended resources "
+    "backed by DRA, device taints, consumable capacity, partitionable devices and binding conditions are not "
+    "modelled",
+    "the DRA filter timeout as a hard error, in-place pod-level resize (beta, on) and the configuration "
+    "API's placementGenerate/placementScore points",
+    "OpportunisticBatching: v1.35's NodeResourcesFit refuses to sign a pod while DRAExtendedResource is on; "
+    "whether v1.36 still does is not read",
+)
+_NOT_MODELLED_1_37 = (
+    "VolumeLimitScaling (beta, on): NodeVolumeLimits' missing-driver check with "
+    "CSIDriver.spec.preventPodSchedulingIfMissing is not modelled",
+    "VolumeBindingArgs.shape in a configuration file is still refused as when StorageCapacityScoring is off "
+    "(the plugin scores with the default shape [{0,10},{100,0}])",
+    "a nominated pod reserving space behind a gate (kubernetes#139057) and resize request aggregation "
+    "max(spec, actuated, allocated)",
+)
+
 
 @dataclass(frozen=True)
 class Release:
@@ -123,6 +183,8 @@ class Release:
     default_plugins: tuple[tuple[str, int | None], ...]
     verified: str  # REFERENCE, UNIT_TESTS or PREVIEW: how this release as a whole is checked
     source: str  # the upstream tree or text it was read from
+    # What the release changes that kwhatif does not model (it answers as the release before would).
+    not_modelled: tuple[str, ...] = ()
 
     @property
     def version(self) -> tuple[int, int, int]:
@@ -152,6 +214,13 @@ RELEASES: tuple[Release, ...] = (
             "openshift-kni/scheduler-plugins release-4.22 vendor tree (v1.34.7); CHANGELOG-1.34"),
     Release("v1.35.7", 0, MappingProxyType(_GATES_1_35_7), _DEFAULT_PLUGINS_1_35, REFERENCE,
             "openshift-kni/scheduler-plugins vendor tree (v1.35.4, cases made by v1.35.7)"),
+    Release("v1.36.0", 0, MappingProxyType(_GATES_1_36_0), _DEFAULT_PLUGINS_1_35, PREVIEW,
+            "no vendored tree: kubernetes#135573's code and test table, PR and issue texts, the kube-scheduler "
+            "feature-gate file, CHANGELOG-1.36", _NOT_MODELLED_1_36),
+    Release("v1.37.0", 0, MappingProxyType(_GATES_1_37_0), _DEFAULT_PLUGINS_1_35, PREVIEW,
+            "no vendored tree: PR texts, the kube-scheduler feature-gate file of the v1.37 development tree, "
+            "CHANGELOG-1.37 to alpha.1; VolumeBinding's StorageCapacityScoring path as in v1.35",
+            _NOT_MODELLED_1_36 + _NOT_MODELLED_1_37),
 )
 BASELINE = RELEASES[0]  # the library's default (SchedulerSetup()): the release kwhatif was first verified on
 NEWEST_VERIFIED = max((r for r in RELEASES if not r.preview), key=lambda r: r.version)

@@ -165,7 +165,7 @@ class DynamicResources(Plugin):
 
             s.allocator = Allocator(dra, to_allocate)
         for note in sorted(dra.notes):
-            _note(state, f"not modelled for DRA: {note}")
+            _note(state, f"not modelled for DRA: {_release_note(note, self.features)}")
         return None, None
 
     def filter(self, state, pod, node_info) -> Status | None:
@@ -284,6 +284,19 @@ def _record_allocations(state, allocator, results, node_name: str) -> None:
         except AllocationError as exc:
             raise AllocationError(f"create NodeSelector for claim {_name(claim)}: {exc}") from None
     allocations[node_name] = by_claim
+
+# The gates whose features the allocator treats as off (dra_allocator's notes name them).
+_ALLOCATOR_GATES = ("DRAPartitionableDevices", "DRADeviceTaints", "DRADeviceBindingConditions",
+                    "DRAConsumableCapacity")
+
+
+def _release_note(note: str, features) -> str:
+    """The allocator answers as with these gates off; a release where one is on (v1.36 on) says so."""
+    for gate in _ALLOCATOR_GATES:
+        if f"{gate} is off:" in note and features.enabled(gate):
+            return note.replace(f"{gate} is off:", f"{gate} is on in {features.name} but not modelled, "
+                                                   f"answered as off:")
+    return note
 
 
 def _key(claim: Mapping) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from kwhatif.framework.gomath import go_div
 from kwhatif.framework.interface import MAX_NODE_SCORE, Plugin
+from kwhatif.versions import IMAGE_LOCALITY_IMAGE_VOLUMES, IMAGE_LOCALITY_VOLUME_THRESHOLD
 
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
@@ -31,9 +32,10 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 class ImageLocality(Plugin):
     node_local = True
 
-    # The release's behaviour: image volumes in the sum (v1.36) and in the threshold (v1.37).
-    image_volumes = False
-    image_volumes_in_threshold = False
+    def __init__(self, args=None, handle=None):
+        super().__init__(args, handle)
+        self.image_volumes = self.features.has(IMAGE_LOCALITY_IMAGE_VOLUMES)
+        self.image_volumes_in_threshold = self.features.has(IMAGE_LOCALITY_VOLUME_THRESHOLD)
 
     def score(self, state, pod, node_info) -> int:
         total_nodes = self.handle.snapshot.num_nodes()

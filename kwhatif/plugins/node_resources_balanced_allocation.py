@@ -10,6 +10,7 @@ from kwhatif.framework.gomath import go_div
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
 from kwhatif.plugins.args.node_resources_balanced_allocation import NodeResourcesBalancedAllocationArgs
 from kwhatif.plugins.resource_allocation import ResourceAllocationScorer
+from kwhatif.versions import BALANCED_ALLOCATION_CHANGE
 
 PRE_SCORE_KEY = "PreScoreNodeResourcesBalancedAllocation"
 
@@ -46,14 +47,12 @@ def balance_change_scorer(requested: list[int], allocated: list[int], allocatabl
 class NodeResourcesBalancedAllocation(Plugin):
     args_type = NodeResourcesBalancedAllocationArgs
     node_local = True
-    # The release's behaviour: v1.36 scores the change the pod makes to the balance.
-    score_balance_change = False
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
         self.scorer = ResourceAllocationScorer(
             self.args["resources"], balanced_resource_scorer, use_requested=True, feature_gates_applied=True,
-            change_scorer=balance_change_scorer if self.score_balance_change else None)
+            change_scorer=balance_change_scorer if self.features.has(BALANCED_ALLOCATION_CHANGE) else None)
 
     def pre_score(self, state, pod, nodes):
         requests = self.scorer.pod_request_list(pod)

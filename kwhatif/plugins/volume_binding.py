@@ -263,15 +263,14 @@ class _StateData:
 
 class VolumeBinding(Plugin):
     args_type = VolumeBindingArgs
-    # The release's StorageCapacityScoring gate (beta and on from v1.37).
-    storage_capacity_scoring = False
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
         self._topologies: dict[str, Callable[[Mapping[str, str]], bool]] = {}
-        # SetDefaults_VolumeBindingArgs gives the shape only with the gate on.
+        # StorageCapacityScoring is beta and on from v1.37; SetDefaults_VolumeBindingArgs gives the shape
+        # only with the gate on.
         self._scorer = (capacity_scorer(self.args.get("shape") or DEFAULT_SHAPE)
-                        if self.storage_capacity_scoring else None)
+                        if self.features.enabled("StorageCapacityScoring") else None)
 
     def pre_filter(self, state, pod, nodes):
         index = volume_index(self.handle.snapshot)

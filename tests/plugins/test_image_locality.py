@@ -7,6 +7,7 @@ import pytest
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Handle
 from kwhatif.plugins.image_locality import ImageLocality, normalized_image_name
+from kwhatif.versions import features_for
 from tests.builders import make_node, make_pod, snapshot
 
 MB = 1024 * 1024
@@ -41,28 +42,25 @@ def test_small_images_score_zero():
 
 # Image volumes (kubernetes#130231, v1.36: in the sum; kubernetes#138951, v1.37: in the threshold too),
 # from the PR and issue texts (kubernetes#138952 quotes v1.36's sumImageScores); hand-computed.
-def _image_volume_plugin(snap, in_sum: bool, in_threshold: bool) -> ImageLocality:
-    class Release(ImageLocality):
-        image_volumes = in_sum
-        image_volumes_in_threshold = in_threshold
-    return Release({}, Handle(snap))
+def _image_volume_plugin(snap, version: str) -> ImageLocality:
+    return ImageLocality({}, Handle(snap, None, features_for(version)))
 
 
-@pytest.mark.parametrize("in_sum,in_threshold,expected", [
-    (False, False, [0, 0]),  # v1.34, v1.35: image volumes are not looked at
-    # v1.36: 500MB on 1 of 2 nodes scales to 250MB, one container: (250 - 23) * 100 / (1000 - 23) = 23
-    (True, False, [23, 0]),
-    # v1.37: two image sources, max 2000MB: 22700 / 1977 = 11
-    (True, True, [11, 0]),
+@pytest.mark.parametrize("version,expected", [
+    ("1.34", [0, 0]), ("1.35", [0, 0]),  # image volumes are not looked at
+    # 500MB on 1 of 2 nodes scales to 250MB, one container: (250 - 23) * 100 / (1000 - 23) = 23
+    ("1.36", [23, 0]),
+    # two image sources, max 2000MB: 22700 / 1977 = 11
+    ("1.37", [11, 0]),
 ])
-def test_image_volumes(in_sum, in_threshold, expected):
+def test_image_volumes(version, expected):
     n1 = make_node("n1").images(("registry.example.com/data:latest", 500 * MB)).obj()
     snap = snapshot([n1, make_node("n2").obj()])
     pod = (make_pod().set("spec.volumes", [
         {"name": "data", "image": {"reference": "registry.example.com/data"}},  # normalized to :latest
         {"name": "scratch", "emptyDir": {}},  # not an image volume: not counted
     ]).info())
-    plugin = _image_volume_plugin(snap, in_sum, in_threshold)
+    plugin = _image_volume_plugin(snap, version)
     assert [plugin.score(CycleState(), pod, ni) for ni in snap.node_info_list] == expected
 
 
@@ -72,5 +70,5 @@ def test_image_volume_missing_from_every_node_still_counts_in_the_v1_37_threshol
     nodes = [make_node(n).images(("registry.example.com/app:1", 1500 * MB)).obj() for n in ("n1", "n2")]
     snap = snapshot(nodes)
     pod = make_pod().set("spec.volumes", [{"name": "d", "image": {"reference": "registry.example.com/x:2"}}]).info()
-    assert _image_volume_plugin(snap, True, False).score(CycleState(), pod, snap.node_info_list[0]) == 100
-    assert _image_volume_plugin(snap, True, True).score(CycleState(), pod, snap.node_info_list[0]) == 74
+    assert _image_volume_plugin(snap, "1.36").score(CycleState(), pod, snap.node_info_list[0]) == 100
+    assert _image_volume_plugin(snap, "1.37").score(CycleState(), pod, snap.node_info_list[0]) == 74

@@ -6,13 +6,14 @@ import pytest
 
 from kwhatif.api.defaults import default_pod
 from kwhatif.framework.cycle_state import CycleState
-from kwhatif.framework.interface import Code
+from kwhatif.framework.interface import Code, Handle
 from kwhatif.plugins.node_resources_balanced_allocation import (
     NodeResourcesBalancedAllocation,
     balance_change_scorer,
     balanced_resource_scorer,
 )
 from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.versions import features_for
 from tests.builders import make_node, make_pod, snapshot
 
 
@@ -133,6 +134,4 @@ def test_balance_change_scorer(requested, allocated, allocatable, expected):
 
 
 def _v1_36_plugin(args: dict) -> NodeResourcesBalancedAllocation:
-    class V136(NodeResourcesBalancedAllocation):
-        score_balance_change = True
-    return V136(args)
+    return NodeResourcesBalancedAllocation(args, Handle(None, None, features_for("1.36")))

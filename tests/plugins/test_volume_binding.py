@@ -15,6 +15,7 @@ from kwhatif.plugins.volume_binding import (
     capacity_scorer,
 )
 from kwhatif.plugins.volume_helpers import volume_index
+from kwhatif.versions import features_for
 from tests.builders import make_node, make_pod, snapshot
 from tests.plugins.volume_objects import claim_volume, csi_driver, csi_node, evaluate, pv, pvc, storage_class
 
@@ -318,10 +319,8 @@ def test_capacity_scorer(name, shape, cases):
     assert [score(classes) for classes, _ in cases] == [expected for _, expected in cases]
 
 
-def _scoring(snap) -> VolumeBinding:
-    class Scoring(VolumeBinding):
-        storage_capacity_scoring = True
-    return Scoring({}, Handle(snap))
+def _scoring(snap, version: str = "1.37", gates: str | None = None) -> VolumeBinding:
+    return VolumeBinding({}, Handle(snap, None, features_for(version, gates)))
 
 
 def _scores(plugin, snap, pod):
@@ -339,6 +338,10 @@ def test_capacity_scoring_of_static_bindings():
     snap = snapshot(nodes(), [], objects)
     pod = make_pod("p").set("spec.volumes", [claim_volume("data")]).info()
     assert _scores(_scoring(snap), snap, pod) == {"n1": 90, "n2": 50}
+    # The gate as --feature-gates turns it on in v1.35, and off in v1.37.
+    assert _scores(_scoring(snap, "1.35", "StorageCapacityScoring=true"), snap, pod) == {"n1": 90, "n2": 50}
+    plugin = _scoring(snap, "1.37", "StorageCapacityScoring=false")
+    assert plugin.pre_score(CycleState(), pod, snap.node_info_list).code == Code.SKIP
 
 
 def test_capacity_scoring_of_dynamic_provisioning():

@@ -1,0 +1,104 @@
+"""v1.36 and v1.37 as previews: the releases, their gate defaults as the kube-scheduler feature-gate file
+declares them, and a place answer through the CLI under each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
+from kwhatif.errors import InputError
+from kwhatif.plugins.dynamic_resources import _release_note
+from kwhatif.versions import NEWEST_VERIFIED, PREVIEW, UNIT_TESTS, CHANGES, features_for, find_release
+from tests.demo_cluster import demo_cluster_json
+
+runner = CliRunner()
+WEB = str(Path(__file__).resolve().parent.parent / "fixtures" / "pods" / "web.yaml")
+
+
+@pytest.mark.parametrize("asked,name", [("1.36", "v1.36.0"), ("v1.36.3", "v1.36.0"), ("1.37", "v1.37.0")])
+def test_previews_answer_for_their_minor(asked, name):
+    release, _ = find_release(asked)
+    assert (release.name, release.preview, release.verified) == (name, True, PREVIEW)
+    assert release.not_modelled  # what each preview leaves out is said
+    assert NEWEST_VERIFIED.name == "v1.35.7"  # an unknown cluster is never answered by a preview
+
+
+def test_each_difference_says_how_it_is_verified():
+    v136, v137 = find_release("1.36")[0], find_release("1.37")[0]
+    new_136 = {c.id: c.verified for c in v136.changes if c.since[:2] == (1, 36)}
+    new_137 = {c.id: c.verified for c in v137.changes if c.since[:2] == (1, 37)}
+    assert new_136 == {"BalancedAllocationScoresChange": (UNIT_TESTS,), "ImageLocalityImageVolumes": (PREVIEW,)}
+    assert new_137 == {"ImageLocalityImageVolumeThreshold": (PREVIEW,)}
+    assert all(c.source for c in CHANGES.values())
+
+
+# (gate, v1.35, v1.36, v1.37) from the versioned specs of kube-scheduler's kube_features.go.
+@pytest.mark.parametrize("gate,v135,v136,v137", [
+    ("DRAExtendedResource", False, True, True),
+    ("DRADeviceTaints", False, True, True),
+    ("DRAConsumableCapacity", False, True, True),
+    ("DRAPartitionableDevices", False, True, True),
+    ("DRADeviceBindingConditions", False, True, True),
+    ("DRADeviceTaintRules", False, False, True),
+    ("NodeDeclaredFeatures", False, True, True),
+    ("InPlacePodLevelResourcesVerticalScaling", False, True, True),
+    ("StorageCapacityScoring", False, False, True),
+    ("VolumeLimitScaling", False, False, True),
+    ("OpportunisticBatching", True, True, True),
+    ("SchedulerAsyncAPICalls", False, False, False),
+    ("TopologyAwareWorkloadScheduling", False, False, False),
+])
+def test_gate_defaults(gate, v135, v136, v137):
+    assert [features_for(v).enabled(gate) for v in ("1.35", "1.36", "1.37")] == [v135, v136, v137]
+
+
+@pytest.mark.parametrize("version,gates,message", [
+    ("1.36", "DRAAdminAccess=false", "feature is locked to true in v1.36.0"),  # GA in v1.36
+    ("1.37", "NodeDeclaredFeatures=false", "feature is locked to true in v1.37.0"),  # GA in v1.37
+    ("1.37", "DRADeviceTaints=false", "DRADeviceTaints is not modelled by kwhatif"),
+])
+def test_feature_gates_refused(version, gates, message):
+    with pytest.raises(InputError, match=message):
+        features_for(version, gates)
+
+
+def test_storage_capacity_scoring_is_a_modelled_gate():
+    assert not features_for("1.37", "StorageCapacityScoring=false").enabled("StorageCapacityScoring")
+    assert features_for("1.35", "StorageCapacityScoring=true").enabled("StorageCapacityScoring")
+
+
+def test_allocator_notes_say_the_release_turned_the_gate_on():
+    note = "device taints (DRADeviceTaints is off: taints are ignored)"
+    assert _release_note(note, features_for("1.35")) == note
+    assert _release_note(note, features_for("1.36")) == (
+        "device taints (DRADeviceTaints is on in v1.36.0 but not modelled, answered as off: taints are ignored)")
+
+
+def _place(version: str) -> dict:
+    result = runner.invoke(app, ["place", WEB, "--cluster", demo_cluster_json(),
+                                 "--kubernetes-version", version, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_place_under_each_release():
+    """web (500m, 512Mi) on ip-10-0-1-142 (3920m, 15588847616 bytes allocatable; 2225m and 6515851264
+    requested): without the pod 56.8% / 41.8% -> std 0.0748 -> 92; with it 69.5% / 45.2% -> 0.1214 -> 87.
+    v1.35 scores 87; v1.36 scores the change: 50 + (50 + 87 - 92) / 2 = 72. v1.37's VolumeBinding scores
+    every node (StorageCapacityScoring on): 0 for a pod without claims."""
+    node = "ip-10-0-1-142.eu-west-1.compute.internal"
+    answers = {v: _place(v) for v in ("1.35", "1.36", "1.37")}
+    assert [(a["kubernetesVersion"], a.get("preview", False)) for a in answers.values()] == [
+        ("v1.35.7", False), ("v1.36.0", True), ("v1.37.0", True)]
+    plugins = {v: a["scores"][node]["plugins"] for v, a in answers.items()}
+    assert [p["NodeResourcesBalancedAllocation"] for p in plugins.values()] == [87, 72, 72]
+    assert ["VolumeBinding" in p for p in plugins.values()] == [False, False, True]
+    assert plugins["1.37"]["VolumeBinding"] == 0
+    text = runner.invoke(app, ["place", WEB, "--cluster", demo_cluster_json(),
+                               "--kubernetes-version", "1.36"]).stdout
+    assert text.splitlines()[0] == "Answered as kube-scheduler v1.36.0 (preview: modelled from upstream's text, " \
+                                   "not verified)"
