@@ -137,6 +137,8 @@ def _exit(code) -> None:
     else:
         print(code, file=sys.stderr)
         status = 1
+    if sys.getprofile() is not None or sys.gettrace() is not None:
+        sys.exit(status)  # a profiler or coverage writes its results at exit
     try:
         sys.stdout.flush()
         sys.stderr.flush()

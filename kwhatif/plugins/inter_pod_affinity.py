@@ -306,9 +306,9 @@ class InterPodAffinity(Plugin):
         return None
 
     def filter(self, state, pod: PodInfo, node_info: NodeInfo):
-        s = self._pre_filter_state(state)
-        if isinstance(s, Status):
-            return s
+        s = state.read(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return self._pre_filter_state(state)  # the error
         labels = node_info.labels
         # Each check is trivially satisfied without terms or counts (Filter runs on every node).
         if s.affinity_terms and not _satisfy_pod_affinity(s, labels):
@@ -338,6 +338,13 @@ class InterPodAffinity(Plugin):
         preferred_anti = [dataclasses.replace(wt, term=self._merge_namespaces(wt.term))
                           for wt in pod.preferred_anti_affinity_terms]
         ns_labels = self._namespace_labels(pod)
+        matched: dict[int, bool] = {}  # id(term) -> whether it matches the pod: replicas share their terms
+
+        def term_matches(term: AffinityTerm) -> bool:
+            found = matched.get(id(term))
+            if found is None:
+                found = matched[id(term)] = term.matches(pod, ns_labels)
+            return found
 
         def node_scores(ni: NodeInfo) -> dict[str, dict[str, int]] | None:
             node_labels = ni.labels
@@ -349,7 +356,7 @@ class InterPodAffinity(Plugin):
                     _process_terms(scores, preferred, existing, None, node_labels, 1)
                     _process_terms(scores, preferred_anti, existing, None, node_labels, -1)
                 if existing.has_affinity:
-                    self._process_existing_pod_terms(scores, existing, pod, ns_labels, node_labels)
+                    self._process_existing_pod_terms(scores, existing, term_matches, node_labels)
             return scores or None
 
         memo = self.handle.memo
@@ -372,15 +379,20 @@ class InterPodAffinity(Plugin):
         state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))
         return None
 
-    def _process_existing_pod_terms(self, scores: dict[str, dict[str, int]], existing: PodInfo, pod: PodInfo,
-                                    ns_labels: Mapping[str, str] | None, node_labels: Mapping[str, str]) -> None:
+    def _process_existing_pod_terms(self, scores: dict[str, dict[str, int]], existing: PodInfo,
+                                    term_matches, node_labels: Mapping[str, str]) -> None:
         """The existing pod's required affinity (at hardPodAffinityWeight) and preferred terms against
-        the incoming pod."""
-        if self.hard_pod_affinity_weight > 0:
-            for t in existing.required_affinity_terms:
-                _process_term(scores, t, self.hard_pod_affinity_weight, pod, ns_labels, node_labels)
-        _process_terms(scores, existing.preferred_affinity_terms, pod, ns_labels, node_labels, 1)
-        _process_terms(scores, existing.preferred_anti_affinity_terms, pod, ns_labels, node_labels, -1)
+        the incoming pod (``term_matches``)."""
+        weighted = [(t, self.hard_pod_affinity_weight) for t in existing.required_affinity_terms
+                    ] if self.hard_pod_affinity_weight > 0 else []
+        weighted += [(wt.term, wt.weight) for wt in existing.preferred_affinity_terms]
+        weighted += [(wt.term, -wt.weight) for wt in existing.preferred_anti_affinity_terms]
+        for term, weight in weighted:
+            key = term.topology_key
+            if key in node_labels and term_matches(term):
+                by_value = scores.setdefault(key, {})
+                value = node_labels[key]
+                by_value[value] = by_value.get(value, 0) + weight
 
     def score(self, state, pod: PodInfo, node_info: NodeInfo) -> int:
         """The summed weights of the node's topology pairs: positive for affinity, negative for anti."""
@@ -429,7 +441,7 @@ def _satisfy_pod_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> 
 
 def _satisfy_existing_pods_anti_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
     """No pair of the node is a domain where an existing pod's anti-affinity matches the incoming pod."""
-    for key, values in s.blocked_domains().items():
+    for key, values in (s._blocked if s._blocked is not None else s.blocked_domains()).items():
         if key in labels and labels[key] in values:
             return False
     return True

@@ -20,7 +20,7 @@ The values of the last few classes are kept (``MAX_CLASSES``): pods of several w
 
 from __future__ import annotations
 
-from operator import is_
+from operator import attrgetter, is_
 from typing import Callable
 
 import orjson
@@ -28,6 +28,7 @@ import orjson
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 MAX_CLASSES = 16
+_generation = attrgetter("generation")
 _MISSING = object()  # "not kept": a sentinel that no value equals (list.index finds it)
 
 
@@ -99,7 +100,7 @@ class NodeMemo:
         instead of one over every node's value. Read-only for the caller."""
         key = (id(owner), ("summed", kind))
         kept: _Sum | None = self._tables.get(key)
-        generations = [ni.generation for ni in nodes]
+        generations = list(map(_generation, nodes))
         if kept is None:
             kept = self._tables[key] = _Sum(nodes, generations, [compute(ni) for ni in nodes])
             return kept.totals
