@@ -165,8 +165,6 @@ _NOT_MODELLED_1_36 = (
 _NOT_MODELLED_1_37 = (
     "VolumeLimitScaling (beta, on): NodeVolumeLimits' missing-driver check with "
     "CSIDriver.spec.preventPodSchedulingIfMissing is not modelled",
-    "VolumeBindingArgs.shape in a configuration file is still refused as when StorageCapacityScoring is off "
-    "(the plugin scores with the default shape [{0,10},{100,0}])",
     "a nominated pod reserving space behind a gate (kubernetes#139057) and resize request aggregation "
     "max(spec, actuated, allocated)",
 )

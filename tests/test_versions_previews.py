@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
 from kwhatif.errors import InputError
+from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 from kwhatif.plugins.dynamic_resources import _release_note
 from kwhatif.versions import NEWEST_VERIFIED, PREVIEW, UNIT_TESTS, CHANGES, features_for, find_release
 from tests.demo_cluster import demo_cluster_json
@@ -102,3 +103,28 @@ def test_place_under_each_release():
                                "--kubernetes-version", "1.36"]).stdout
     assert text.splitlines()[0] == "Answered as kube-scheduler v1.36.0 (preview: modelled from upstream's text, " \
                                    "not verified)"
+
+
+def _volume_binding_config(args: dict) -> dict:
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"schedulerName": "default-scheduler",
+                          "pluginConfig": [{"name": "VolumeBinding", "args": args}]}]}
+
+
+def test_volume_binding_shape_follows_the_gate():
+    """SetDefaults_VolumeBindingArgs and ValidateVolumeBindingArgsWithOptions read StorageCapacityScoring."""
+    shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+    with pytest.raises(InputError, match="unexpected field `shape`, remove it or turn on the feature gate "
+                                         "StorageCapacityScoring"):
+        scheduler_config_from_dict(_volume_binding_config({"shape": shape}), "c.yaml", features=features_for("1.36"))
+    setup = scheduler_config_from_dict(_volume_binding_config({"shape": shape}), "c.yaml",
+                                       features=features_for("1.37"))
+    assert setup.profiles[0].args_for("VolumeBinding")["shape"] == shape
+    # Without a shape the gate defaults it: the emptier node scores higher.
+    setup = scheduler_config_from_dict(_volume_binding_config({}), "c.yaml", features=features_for("1.37"))
+    assert setup.profiles[0].args_for("VolumeBinding")["shape"] == [{"utilization": 0, "score": 10},
+                                                                     {"utilization": 100, "score": 0}]
+    with pytest.raises(InputError, match=r"profiles\[0\]\.pluginConfig\[0\]\.args\.shape\[1\]\.utilization: "
+                                         r"Invalid value: 101: not in valid range \[0, 100\]"):
+        scheduler_config_from_dict(_volume_binding_config({"shape": [shape[0], {"utilization": 101, "score": 1}]}),
+                                   "c.yaml", features=features_for("1.37"))

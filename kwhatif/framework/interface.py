@@ -174,9 +174,9 @@ class Plugin:
         cls.name = cls.__name__
 
     def __init__(self, args: dict | None = None, handle: "Handle | None" = None) -> None:
-        self.args = self.args_type.for_plugin(args) if self.args_type is not None else (args or {})
         self.handle = handle
         self.features = handle.features if handle is not None else DEFAULT
+        self.args = self.args_type.for_plugin(args, self.features) if self.args_type is not None else (args or {})
 
 
 class Handle:

@@ -21,7 +21,7 @@ from kwhatif.api.quantity import ceil_int, parse_quantity
 from kwhatif.framework.gomath import go_div, go_round
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
 from kwhatif.plugins.args.base import MAX_CUSTOM_PRIORITY_SCORE
-from kwhatif.plugins.args.volume_binding import DEFAULT_SHAPE, VolumeBindingArgs
+from kwhatif.plugins.args.volume_binding import STORAGE_CAPACITY_SCORING, VolumeBindingArgs
 from kwhatif.plugins.resource_allocation import MAX_UTILIZATION, broken_linear_function
 from kwhatif.plugins.volume_helpers import (
     ANN_BIND_COMPLETED,
@@ -267,10 +267,9 @@ class VolumeBinding(Plugin):
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
         self._topologies: dict[str, Callable[[Mapping[str, str]], bool]] = {}
-        # StorageCapacityScoring is beta and on from v1.37; SetDefaults_VolumeBindingArgs gives the shape
-        # only with the gate on.
-        self._scorer = (capacity_scorer(self.args.get("shape") or DEFAULT_SHAPE)
-                        if self.features.enabled("StorageCapacityScoring") else None)
+        # StorageCapacityScoring is beta and on from v1.37 (the args have a shape only with it on).
+        self._scorer = (capacity_scorer(self.args["shape"])
+                        if self.features.enabled(STORAGE_CAPACITY_SCORING) else None)
 
     def pre_filter(self, state, pod, nodes):
         index = volume_index(self.handle.snapshot)

@@ -319,8 +319,8 @@ def test_capacity_scorer(name, shape, cases):
     assert [score(classes) for classes, _ in cases] == [expected for _, expected in cases]
 
 
-def _scoring(snap, version: str = "1.37", gates: str | None = None) -> VolumeBinding:
-    return VolumeBinding({}, Handle(snap, None, features_for(version, gates)))
+def _scoring(snap, version: str = "1.37", gates: str | None = None, args: dict | None = None) -> VolumeBinding:
+    return VolumeBinding(args or {}, Handle(snap, None, features_for(version, gates)))
 
 
 def _scores(plugin, snap, pod):
@@ -359,6 +359,9 @@ def test_capacity_scoring_of_dynamic_provisioning():
     ]
     pod = make_pod("p").set("spec.volumes", [claim_volume("a"), claim_volume("b")]).info()
     assert _scores(_scoring(snap), snap, pod) == {"n1": 75, "n2": 75, "n3": 50}
+    # A configured shape: score 10 from 50% used.
+    args = {"shape": [{"utilization": 0, "score": 0}, {"utilization": 50, "score": 10}]}
+    assert _scores(_scoring(snap, args=args), snap, pod) == {"n1": 50, "n2": 50, "n3": 100}
 
 
 def test_capacity_scoring_without_tracked_capacity_or_claims_scores_zero():

@@ -63,11 +63,11 @@ def _default_profile(index: int, raw: dict, features: Features) -> ProfileConfig
     entries = []
     for entry in raw.get("pluginConfig") or []:
         name = entry.get("name", "")
-        args = PLUGIN_ARGS[name].defaults(entry["args"]) if name in PLUGIN_ARGS else entry["args"]
+        args = PLUGIN_ARGS[name].release_defaults(entry["args"], features) if name in PLUGIN_ARGS else entry["args"]
         entries.append({"name": name, "args": args})
     configured = {e["name"] for e in entries}
     for name in enabled_names(plugins):
         if name in PLUGIN_ARGS and name not in configured:
-            entries.append({"name": name, "args": PLUGIN_ARGS[name].default(), "defaulted": True})
+            entries.append({"name": name, "args": PLUGIN_ARGS[name].default(features), "defaulted": True})
     return ProfileConfig(index, raw.get("schedulerName"), raw.get("percentageOfNodesToScore"), plugins, custom,
                          entries)

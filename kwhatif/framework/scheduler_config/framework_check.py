@@ -41,7 +41,7 @@ def check_framework(profile: ProfileConfig, features: Features = DEFAULT) -> Non
             continue
         index, entry = next((j, e) for j, e in enumerate(profile.plugin_config) if e["name"] == name)
         where = f"pluginConfig[{index}].args" if not entry.get("defaulted") else "pluginConfig"
-        errs = args_type.errors(entry["args"])
+        errs = args_type.release_errors(entry["args"], "", features)
         if errs:
             refuse(f"{path}.{where}: {prefix}initializing plugin {go_quote(name)}: {aggregate(errs)}")
         strategy = entry["args"].get("scoringStrategy") or {}

@@ -26,7 +26,7 @@ def scheduler_config_from_dict(data: dict, source: str, _strict_errors: list[str
         config = decode_config(data, _strict_errors or [])
         global_percentage = config.get("percentageOfNodesToScore")
         config, profiles = default_config(config, features)
-        validate_config(config, profiles)
+        validate_config(config, profiles, features)
         extenders = config.get("extenders") or []
         apply_extender_resources(extenders, profiles)
         for profile in profiles:

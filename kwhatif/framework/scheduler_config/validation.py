@@ -12,12 +12,13 @@ from kwhatif.framework.scheduler_config.profile import ProfileConfig
 from kwhatif.framework.scheduler_config.refusal import refuse
 from kwhatif.plugins.args.base import aggregate
 from kwhatif.framework.scheduler_config.schema import API_VERSION
+from kwhatif.versions import DEFAULT, Features
 
 # Plugins removed from kubescheduler.config.k8s.io/v1 (validation.invalidPluginsByVersion).
 INVALID_V1_PLUGINS = ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")
 
 
-def validate_config(config: dict, profiles: list[ProfileConfig]) -> None:
+def validate_config(config: dict, profiles: list[ProfileConfig], features: Features = DEFAULT) -> None:
     errs: list = []
     if config["clientConnection"]["burst"] < 0:
         errs.append(field.invalid("clientConnection.burst", config["clientConnection"]["burst"], "must be non-negative"))
@@ -31,7 +32,7 @@ def validate_config(config: dict, profiles: list[ProfileConfig]) -> None:
         if not name:
             errs.append(field.required(child(path, "schedulerName")))
         errs += _validate_percentage(child(path, "percentageOfNodesToScore"), profile.percentage)
-        errs += _validate_plugin_config(path, profile)
+        errs += _validate_plugin_config(path, profile, features)
         if name in seen_names:
             # Upstream prints the earlier field path object itself, which renders as {}.
             errs.append(str(field.duplicate(child(path, "schedulerName"), name))
@@ -65,7 +66,7 @@ def _validate_leader_election(election: dict) -> list[str]:
                              'resourceLock value must be "leases"'))
     return errs
 
-def _validate_plugin_config(path: str, profile: ProfileConfig) -> list[str]:
+def _validate_plugin_config(path: str, profile: ProfileConfig, features: Features) -> list[str]:
     errs = []
     for point in EXTENSION_POINTS:  # MultiPoint is not checked for removed plugins upstream
         for i, plugin in enumerate(profile.plugins[point]["enabled"]):
@@ -86,7 +87,7 @@ def _validate_plugin_config(path: str, profile: ProfileConfig) -> list[str]:
             errs.append(field.invalid(entry_path, name, f"was invalid in version {quote(API_VERSION)} "
                                                    f"(KubeSchedulerConfiguration is version {quote(API_VERSION)})"))
         elif name in PLUGIN_ARGS and PLUGIN_ARGS[name].checked_with_config:
-            errs += PLUGIN_ARGS[name].errors(entry["args"], child(entry_path, "args"))
+            errs += PLUGIN_ARGS[name].release_errors(entry["args"], child(entry_path, "args"), features)
     return errs
 
 def _validate_common_queue_sort(profiles: list[ProfileConfig]) -> list[str]:

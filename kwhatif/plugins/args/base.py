@@ -14,6 +14,7 @@ from typing import ClassVar, Mapping
 from kwhatif.api.strict_json import INT32, INT64, STRING, List, Struct, child, index
 from kwhatif.api.validation import invalid, required
 from kwhatif.framework.interface import ConfigError
+from kwhatif.versions import DEFAULT, Features
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
 DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1})
@@ -54,15 +55,25 @@ class PluginArgs:
         raise NotImplementedError
 
     @classmethod
-    def default(cls) -> dict:
-        return cls.defaults({})
+    def release_defaults(cls, args: Mapping, features: Features) -> dict:
+        """``defaults`` under a release's feature gates (the same for args no gate changes)."""
+        return cls.defaults(args)
 
     @classmethod
-    def for_plugin(cls, args: Mapping | None) -> dict:
+    def release_errors(cls, args: dict, path: str, features: Features) -> list:
+        """``errors`` under a release's feature gates (the same for args no gate changes)."""
+        return cls.errors(args, path)
+
+    @classmethod
+    def default(cls, features: Features = DEFAULT) -> dict:
+        return cls.release_defaults({}, features)
+
+    @classmethod
+    def for_plugin(cls, args: Mapping | None, features: Features = DEFAULT) -> dict:
         """The args a plugin is built with: defaulted (a profile made in code may give some or none)
         and validated as the plugin's New validates them, without a field path (ConfigError)."""
-        args = cls.defaults(args or {})
-        errors = cls.errors(args)
+        args = cls.release_defaults(args or {}, features)
+        errors = cls.release_errors(args, "", features)
         if errors:
             raise ConfigError(aggregate(errors))
         return args
