@@ -173,3 +173,47 @@ def test_the_generated_cases_cover_devices_running_out_and_pinned_claims():
                     seen["everywhere"] += selector is None
                     seen["zone selector"] += bool(selector and "matchExpressions" in selector["nodeSelectorTerms"][0])
     assert min(seen.values()) > 0, seen
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_dra_steps_after_node_changes_equal_a_fresh_evaluation(seed):
+    """Nodes changed between steps (a node moved to the other zone, where the zone's NICs are or are not
+    reachable; a node added): later steps still equal a fresh evaluation of the changed cluster."""
+    import random
+
+    rng = random.Random(seed)
+    objects, raws = generate(seed)
+    cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
+    pods = queue_order(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
+    by_key = {f"default/{p['metadata']['name']}": p for p in raws}
+    snapshot = Snapshot(cluster)
+    placer = SequencePlacer(snapshot, SchedulerSetup())
+    others = [o for o in objects if o["kind"] != "ResourceClaim"]
+    claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaim"}
+    bound: list[dict] = []
+    for step, pod in enumerate(pods, 1):
+        if rng.random() < 0.4:
+            nodes = [o for o in others if o["kind"] == "Node"]
+            if rng.random() < 0.7:
+                old = rng.choice(nodes)
+                node = copy.deepcopy(old)
+                labels = node["metadata"]["labels"]
+                labels["topology.kubernetes.io/zone"] = "z2" if labels["topology.kubernetes.io/zone"] == "z1" else "z1"
+                others[others.index(old)] = node
+                snapshot.update_node(copy.deepcopy(node))
+            else:
+                node = copy.deepcopy(rng.choice(nodes))
+                name = f"added-{step}"
+                node["metadata"]["name"] = node["metadata"]["labels"]["kubernetes.io/hostname"] = name
+                others.append(node)
+                snapshot.add_node(copy.deepcopy(node))
+        placement, result = placer.place(pod)
+        raw = by_key[placement.pod]
+        assert result.to_dict() == fresh_result(others + list(claims.values()) + bound, raw), f"step {step}"
+        if placement.node:
+            bind(claims, TEMPLATES, result, placement.node)
+            done = copy.deepcopy(result.pod.pod)
+            done["spec"]["nodeName"] = placement.node
+            done["status"] = {**done.get("status", {}), "phase": "Running",
+                              "startTime": f"2026-01-01T00:00:{step:02d}Z"}
+            bound.append(done)

@@ -207,7 +207,7 @@ class DraCluster:
                 self._selected.append((s, None))
             elif spec.get("nodeSelector") is not None:
                 self._selected.append((s, NodeSelector(spec["nodeSelector"])))
-        self._pools: dict[str, list[Pool]] = {}
+        self._pools: dict[str, tuple[dict, list[Pool]]] = {}
         self._matches: dict[tuple[str, tuple], bool | Exception] = {}
         self._outcomes: dict[tuple, bool | tuple[int, Exception]] = {}
         self.notes: set[str] = set()
@@ -238,10 +238,11 @@ class DraCluster:
                     self.notes.add(_CONSUMABLE_CAPACITY)
 
     def pools_for(self, node_info) -> list[Pool]:
-        """GatherPools: the pools of the slices for this node, newest generation, in input order."""
-        pools = self._pools.get(node_info.name)
-        if pools is not None:
-            return pools
+        """GatherPools: the pools of the slices for this node, newest generation, in input order; kept
+        while the node has the same labels (a node updated with other labels may see other slices)."""
+        kept = self._pools.get(node_info.name)
+        if kept is not None and kept[0] is node_info.labels:
+            return kept[1]
         by_id: dict[tuple[str, str], Pool] = {}
         slices = list(self._by_node.get(node_info.name, ()))
         slices += [s for s, selector in self._selected if selector is None or selector.matches(node_info)]
@@ -265,7 +266,8 @@ class DraCluster:
                     pool.invalid = f"duplicate device name {d.name}"
                     break
                 names.add(d.name)
-        pools = self._pools[node_info.name] = list(by_id.values())
+        pools = list(by_id.values())
+        self._pools[node_info.name] = (node_info.labels, pools)
         return pools
 
     def selectors_outcome(self, expressions: tuple[str, ...], device: Device) -> bool | tuple[int, Exception]:
