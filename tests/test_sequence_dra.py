@@ -179,12 +179,10 @@ def test_the_generated_cases_cover_devices_running_out_and_pinned_claims():
 def test_dra_steps_after_node_changes_equal_a_fresh_evaluation(seed):
     """Nodes changed between steps (a node moved to the other zone, where the zone's NICs are or are not
     reachable; a node added): later steps still equal a fresh evaluation of the changed cluster."""
-    import random
-
     rng = random.Random(seed)
     objects, raws = generate(seed)
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
-    pods = queue_order(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
+    pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
     by_key = {f"default/{p['metadata']['name']}": p for p in raws}
     snapshot = Snapshot(cluster)
     placer = SequencePlacer(snapshot, SchedulerSetup())
