@@ -346,17 +346,22 @@ class InterPodAffinity(Plugin):
                 found = matched[id(term)] = term.matches(pod, ns_labels)
             return found
 
+        # Terms without a namespaceSelector match pods of their namespaces only: those are the pods to read.
+        namespaces = (sorted(set().union(*(wt.term.namespaces for wt in preferred + preferred_anti)))
+                      if all(wt.term.namespace_selector.nothing for wt in preferred + preferred_anti) else None)
+
         def node_scores(ni: NodeInfo) -> dict[str, dict[str, int]] | None:
             node_labels = ni.labels
             if not node_labels:
                 return None
-            scores: dict[str, dict[str, int]] = {}
-            for existing in (ni.pods if has_constraints else ni.pods_with_affinity):
-                if has_constraints:  # the incoming pod's preferred terms against the existing pod
+            scores: dict[str, dict[str, int]] = {}  # sums: the order of the pods read does not matter
+            if has_constraints:  # the incoming pod's preferred terms against the existing pods
+                for existing in (ni.pods if namespaces is None else
+                                 [pi for ns in namespaces for pi in ni.pods_in(ns)]):
                     _process_terms(scores, preferred, existing, None, node_labels, 1)
                     _process_terms(scores, preferred_anti, existing, None, node_labels, -1)
-                if existing.has_affinity:
-                    self._process_existing_pod_terms(scores, existing, term_matches, node_labels)
+            for existing in ni.pods_with_affinity:
+                self._process_existing_pod_terms(scores, existing, term_matches, node_labels)
             return scores or None
 
         memo = self.handle.memo

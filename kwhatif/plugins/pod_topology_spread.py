@@ -123,7 +123,7 @@ def _merge_label_set_with_selector(match_labels: Mapping[str, str], selector: la
 
 def _eligible_pods(node_info: NodeInfo, namespace: str) -> list[PodInfo]:
     """The node's pods that spreading counts: same namespace as the pod, not terminating (#87621)."""
-    return [p for p in node_info.pods if p.deletion_timestamp is None and p.namespace == namespace]
+    return [p for p in node_info.pods_in(namespace) if p.deletion_timestamp is None]
 
 
 def _count_matching(pods: list[PodInfo], selector: labelsel.Selector) -> int:
@@ -656,7 +656,7 @@ class PodTopologySpread(Plugin):
             weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
             if key == LABEL_HOSTNAME:
                 def count(ni: NodeInfo, selector=c.selector) -> int:
-                    return count_pods_match_selector(ni.pods, selector, pod.namespace)
+                    return count_pods_match_selector(ni.pods_in(pod.namespace), selector, pod.namespace)
 
                 counts = (memo.values(memo.table(self, ("host", i)), nodes, count) if memo
                           else [count(ni) for ni in nodes])

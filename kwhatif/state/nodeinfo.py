@@ -369,12 +369,15 @@ class ImageStateSummary:
     num_nodes: int
 
 
+_NO_PODS: list = []  # pods_in for a namespace without pods (read-only)
+
+
 class NodeInfo:
     """A node with the pods on it and their aggregates (framework.NodeInfo)."""
 
     __slots__ = ("node", "name", "labels", "taints", "unschedulable", "allocatable", "pods", "pods_with_affinity",
                  "pods_with_required_anti_affinity", "used_ports", "requested", "non_zero_requested",
-                 "image_states", "pvc_ref_counts", "generation")
+                 "image_states", "pvc_ref_counts", "generation", "_by_namespace")
 
     def __init__(self, node: dict, allocatable: Resource) -> None:
         meta = node.get("metadata") or {}
@@ -395,6 +398,17 @@ class NodeInfo:
         self.pvc_ref_counts: dict[str, int] = {}
         # Set by the Snapshot whenever the node or its pods change (the cache's NodeInfo.Generation).
         self.generation = 0
+        self._by_namespace: dict[str, list[PodInfo]] | None = None  # pods_in's groups, until the pods change
+
+    def pods_in(self, namespace: str) -> list[PodInfo]:
+        """The node's pods of ``namespace`` in node order (read-only): spreading and inter-pod affinity
+        count pods of one namespace, a sequence asks for every node at every new pod class."""
+        groups = self._by_namespace
+        if groups is None:
+            groups = self._by_namespace = {}
+            for pi in self.pods:
+                groups.setdefault(pi.namespace, []).append(pi)
+        return groups.get(namespace, _NO_PODS)
 
     def free(self, resource: str) -> int:
         """What the pods on the node leave of its allocatable ``resource`` (negative when overcommitted)."""
@@ -402,6 +416,7 @@ class NodeInfo:
 
     def add_pod(self, pi: PodInfo) -> None:
         self.pods.append(pi)
+        self._by_namespace = None
         if pi.has_affinity:
             self.pods_with_affinity.append(pi)
         if pi.has_required_anti_affinity:
@@ -411,6 +426,7 @@ class NodeInfo:
     def add_pods(self, pods: list[PodInfo]) -> None:
         """add_pod for each of ``pods`` in order, the sums taken in one pass per aggregate."""
         self.pods.extend(pods)
+        self._by_namespace = None
         self.pods_with_affinity.extend([pi for pi in pods if pi.has_affinity])
         self.pods_with_required_anti_affinity.extend([pi for pi in pods if pi.has_required_anti_affinity])
         added = [pi.requested for pi in pods]
@@ -435,6 +451,7 @@ class NodeInfo:
     def remove_pod(self, pi: PodInfo) -> bool:
         """Remove by pod key (namespace/name, as the scheduler keys by UID); False if absent."""
         key = pi.key
+        self._by_namespace = None
         if pi.has_affinity:
             self.pods_with_affinity = [p for p in self.pods_with_affinity if p.key != key]
         if pi.has_required_anti_affinity:
@@ -489,6 +506,7 @@ class NodeInfo:
         out.image_states = self.image_states
         out.pvc_ref_counts = dict(self.pvc_ref_counts)
         out.generation = self.generation
+        out._by_namespace = self._by_namespace  # never changed once made: shared until either node's pods change
         return out
 
     def restore(self, saved: "NodeInfo") -> None:
