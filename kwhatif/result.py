@@ -71,6 +71,11 @@ class ScheduleResult:
     # A sequence's cycle (Scheduler.schedule with a walk): the nodes it examined, kube-scheduler's
     # EvaluatedNodes, by which nextStartNodeIndex advanced. Not serialized (``sampling`` has it from 100 nodes).
     nodes_examined: int | None = None
+    # v1.35 OpportunisticBatching, in a sequence's cycle: the pod's signature, the hint taken out of the
+    # profile's last ranking for it, and whether the pod went to the hint without any other node looked at.
+    batch_signature: bytes | None = None
+    node_hint: str | None = None
+    hinted: bool = False
     extender_trace: list = field(default_factory=list)
     extender_bind: str | None = None
     # Weighted score per extender (urlPrefix) per node; their sum is the "Extender" plugin score.

@@ -63,11 +63,13 @@ def walk(order: list, feasible: set[str], k: int) -> tuple[list, set[str]]:
 
 
 class NodeWalk:
-    """kube-scheduler's ``nextStartNodeIndex`` over the cycles of one scheduler (shared by its profiles),
-    and the node-tree order it walks, kept while the snapshot's node set is unchanged."""
+    """What one kube-scheduler carries from cycle to cycle, shared by its profiles: ``nextStartNodeIndex``,
+    the node-tree order it walks (kept while the snapshot's node set is unchanged), and the scheduling
+    queue's cycle count (OpportunisticBatching reuses a ranking only in the very next cycle)."""
 
     def __init__(self) -> None:
         self.start = 0
+        self.cycle = 0
         self._key: tuple | None = None
         self._order: list = []
 

@@ -34,6 +34,8 @@ from kwhatif.framework.runtime import Framework, NodePluginScores, PluginScore
 from kwhatif.framework.types import Diagnosis, FitError, NodeToStatus
 from kwhatif.preemption import Evaluator, preemption_outcome, utc_now
 from kwhatif.result import ScheduleResult
+from kwhatif.framework.batch import GATE as BATCHING_GATE
+from kwhatif.framework.batch import OpportunisticBatch
 from kwhatif.sampling import NodeWalk, Sampling, node_tree_order, walk
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
@@ -63,6 +65,9 @@ class Scheduler:
         self.snapshot = framework.snapshot
         self.extenders = extenders or []
         self.parallelism = parallelism
+        # v1.35's OpportunisticBatching (its feature gate): the profile's ranking, used by sequences' cycles.
+        self.batch = OpportunisticBatch(framework, bool(self.extenders)) if framework.features.enabled(
+            BATCHING_GATE) else None
         framework.handle.extenders = self.extenders  # framework.Handle.Extenders(), for preemption
         # Preemption reads the clock: a pod that has not started is as old as "now".
         framework.handle.preemption_evaluator = functools.partial(Evaluator, clock=clock)
@@ -86,6 +91,8 @@ class Scheduler:
         if gate is not None:
             result.gated, result.gate_status = True, gate
             return result
+        if walk is not None:  # the scheduling queue pops the pod: a new cycle
+            walk.cycle += 1
         if not nodes:
             result.message = NO_NODES_AVAILABLE
             return result
@@ -117,7 +124,13 @@ class Scheduler:
             diagnosis.pre_filter_msg = pre_status.message
             result.pre_filter_status = pre_status
         else:
-            rejected_nominated = self._evaluate_nominated_node(state, pod, result)
+            hint = self._node_hint(state, pod, result, walk)
+            rejected_nominated = self._evaluate_nominated_node(state, pod, result, hint and hint.name)
+            if result.hinted:  # the hint passed: SchedulePod returns it, nothing else filtered or scored
+                result.feasible = result.selected = [hint.name]
+                result.scores = {hint.name: hint}
+                result.schedule_pod_host, result.nodes_examined = hint.name, 1
+                return result
             candidates = nodes
             if pre_result is not None and not pre_result.all_nodes():
                 candidates = [ni for ni in nodes if ni.name in pre_result.node_names]
@@ -185,13 +198,37 @@ class Scheduler:
             result.schedule_pod_host = result.selected[0]
         return result
 
-    def _evaluate_nominated_node(self, state: CycleState, pod: PodInfo, result: ScheduleResult) -> str | None:
+    def _node_hint(self, state: CycleState, pod: PodInfo, result: ScheduleResult, walk: NodeWalk | None):
+        """OpportunisticBatching's GetNodeHint, in a sequence's cycle once PreFilter passed: the next node
+        of the profile's last ranking (with its scores then), taken out of it; None without one."""
+        if walk is None or self.batch is None:
+            return None
+        result.batch_signature = self.batch.sign(pod)
+        hint = self.batch.node_hint(pod, result.batch_signature, state, walk.cycle, self.snapshot)
+        result.node_hint = hint.name if hint is not None else None
+        return hint
+
+    def record_cycle(self, result: ScheduleResult, chosen: str, cycle: int) -> None:
+        """StoreScheduleResults after a cycle that placed its pod on ``chosen``: the other feasible nodes,
+        best first (equal totals by name), become the profile's ranking. A hinted or nominated node taken
+        without scoring, or a single feasible node, leaves none."""
+        if self.batch is None:
+            return
+        others = None
+        if not (result.hinted or result.nominated_node_fast_path):
+            others = sorted((nps for name, nps in result.scores.items() if name != chosen),
+                            key=lambda nps: (-nps.total_score, nps.name))
+        self.batch.store(result.batch_signature, result.node_hint, chosen, others, cycle)
+
+    def _evaluate_nominated_node(self, state: CycleState, pod: PodInfo, result: ScheduleResult,
+                                 hint: str | None = None) -> str | None:
         """evaluateNominatedNode: a pod that already carries status.nominatedNodeName tries that node first,
-        alone (PreFilter's node set is not applied to it); when it passes every filter and extender filter,
-        SchedulePod returns it without looking at other nodes or scoring. Returns the nominated node's name
-        when it was evaluated and rejected (it then counts as examined), else None. An unknown node or a
-        filter error falls through to the normal path, as kube-scheduler logs and goes on."""
-        name = pod.nominated_node_name
+        alone (PreFilter's node set is not applied to it), else a batching hint; when it passes every
+        filter and extender filter, SchedulePod returns it without looking at other nodes or scoring.
+        Returns the node's name when it was evaluated and rejected (it then counts as examined), else None.
+        An unknown node or a filter error falls through to the normal path, as kube-scheduler logs and
+        goes on."""
+        name = pod.nominated_node_name or hint
         node_info = self.snapshot.get(name) if name else None
         if node_info is None:
             return None
@@ -200,7 +237,10 @@ class Scheduler:
             return None if status.code == Code.ERROR else name
         passed = self._run_extender_filters(pod, [node_info], NodeToStatus(), result)
         if passed:
-            result.nominated_node_fast_path = True
+            if pod.nominated_node_name:
+                result.nominated_node_fast_path = True
+            else:
+                result.hinted = True
             return None
         return name
 

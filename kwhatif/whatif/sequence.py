@@ -67,6 +67,8 @@ class Placement:
     gated: bool = False
     # Nodes the cycle examined (kube-scheduler's EvaluatedNodes), for a pod that fits.
     nodes_examined: int | None = None
+    # v1.35 OpportunisticBatching: the pod went to the hint from the last ranking, no other node examined.
+    hinted: bool = False
 
     def to_dict(self) -> dict:
         out = {"pod": self.pod, "node": self.node, "tieSet": list(self.tie_set),
@@ -75,6 +77,8 @@ class Placement:
                "priority": self.priority}
         if self.nodes_examined is not None:
             out["nodesExamined"] = self.nodes_examined
+        if self.hinted:
+            out["hinted"] = True
         if self.gated:
             out["gated"] = True
         return out
@@ -228,7 +232,8 @@ class SequencePlacer:
         info, notes = create_resource_claims(pod.info, self.snapshot)
         for note in notes:
             self._warn(note)
-        result = self.scheduler_for(info).schedule(info, pod.admission, None if every_node else self.walk, self.skip)
+        scheduler = self.scheduler_for(info)
+        result = scheduler.schedule(info, pod.admission, None if every_node else self.walk, self.skip)
         for warning in result.warnings:
             self._warn(warning)
         if info.pvc_keys:
@@ -241,16 +246,21 @@ class SequencePlacer:
                              info.priority), result
         tie_set = result.selected  # sorted by the scheduler
         node = tie_set[0] if self._random is None or len(tie_set) == 1 else self._random.choice(tie_set)
+        if not every_node:
+            scheduler.record_cycle(result, node, self.walk.cycle)
         start = _rfc3339(self.base_start_time + timedelta(seconds=self.steps))
         self.snapshot.assume_pod(bound_pod(info, node, start), result.claim_allocations.get(node))
         self.new_pods[node] = self.new_pods.get(node, 0) + 1
         return Placement(info.key, node, list(tie_set), len(result.feasible), result.scores[node].total_score,
-                         None, None, info.priority, nodes_examined=result.nodes_examined), result
+                         None, None, info.priority, nodes_examined=result.nodes_examined,
+                         hinted=result.hinted), result
 
     def repeat(self, result: ScheduleResult) -> None:
         """A step whose attempt would give ``result`` again (the snapshot has not changed since): it counts
         as an attempt and advances the start index as that attempt did."""
         self.steps += 1
+        if not result.gated:
+            self.walk.cycle += 1
         self.walk.advance(result.nodes_examined or 0, self.snapshot.num_nodes())
 
     def sampling(self) -> dict:
