@@ -103,6 +103,8 @@ class ScheduleResult:
     named_node: dict | None = None
     # The kube-scheduler release (and gates) that answered.
     features: Features = DEFAULT
+    # --validate=warn|ignore: {"mode", "errors"}, the API server's errors for the pod (None: strict).
+    validation: dict | None = None
 
     @property
     def fits(self) -> bool:
@@ -137,6 +139,7 @@ class ScheduleResult:
             "extenderBind": self.extender_bind,
             "extenderScores": {name: dict(v) for name, v in sorted(self.extender_scores.items())},
             "warnings": list(self.warnings),
+            **({"validation": self.validation} if self.validation is not None else {}),
             "skippedKinds": dict(sorted(self.skipped_kinds.items())),
             **({"error": self.error} if self.error else {}),
             **({"dra": dict(sorted(self.dra.items()))} if self.dra else {}),

@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from typing import Iterator
@@ -125,6 +126,69 @@ class PodValidationError(InputError):
         self.where = where
         self.errors = list(errors)
         super().__init__("\nerror: ".join(f"{where}: {e}" for e in self.errors))
+
+
+# ---------------------------------------------------------------------------------------------------
+# kubectl's --validate: strict refuses, warn and ignore evaluate the pod as the scheduler would see it
+
+VALIDATE_MODES = ("strict", "warn", "ignore")
+# What the scheduler cannot read at all: refused in every mode.
+_UNREADABLE_DETAILS = ("not a valid selector operator",)
+
+
+def unreadable(error) -> bool:
+    """An error no mode lets through: a value of the wrong type or a kind the API server does not
+    serve (strict decoding could not produce the object), a selector operator that does not exist.
+    Unknown fields (``strict decoding error``) are dropped by a lenient decoder, as kubectl's
+    ``--validate=false`` drops them."""
+    if isinstance(error, FieldError):
+        return error.detail in _UNREADABLE_DETAILS
+    return not str(error).startswith("strict decoding error:")
+
+
+@dataclass
+class Refusals:
+    """What the API server would refuse in one run, under a --validate mode: ``strict`` raises, ``warn``
+    and ``ignore`` record each error as ``<source>: <Kind ns/name>: <field error>``, once per file
+    (copies of a pod, the replicas of a workload, carry the same errors: the first one names them)."""
+
+    mode: str = "strict"
+    errors: list[str] = field(default_factory=list)
+    _seen: set = field(default_factory=set, repr=False)
+
+    def refuse(self, source: str, what: str, errors: list) -> None:
+        if not errors:
+            return
+        if self.mode == "strict" or any(unreadable(e) for e in errors):
+            raise PodValidationError(f"{source}: {what}", [e for e in errors if self.mode == "strict" or unreadable(e)])
+        for error in errors:
+            if (source, str(error)) not in self._seen:
+                self._seen.add((source, str(error)))
+                self.errors.append(f"{source}: {what}: {error}")
+
+    def to_dict(self) -> dict:
+        return {"mode": self.mode, "errors": list(self.errors)}
+
+
+_refusals: ContextVar[Refusals | None] = ContextVar("kwhatif_refusals", default=None)
+
+
+def start_validation(mode: str = "strict") -> Refusals:
+    """``--validate=mode`` from here on (every command starts strict): the Refusals it records."""
+    refusals = Refusals(mode)
+    _refusals.set(refusals)
+    return refusals
+
+
+def current_mode() -> str:
+    refusals = _refusals.get()
+    return refusals.mode if refusals is not None else "strict"
+
+
+def refuse(source: str, what: str, errors: list) -> None:
+    """The API server refuses the object ``what`` (``Kind ns/name``) of ``source`` for ``errors``: an
+    error (strict, the default), or recorded under the current --validate mode."""
+    (_refusals.get() or Refusals()).refuse(source, what, errors)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1095,10 +1159,15 @@ def proposed_pod_errors(obj: dict, template_path: str | None = None, source: str
     """Why the API server would refuse ``obj``: strict decoding errors, else the validation errors of a
     Pod (ValidatePodCreate) or of a workload with its pod template at ``template_path`` (ValidateDeployment
     ..., ``kwhatif.api.workload_validation``; only ValidatePodTemplateSpec for a version no longer served).
-    A quantity that does not parse is an InputError naming it."""
+    A quantity that does not parse is an InputError naming it. The API server stops at decoding errors;
+    under --validate=warn|ignore unknown fields are dropped and the object is validated too."""
     errors, obj = strict_decode(obj)
-    if errors:
+    if errors and (current_mode() == "strict" or any(unreadable(e) for e in errors)):
         return errors
+    return errors + _validation_errors(obj, template_path, source)
+
+
+def _validation_errors(obj: dict, template_path: str | None, source: str) -> list:
     template = obj
     for key in (template_path or "").split(".") if template_path else ():
         template = template.get(key) or {}
@@ -1121,17 +1190,15 @@ TEMPLATE_PATHS = {"Deployment": "spec.template", "ReplicaSet": "spec.template", 
 
 
 def check_workload(obj: dict, source: str) -> None:
-    """A workload manifest the API server would refuse (strict decoding, its pod template's validation)
-    is a PodValidationError naming the workload and the template's fields. A missing template is the
-    expansion's to report."""
+    """A workload manifest the API server would refuse (strict decoding, its own and its pod template's
+    validation) is refused (``refuse``: a PodValidationError naming the workload and the fields, unless
+    --validate says otherwise). A missing template is the expansion's to report."""
     template = obj
     for key in TEMPLATE_PATHS[obj["kind"]].split("."):
         template = template.get(key) if isinstance(template, dict) else None
     if not isinstance(template, dict):
         return
-    errors = proposed_pod_errors(obj, TEMPLATE_PATHS[obj["kind"]], source)
-    if errors:
-        raise PodValidationError(f"{source}: {describe(obj)}", errors)
+    refuse(source, describe(obj), proposed_pod_errors(obj, TEMPLATE_PATHS[obj["kind"]], source))
     check_template_overhead(template.get("spec") or {}, f"{source}: {describe(obj)}")
 
 

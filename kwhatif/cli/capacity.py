@@ -7,10 +7,11 @@ from typing import Optional
 import typer
 
 from kwhatif.cli.changes import apply_current_changes
-from kwhatif.cli.common import load_inputs, refuse_stdin_twice
+from kwhatif.api.validation import start_validation
+from kwhatif.cli.common import load_inputs, refuse_stdin_twice, validation_report
 from kwhatif.cli.optimal import (OptimalOptions, capacity_comparison, movable_option, optimal_option,
                                  time_limit_option)
-from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption, PodArgument
+from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption, PodArgument, ValidateOption
 from kwhatif.errors import ExitStatus
 
 
@@ -30,6 +31,7 @@ def capacity(
     optimal: bool = optimal_option(),
     movable: Optional[str] = movable_option(),
     time_limit: float = time_limit_option(),
+    validate: ValidateOption = "strict",
 ) -> None:
     """Copies of a pod placed one after another until the first that does not fit (or --max): how many
     fit, why the next one does not, and where they went."""
@@ -39,6 +41,7 @@ def capacity(
 
     options = OptimalOptions(optimal, movable, time_limit)
     options.check()
+    refusals = start_validation(validate)
     refuse_stdin_twice(pod, inputs.cluster)
     raw, source = load_pod(pod)
     cluster_state, setup = load_inputs(inputs)
@@ -49,6 +52,9 @@ def capacity(
                           exclude_nodes=excluded, seed=seed, snapshot=changed.state() if changed else None)
     data = {**result.to_dict(), **({"scenario": scenario} if scenario else {})}
     table = output not in (MachineOutput.json, MachineOutput.yaml)
+    validation = validation_report(refusals, table)
+    if validation is not None:
+        data["validation"] = validation
     if table:
         from kwhatif.render.sequence import render_capacity
 

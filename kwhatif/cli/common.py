@@ -10,6 +10,7 @@ import sys
 import typer
 
 from kwhatif.api.shape import diagnose, start_deferred_checks
+from kwhatif.api.validation import Refusals, start_validation
 from kwhatif.cli.options import ClusterInputs, PodInputs
 from kwhatif.errors import ExitStatus, InputError, KwhatifError
 
@@ -40,6 +41,7 @@ def user_errors(command):
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         start_deferred_checks()
+        start_validation()  # strict unless the command's --validate says otherwise
         try:
             return command(*args, **kwargs)
         except KwhatifError as exc:
@@ -149,3 +151,20 @@ def cluster_pod_reference(inputs: PodInputs):
     from kwhatif.live import context_namespace
 
     return context_namespace(inputs.kubeconfig, inputs.context), reference.name
+
+
+def validation_report(refusals: Refusals, table: bool) -> dict | None:
+    """Under --validate=warn|ignore, what the API server would refuse so far, as data for the answer
+    (None when strict): warn prints each error as a ``warning:`` line on stderr; a table answer is
+    headed by the line saying the pod would be refused."""
+    if refusals.mode == "strict":
+        return None
+    if refusals.mode == "warn":
+        for error in refusals.errors:
+            print(f"warning: {error}", file=sys.stderr)
+    data = refusals.to_dict()
+    if table:
+        from kwhatif.render.output import print_refusal
+
+        print_refusal(data)
+    return data

@@ -70,6 +70,20 @@ MachineOutputOption = Annotated[MachineOutput, typer.Option("--output", "-o", me
                                                             help="Output format: table, json or yaml.")]
 NodeOption = Annotated[Optional[list[str]], typer.Option(
     "--node", metavar="NODE", help="Only show these nodes (repeatable); an unknown name is an error.")]
+def _validate_mode(value: str) -> str:
+    """kubectl's --validate values: strict|warn|ignore, true (strict), false (ignore)."""
+    mode = {"true": "strict", "false": "ignore"}.get(value.lower(), value.lower())
+    if mode not in ("strict", "warn", "ignore"):
+        raise typer.BadParameter(f"{value!r} is not one of strict, warn, ignore (or true, false)")
+    return mode
+
+
+ValidateOption = Annotated[str, typer.Option(
+    "--validate", metavar="strict|warn|ignore", callback=_validate_mode,
+    help="As kubectl: strict refuses a pod the API server would refuse (the default; true); warn prints each "
+         "error as a warning and evaluates the pod as kube-scheduler would see it; ignore (false) evaluates it "
+         "silently. The answer says the pod would be refused. A value the scheduler cannot read is an error "
+         "in every mode.")]
 AllNodesOption = Annotated[bool, typer.Option(
     "--all-nodes", help="Every node (preempt --explain: every candidate and its victims); by default a large "
                         "cluster shows the best nodes and groups the rejected ones by reason.")]

@@ -7,9 +7,11 @@ from typing import Optional
 import typer
 
 from kwhatif.cli.changes import apply_current_changes
-from kwhatif.cli.common import check_node_names, cluster_pod_reference, load_inputs, refuse_stdin_twice
+from kwhatif.api.validation import Refusals, start_validation
+from kwhatif.cli.common import (check_node_names, cluster_pod_reference, load_inputs, refuse_stdin_twice,
+                                validation_report)
 from kwhatif.cli.optimal import OptimalOptions, movable_option, optimal_option, sequence_comparison, time_limit_option
-from kwhatif.cli.options import AllNodesOption, NodeOption, Output, OutputOption, PodInputs
+from kwhatif.cli.options import AllNodesOption, NodeOption, Output, OutputOption, PodInputs, ValidateOption
 from kwhatif.errors import ExitStatus, InputError
 
 
@@ -41,6 +43,7 @@ def place(
                                       "change checked by scheduling again; for several pods what places all "
                                       "of them, checked by placing the whole sequence again; -o json/yaml "
                                       "adds 'suggestions'."),
+    validate: ValidateOption = "strict",
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would.
 
@@ -57,6 +60,7 @@ def place(
 
     options = OptimalOptions(optimal, movable, time_limit)
     options.check()
+    refusals = start_validation(validate)
     pod = inputs.pod
     refuse_stdin_twice(pod, inputs.cluster)
     trace = [] if trace_extenders else None
@@ -80,11 +84,12 @@ def place(
     cluster_state = join_objects(cluster_state, expansion.objects)
     if collection or replicas is not None or len(expansion.pods) != 1 or options.enabled:
         suggestions = (objects, before_objects, replicas, in_order) if suggest else None
-        _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions)
+        _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions, refusals)
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
     # The scenario's snapshot unless the manifest brought objects of its own (then one of the joined cluster).
     attempt = whatif.attempt_pod(raw, source, cluster_state, setup, trace=trace,
                                  snapshot=changed.state() if changed and cluster_state is before_objects else None)
+    attempt.result.validation = validation_report(refusals, output not in (Output.json, Output.yaml))
     attempt.result.warnings.extend(expansion.notes)
     attempt.result.scenario = scenario
     _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
@@ -128,7 +133,8 @@ def _emit_with_suggestions(attempt, setup, output: Output, node, all_nodes: bool
 
 
 def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int | None,
-                    scenario: dict | None, options: OptimalOptions, suggestions: tuple | None = None) -> None:
+                    scenario: dict | None, options: OptimalOptions, suggestions: tuple | None = None,
+                    refusals: Refusals | None = None) -> None:
     """The expansion's pods, already in the order to place them, one after another; with
     ``suggestions`` (the manifest's objects, the cluster they join, --replicas, --in-order) what would
     place all of them."""
@@ -141,6 +147,9 @@ def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int |
     if scenario is not None:
         data["scenario"] = scenario
     table = output not in (Output.json, Output.yaml)
+    validation = validation_report(refusals, table) if refusals is not None else None
+    if validation is not None:
+        data["validation"] = validation
     if table:
         from kwhatif.render.sequence import render_sequence
         from kwhatif.render.workloads import render_expansion

@@ -5,8 +5,10 @@ from __future__ import annotations
 import typer
 
 from kwhatif.cli.changes import apply_current_changes
-from kwhatif.cli.common import cluster_pod_reference, load_inputs, refuse_stdin_twice
-from kwhatif.cli.options import AllNodesOption, ExplainOption, MachineOutput, MachineOutputOption, PodInputs
+from kwhatif.api.validation import start_validation
+from kwhatif.cli.common import cluster_pod_reference, load_inputs, refuse_stdin_twice, validation_report
+from kwhatif.cli.options import (AllNodesOption, ExplainOption, MachineOutput, MachineOutputOption, PodInputs,
+                                ValidateOption)
 from kwhatif.errors import ExitStatus
 
 
@@ -15,6 +17,7 @@ def preempt(
     explain: ExplainOption = False,
     all_nodes: AllNodesOption = False,
     output: MachineOutputOption = MachineOutput.table,
+    validate: ValidateOption = "strict",
 ) -> None:
     """Preemption what-if: the node kube-scheduler would nominate and the pods it would evict.
 
@@ -26,6 +29,7 @@ def preempt(
     from kwhatif import whatif
     from kwhatif.render import preemption as render_preemption
 
+    refusals = start_validation(validate)
     refuse_stdin_twice(inputs.pod, inputs.cluster)
     reference = cluster_pod_reference(inputs)
     cluster_state, setup = load_inputs(inputs)
@@ -34,6 +38,7 @@ def preempt(
         result = whatif.place_cluster_pod(cluster_state, *reference, setup)
     else:
         result = whatif.place(inputs.pod, cluster_state, setup, changed.state() if changed else None)
+        result.validation = validation_report(refusals, output == MachineOutput.table)
     result.scenario = scenario
     render_preemption.emit(result, output.value, explain=explain, all_nodes=all_nodes)
     raise typer.Exit(int(ExitStatus.FITS if result.fits else ExitStatus.DOES_NOT_FIT))

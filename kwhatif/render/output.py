@@ -33,3 +33,19 @@ def emit(result: ScheduleResult, fmt: str, nodes: list[str] | None = None, all_n
         from kwhatif.render.table import render_place
 
         render_place(result, wide=(fmt == "wide"), nodes=nodes, all_nodes=all_nodes)
+
+
+def print_refusal(validation: dict) -> None:
+    """The line heading a human answer about a pod the API server would refuse (--validate=warn|ignore)."""
+    errors = validation["errors"]
+    if not errors:
+        return
+    from rich.text import Text
+
+    from kwhatif.render.table import make_console
+    from kwhatif.render.tables import print_hanging
+
+    listed = "printed as warnings" if validation["mode"] == "warn" else "-o json lists them"
+    print_hanging(make_console(), Text("Refused: ", "red"),
+                  f"the API server would not create this pod ({len(errors)} validation error(s), {listed}); "
+                  f"--validate={validation['mode']} evaluates it as kube-scheduler would see it.")

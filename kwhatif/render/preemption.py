@@ -86,6 +86,7 @@ def explain_data(result: ScheduleResult) -> dict:
         "message": result.message,
         "preemption": None,
         "warnings": list(result.warnings),
+        **({"validation": result.validation} if result.validation is not None else {}),
         **({"scenario": result.scenario} if result.scenario else {}),
         **({"clusterPod": result.cluster_pod} if result.cluster_pod else {}),
         **({"namedNode": result.named_node} if result.named_node else {}),

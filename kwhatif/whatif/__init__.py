@@ -20,7 +20,7 @@ from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_runtime_class, check_limit_ranges,
                                    check_namespace, check_user_priority)
-from kwhatif.api.validation import PodValidationError, proposed_pod_errors, validate_admitted_resources
+from kwhatif.api.validation import proposed_pod_errors, refuse, validate_admitted_resources
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
@@ -56,12 +56,11 @@ def load_live_cluster(kubeconfig: str | None = None, context: str | None = None)
 
 def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False) -> tuple[PodInfo, object]:
     """The proposed pod as the API server would create it: decoded strictly, validated, defaulted and
-    priority-admitted. A pod the API server would refuse is a PodValidationError with all its errors.
+    priority-admitted. A pod the API server would refuse is a PodValidationError with all its errors
+    (under --validate=warn|ignore recorded instead, and the pod evaluated as the scheduler would see it).
     ``admitted``: the pod re-creates a running one, whose priority the API server already set."""
     manifest = getattr(raw, "workload", raw)
-    errors = proposed_pod_errors(manifest, getattr(raw, "template_path", None), source)
-    if errors:
-        raise PodValidationError(f"{source}: {describe(manifest)}", errors)
+    refuse(source, describe(manifest), proposed_pod_errors(manifest, getattr(raw, "template_path", None), source))
     pod = default_pod(raw)
     try:
         check_namespace(pod, cluster.namespaces)
@@ -86,9 +85,8 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False
     except AdmissionError as exc:
         raise AdmissionError(f"{source}: {describe(raw)}: {exc}") from None
     if changes:
-        errors = validate_admitted_resources(pod)
-        if errors:  # e.g. a LimitRange's default limit below the container's request
-            raise PodValidationError(f"{source}: {describe(raw)}", errors)
+        # e.g. a LimitRange's default limit below the container's request
+        refuse(source, describe(raw), validate_admitted_resources(pod))
         admission = dataclasses.replace(admission, changes=tuple(changes))
     return PodInfo(pod), admission
 
