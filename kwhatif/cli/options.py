@@ -79,8 +79,8 @@ def _validate_mode(value: str) -> str:
 
 
 ValidateOption = Annotated[str, typer.Option(
-    "--validate", metavar="strict|warn|ignore", callback=_validate_mode,
-    help="As kubectl: strict refuses a pod the API server would refuse (the default; true); warn prints each "
+    "--validate", metavar="MODE", callback=_validate_mode,
+    help="As kubectl: strict (true, the default) refuses a pod the API server would refuse; warn prints each "
          "error as a warning and evaluates the pod as kube-scheduler would see it; ignore (false) evaluates it "
          "silently. The answer says the pod would be refused. A value the scheduler cannot read is an error "
          "in every mode.")]
