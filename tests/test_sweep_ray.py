@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
 
 from tests.test_sweep import cli, hand_file  # noqa: F401 (the fixture)
 
@@ -20,3 +23,13 @@ def test_ray_and_local_pool_give_identical_json(hand_file):  # noqa: F811
     finally:
         ray.shutdown()
     assert on_ray == local
+
+
+def test_a_ray_address_that_does_not_answer_is_exit_3(hand_file):  # noqa: F811
+    from tests.conftest import free_port
+
+    result = CliRunner().invoke(app, ["drain", "--each-zone", "-c", hand_file, "--ray", f"127.0.0.1:{free_port()}"])
+    assert result.exit_code == 3 and result.stderr.startswith("error: --ray 127.0.0.1:")
+    result = CliRunner().invoke(app, ["drain", "--each-zone", "-c", hand_file, "--ray", "head-without-port"])
+    assert result.exit_code == 2
+    assert result.stderr == "error: --ray head-without-port: expected auto, HOST:PORT or ray://HOST:PORT\n"

@@ -127,7 +127,8 @@ def _consolidate(cluster, setup, selector, threshold: float, gpu_threshold: floa
     from kwhatif.whatif.sweep import select_node_names
 
     candidates = select_node_names(cluster, selector)
-    report = consolidate(cluster, setup, candidates, ConsolidateOptions(threshold, gpu_threshold))
+    report = consolidate(cluster, setup, candidates, ConsolidateOptions(threshold, gpu_threshold),
+                         progress=render_sweep.progress)
     render_sweep.emit("Consolidation", report, fmt, all_rows)
     verified = report["verification"] is None or report["verification"]["verified"]
     raise typer.Exit(int(ExitStatus.FITS if verified else ExitStatus.DOES_NOT_FIT))

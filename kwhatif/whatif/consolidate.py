@@ -96,9 +96,12 @@ class _FirstFit:
 
 
 def consolidate(cluster: Cluster, setup=None, candidates: list[str] | None = None,
-                options: ConsolidateOptions = ConsolidateOptions(), verify: bool = True) -> dict:
+                options: ConsolidateOptions = ConsolidateOptions(), verify: bool = True, progress=None) -> dict:
     """The nodes cluster-autoscaler's scale-down simulation would find removable together, each node's
-    verdict, where the pods go, what is freed, and the drain of the whole set that verifies it."""
+    verdict, where the pods go, what is freed, and the drain of the whole set that verifies it.
+    ``progress(total, what)``: a context manager yielding the callback that counts simulated nodes."""
+    from contextlib import nullcontext
+
     now = drain_time(cluster)
     scenario = new_scenario(cluster)  # its budgets are the remaining budgets the chosen nodes use up
     rules = AutoscalerRules(scenario.cluster, scenario.budgets, now)
@@ -121,8 +124,10 @@ def consolidate(cluster: Cluster, setup=None, candidates: list[str] | None = Non
     fit = _FirstFit(snapshot, setup)
     chosen: list[str] = []
     snapshot.fork()
-    for row in eligible:
-        _simulate_removal(row, snapshot, rules, fit, chosen, scenario.budgets, now)
+    with progress(len(eligible), "simulating removals") if progress else nullcontext(lambda n: None) as done:
+        for row in eligible:
+            _simulate_removal(row, snapshot, rules, fit, chosen, scenario.budgets, now)
+            done(1)
     snapshot.revert()
     freed = _freed(cluster, chosen)
     report = {"threshold": options.threshold, "gpuThreshold": options.gpu_threshold, "nodes": verdicts,

@@ -84,6 +84,19 @@ def _ray_task(fn: Callable, wrapped: list, item) -> object:
     return fn(base, item)
 
 
+def _check_reachable(address: str) -> None:
+    """A Ray address that does not answer is an error at once (Ray itself retries for minutes)."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
+    except ValueError:
+        raise InputError(f"--ray {address}: expected auto, HOST:PORT or ray://HOST:PORT") from None
+    except OSError as exc:
+        raise UnreachableError(f"--ray {address}: cannot connect to Ray: {exc}") from None
+
+
 def _run_ray(fn: Callable, base, items: Sequence, address: str, workers: int | None,
              done: Callable[[int], None]) -> list:
     try:
@@ -94,6 +107,8 @@ def _run_ray(fn: Callable, base, items: Sequence, address: str, workers: int | N
     if not ray.is_initialized():
         options = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR",
                    "configure_logging": True}
+        if address not in ("local", "auto"):
+            _check_reachable(address)
         try:
             if address == "local":
                 ray.init(num_cpus=workers or default_workers(), **options)
