@@ -156,7 +156,7 @@ _NOT_MODELLED_1_36 = (
     "DRADeviceBindingConditions): DynamicResources, NodeResourcesFit and BalancedAllocation run their v1.35 "
     "code with the gates' defaults only where kwhatif already models the gated path; extended resources "
     "backed by DRA, device taints, consumable capacity, partitionable devices and binding conditions are not "
-    "modelled",
+    "modelled (each answer that meets one says so in a note)",
     "the DRA filter timeout as a hard error, in-place pod-level resize (beta, on) and the configuration "
     "API's placementGenerate/placementScore points",
     "OpportunisticBatching: v1.35's NodeResourcesFit refuses to sign a pod while DRAExtendedResource is on; "

@@ -11,9 +11,13 @@ from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
 from kwhatif.errors import InputError
+from kwhatif.framework.cycle_state import CycleState
+from kwhatif.framework.interface import NOTES_KEY, Handle
 from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 from kwhatif.plugins.dynamic_resources import _release_note
+from kwhatif.plugins.node_resources_fit import NodeResourcesFit
 from kwhatif.versions import NEWEST_VERIFIED, PREVIEW, UNIT_TESTS, CHANGES, features_for, find_release
+from tests.builders import make_node, make_pod, snapshot
 from tests.demo_cluster import demo_cluster_json
 
 runner = CliRunner()
@@ -128,3 +132,18 @@ def test_volume_binding_shape_follows_the_gate():
                                          r"Invalid value: 101: not in valid range \[0, 100\]"):
         scheduler_config_from_dict(_volume_binding_config({"shape": [shape[0], {"utilization": 101, "score": 1}]}),
                                    "c.yaml", features=features_for("1.37"))
+
+
+@pytest.mark.parametrize("version,noted", [("1.35", False), ("1.36", True)])
+def test_dra_backed_extended_resources_are_noted_where_the_gate_is_on(version, noted):
+    device_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpus"},
+                    "spec": {"extendedResourceName": "example.com/gpu"}}
+    snap = snapshot([make_node("n1").obj()], [], [device_class])
+    plugin = NodeResourcesFit({}, Handle(snap, None, features_for(version)))
+    state = CycleState()
+    pod = make_pod().req(cpu="1", **{"example.com/gpu": "1", "deviceclass.resource.kubernetes.io/gpus": "1"}).info()
+    plugin.pre_filter(state, pod, snap.node_info_list)
+    expected = [f"not modelled: {name} is backed by DeviceClass gpus (DRAExtendedResource is on in v1.36.0); "
+                f"kwhatif checks it against the nodes' allocatable only"
+                for name in ("deviceclass.resource.kubernetes.io/gpus", "example.com/gpu")]
+    assert (state.read(NOTES_KEY) or []) == (expected if noted else [])

@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from kwhatif.framework.interface import (CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, MAX_NODE_SCORE, NOTES_KEY, Code,
+from kwhatif.framework.interface import (CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, MAX_NODE_SCORE, Code,
                                         Plugin, PluginError, Status)
-from kwhatif.plugins.helper import default_normalize_score
+from kwhatif.plugins.helper import add_note, default_normalize_score
 from kwhatif.plugins.args.dynamic_resources import DynamicResourcesArgs
 
 STATE_KEY = "DynamicResources"
@@ -132,7 +132,7 @@ class DynamicResources(Plugin):
             return None, Status(Code.SKIP)
         reason = self._disabled()
         if reason:
-            _note(state, f"DRA not evaluated: {reason}; the pod's resourceClaims are ignored")
+            add_note(state, f"DRA not evaluated: {reason}; the pod's resourceClaims are ignored")
             return None, Status(Code.SKIP)
         dra = self._dra()
         try:
@@ -165,7 +165,7 @@ class DynamicResources(Plugin):
 
             s.allocator = Allocator(dra, to_allocate)
         for note in sorted(dra.notes):
-            _note(state, f"not modelled for DRA: {_release_note(note, self.features)}")
+            add_note(state, f"not modelled for DRA: {_release_note(note, self.features)}")
         return None, None
 
     def filter(self, state, pod, node_info) -> Status | None:
@@ -225,7 +225,7 @@ class DynamicResources(Plugin):
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 # kube-scheduler now clears the claim's allocation so that a later attempt can allocate
                 # it elsewhere; kwhatif changes nothing and reports it.
-                _note(state, f"kube-scheduler would deallocate ResourceClaim {_key(s.claims[index])} (allocated, "
+                add_note(state, f"kube-scheduler would deallocate ResourceClaim {_key(s.claims[index])} (allocated, "
                              f"reserved for no pod, not available on any node the pod fits otherwise)")
                 return None, Status.new(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
         return None, Status.new(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
@@ -304,13 +304,6 @@ def _key(claim: Mapping) -> str:
     return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
 
 
-def _note(state, text: str) -> None:
-    notes = state.read(NOTES_KEY)
-    if notes is None:
-        notes = []
-        state.write(NOTES_KEY, notes)
-    if text not in notes:
-        notes.append(text)
 
 
 def _check_classes(claim: Mapping, dra) -> Status | None:

@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from kwhatif.framework.gomath import go_div
-from kwhatif.framework.interface import NodeScore
+from kwhatif.framework.interface import NOTES_KEY, NodeScore
+
+
+def add_note(state, text: str) -> None:
+    """A note for the report on what the attempt could not model (once per text)."""
+    notes = state.read(NOTES_KEY)
+    if notes is None:
+        notes = []
+        state.write(NOTES_KEY, notes)
+    if text not in notes:
+        notes.append(text)
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:

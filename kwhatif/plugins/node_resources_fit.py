@@ -9,6 +9,7 @@ from kwhatif.api.resources import pod_requests
 from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
 from kwhatif.framework.interface import Code, Plugin, Status
+from kwhatif.plugins.helper import add_note
 from kwhatif.plugins.resource_allocation import (
     ResourceAllocationScorer,
     least_allocated_scorer,
@@ -94,8 +95,23 @@ class NodeResourcesFit(Plugin):
         self.scorer = build_scorer(self.args["scoringStrategy"])
 
     def pre_filter(self, state, pod, nodes):
-        state.write(PRE_FILTER_KEY, compute_pod_resource_request(pod))
+        request = compute_pod_resource_request(pod)
+        state.write(PRE_FILTER_KEY, request)
+        if request.scalar and self.features.enabled("DRAExtendedResource"):
+            self._note_dra_backed(state, request)
         return None, None
+
+    def _note_dra_backed(self, state, request: Resource) -> None:
+        """With DRAExtendedResource (on from v1.36) a DeviceClass can back an extended resource, which
+        upstream then allocates through DRA; kwhatif checks it against the nodes' allocatable only."""
+        for device_class in self.handle.snapshot.cluster.device_classes:
+            class_name = (device_class.get("metadata") or {}).get("name") or ""
+            backed = {(device_class.get("spec") or {}).get("extendedResourceName"),
+                      f"deviceclass.resource.kubernetes.io/{class_name}"}
+            for name in sorted(backed & set(request.scalar)):
+                add_note(state, f"not modelled: {name} is backed by DeviceClass {class_name} (DRAExtendedResource "
+                                f"is on in {self.features.name}); kwhatif checks it against the nodes' allocatable "
+                                f"only")
 
     def filter(self, state, pod, node_info):
         request = state.read(PRE_FILTER_KEY) or compute_pod_resource_request(pod)
