@@ -106,6 +106,25 @@ def compare_optional(expect: dict, got: dict) -> list[str]:
 
 
 SEQUENCES_DIR = Path(os.environ.get("KWHATIF_CONFORMANCE_SEQUENCES", CASES_DIR.parent / "sequences"))
+# Set by .ci/run: a reference suite whose reference is missing fails instead of skipping.
+REQUIRE_REFERENCE = "KWHATIF_REQUIRE_REFERENCE"
+
+
+def missing_reference() -> list[Path]:
+    """The parts of the shared reference (../shared/conformance) this checkout does not have."""
+    return [path for path in (CASES_DIR, SEQUENCES_DIR, EXTENDER_SCRIPT) if not path.exists()]
+
+
+def reference_missing(path: Path, what: str) -> None:
+    """A reference suite without its reference: with KWHATIF_REQUIRE_REFERENCE (CI) it fails; a local
+    run skips it, and the session's header and summary say loudly that the reference was not checked
+    (tests/conftest.py)."""
+    import pytest
+
+    message = f"{what} not found at {path}: the independent reference (kube-scheduler's answers) is not checked"
+    if os.environ.get(REQUIRE_REFERENCE):
+        pytest.fail(f"{message} ({REQUIRE_REFERENCE} is set)", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
 
 
 def run_sequence_case(case: dict) -> dict:

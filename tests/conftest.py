@@ -12,7 +12,7 @@ import time
 import pytest
 import typer.testing
 
-from tests.conformance_support import EXTENDER_SCRIPT
+from tests.conformance_support import EXTENDER_SCRIPT, missing_reference, reference_missing
 
 # CliRunner.invoke builds the click command tree of the app on every call (about 30 ms of evaluating
 # annotations, over a thousand calls); the CLI builds it once per process, and so do the tests.
@@ -45,7 +45,7 @@ def extender_port(tmp_path_factory):
     def get() -> int:
         if "port" not in state:
             if not EXTENDER_SCRIPT.exists():
-                pytest.skip(f"{EXTENDER_SCRIPT} not found")
+                reference_missing(EXTENDER_SCRIPT, "the shared test extender")
             port = free_port()
             log = tmp_path_factory.mktemp("extender") / "calls.log"
             state["proc"] = subprocess.Popen([sys.executable, str(EXTENDER_SCRIPT), "--port", str(port),
@@ -59,3 +59,23 @@ def extender_port(tmp_path_factory):
     if "proc" in state:
         state["proc"].kill()
         state["proc"].wait()
+
+
+def _reference_warning() -> str | None:
+    missing = missing_reference()
+    if not missing:
+        return None
+    return (f"REFERENCE SUITES SKIPPED: {', '.join(map(str, missing))} not found; the conformance, sequence, "
+            "drain-sequence, suggestion and extender tests against kube-scheduler's answers did not run "
+            "(.ci/run fails without them)")
+
+
+def pytest_report_header(config):
+    warning = _reference_warning()
+    return [warning] if warning else []
+
+
+def pytest_terminal_summary(terminalreporter):
+    warning = _reference_warning()
+    if warning:
+        terminalreporter.write_sep("!", warning, red=True, bold=True)

@@ -12,14 +12,13 @@ import pytest
 
 from kwhatif.snapshot_file import cluster_from_snapshot, write_snapshot
 from kwhatif.whatif import place_pod
-from tests.conformance_support import CASES_DIR, case_inputs, compare
+from tests.conformance_support import CASES_DIR, case_inputs, compare, reference_missing
 from tests.known_failures import KNOWN_FAILURES
 
 CASE_FILES = sorted(CASES_DIR.glob("*.json")) if CASES_DIR.is_dir() else []
 
 if not CASE_FILES:
-    pytest.skip(f"conformance cases not found at {CASES_DIR} (set KWHATIF_CONFORMANCE_CASES)",
-                allow_module_level=True)
+    reference_missing(CASES_DIR, "conformance cases (KWHATIF_CONFORMANCE_CASES)")
 
 
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=[p.stem for p in CASE_FILES])

@@ -22,9 +22,8 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.whatif.changes import new_scenario
 from kwhatif.whatif.drain import drain
 from kwhatif.whatif.drain_rules import DrainOptions
-from tests.conformance_support import CASES_DIR
+from tests.conformance_support import SEQUENCES_DIR, reference_missing
 
-SEQUENCES = CASES_DIR.parent / "sequences"
 DRAINED_FROM = "example.com/drained-from"
 
 
@@ -32,7 +31,9 @@ def _one_node(path: Path) -> bool:
     return len({pod["metadata"]["annotations"][DRAINED_FROM] for pod in json.loads(path.read_text())["pods"]}) == 1
 
 
-CASE_FILES = [path for path in sorted(SEQUENCES.glob("*-drain.json")) if _one_node(path)] if SEQUENCES.is_dir() else []
+if not SEQUENCES_DIR.is_dir():
+    reference_missing(SEQUENCES_DIR, "drain sequence cases")
+CASE_FILES = [path for path in sorted(SEQUENCES_DIR.glob("*-drain.json")) if _one_node(path)]
 
 
 def _normalized(entry: dict) -> dict:
@@ -55,7 +56,6 @@ def _before_drain(case: dict) -> tuple[Cluster, list[str]]:
     return Cluster.from_objects([(obj, "case.json") for obj in items]), order
 
 
-@pytest.mark.skipif(not CASE_FILES, reason=f"no drain sequence cases at {SEQUENCES}")
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=[p.stem for p in CASE_FILES])
 def test_drain_replaces_like_the_sequence_case(case_file: Path) -> None:
     case = json.loads(case_file.read_text())

@@ -193,24 +193,37 @@ def _write(directory: str, name: str, text: str | bytes) -> str:
 
 
 @FUZZ
-@given(pod=file_text(POD), command=st.sampled_from(["place", "preempt"]))
+@given(pod=file_text(POD), command=st.sampled_from(["place", "preempt", "capacity"]))
 def test_mutated_pods(pod, command):
     with tempfile.TemporaryDirectory() as d:
         _check([command, _write(d, "pod.yaml", pod), "--cluster", _write(d, "c.json", json.dumps(CLUSTER)),
-                "-o", "json"])
+                "-o", "json", *(["--max", "3"] if command == "capacity" else [])])
+
+
+def _on_cluster(command: str, directory: str, cluster: str) -> list[str]:
+    """The arguments of ``command`` run on the cluster file ``cluster`` (a few pods at most)."""
+    if command == "place":
+        return ["place", _write(directory, "pod.json", json.dumps(POD)), "--cluster", cluster, "-o", "json"]
+    if command == "capacity":
+        return ["capacity", _write(directory, "pod.json", json.dumps(POD)), "--cluster", cluster, "--max", "3",
+                "-o", "json"]
+    if command == "drain":
+        return ["drain", "n0", "n1", "--ignore-daemonsets", "--force", "--cluster", cluster, "-o", "json"]
+    if command == "pending":
+        return ["pending", "-A", "--cluster", cluster, "-o", "json"]
+    return ["leader", "--cluster", cluster, "-o", "json"]
 
 
 @FUZZ
-@given(cluster=file_text(CLUSTER), command=st.sampled_from(["place", "snapshot", "leader"]))
+@given(cluster=file_text(CLUSTER),
+       command=st.sampled_from(["place", "snapshot", "leader", "drain", "pending", "capacity"]))
 def test_mutated_clusters(cluster, command):
     with tempfile.TemporaryDirectory() as d:
         dump = _write(d, "dump.yaml", cluster)
-        if command == "place":
-            _check(["place", _write(d, "pod.json", json.dumps(POD)), "--cluster", dump, "-o", "json"])
-        elif command == "snapshot":
+        if command == "snapshot":
             _check(["snapshot", "--from", dump, "-o", str(Path(d) / "x.kwi.json.gz")])
         else:
-            _check(["leader", "--cluster", dump, "-o", "json"])
+            _check(_on_cluster(command, d, dump))
 
 
 @FUZZ
@@ -236,7 +249,7 @@ with tempfile.TemporaryDirectory() as _d:
 
 @FUZZ
 @given(doc=mutated(SNAPSHOT), compress=st.booleans(), cut=st.integers(min_value=0, max_value=12),
-       command=st.sampled_from(["place", "summary", "leader"]))
+       command=st.sampled_from(["place", "summary", "leader", "drain", "pending", "capacity"]))
 def test_mutated_snapshots(doc, compress, cut, command):
     data = json.dumps(doc).encode()
     if cut == 0:
@@ -247,9 +260,7 @@ def test_mutated_snapshots(doc, compress, cut, command):
             data = data[:len(data) // 2]
     with tempfile.TemporaryDirectory() as d:
         snapshot = _write(d, "s.kwi.json.gz", data)
-        if command == "place":
-            _check(["place", _write(d, "pod.json", json.dumps(POD)), "--cluster", snapshot, "-o", "json"])
-        elif command == "summary":
+        if command == "summary":
             _check(["snapshot", "--summary", snapshot])
         else:
-            _check(["leader", "--cluster", snapshot])
+            _check(_on_cluster(command, d, snapshot))

@@ -62,15 +62,16 @@ def test_cluster_pod_with_unparsable_anti_affinity_keeps_no_such_terms():
 
 
 def test_error_through_the_cli_is_an_answer_with_exit_1(tmp_path):
-    """Through the CLI an Error is an answer: exit 1, the error in ``-o json``. (Where the pod is validated
-    as the API server would, this manifest is refused before scheduling instead: exit 2, one error line.)"""
+    """Through the CLI an Error is an answer: exit 1, the error in ``-o json``. A manifest with this
+    selector is refused before scheduling (validation, exit 2); a pod the cluster already holds is not
+    validated again, so ``place pod/NAME`` reaches the plugin's Error."""
+    pending = {"apiVersion": "v1", "kind": "Pod", **spread("ScheduleAnyway"), "status": {"phase": "Pending"}}
     dump = tmp_path / "c.json"
-    dump.write_text(json.dumps({"kind": "List", "items": [{"kind": "Node", **n} for n in NODES]}))
-    pod = tmp_path / "p.json"
-    pod.write_text(json.dumps({"apiVersion": "v1", "kind": "Pod", **spread("ScheduleAnyway")}))
-    result = CliRunner().invoke(app, ["place", str(pod), "--cluster", str(dump), "-o", "json"])
-    if result.exit_code == 2:  # refused by validation, as the API server would: also never a traceback
-        assert result.stderr.startswith("error: ") and "internal error" not in result.stderr
-        return
+    dump.write_text(json.dumps({"kind": "List", "items": [{"kind": "Node", **n} for n in NODES] + [pending]}))
+    result = CliRunner().invoke(app, ["place", "pod/p", "--cluster", str(dump), "-o", "json"])
     assert result.exit_code == 1, result.output
     assert json.loads(result.stdout)["error"].startswith('running PreScore plugin "PodTopologySpread"')
+    manifest = tmp_path / "p.json"
+    manifest.write_text(json.dumps(pending))
+    refused = CliRunner().invoke(app, ["place", str(manifest), "--cluster", str(dump), "-o", "json"])
+    assert refused.exit_code == 2 and refused.stderr.startswith("error: ") and "internal error" not in refused.stderr

@@ -14,18 +14,16 @@ from tests.test_golden_output import CASES, golden_path, render
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
-SECTIONS = ("### place\n", "### preempt\n", "### Leader election\n")
+SECTIONS = {"### place\n": "place", "### preempt\n": "preempt", "### Leader election\n": "leader"}  # its command
 
 
-def _examples() -> list[tuple[str, str]]:
-    found = []
-    for heading in SECTIONS:
-        section = README.split(heading, 1)[1].split("\n### ", 1)[0]
-        found += re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", section, re.S)
-    return found
+def _examples(heading: str) -> list[tuple[str, str]]:
+    section = README.split(heading, 1)[1].split("\n### ", 1)[0]
+    return re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", section, re.S)
 
 
-EXAMPLES = _examples()
+BY_SECTION = {heading: _examples(heading) for heading in SECTIONS}
+EXAMPLES = [example for examples in BY_SECTION.values() for example in examples]
 
 
 def expected_output(command: str) -> str:
@@ -43,5 +41,7 @@ def test_readme_example_is_real_output(command, shown):
     assert shown == expected_output(command)
 
 
-def test_every_section_has_examples():
-    assert len(EXAMPLES) >= 4
+@pytest.mark.parametrize("heading", SECTIONS)
+def test_every_section_has_examples(heading):
+    commands = [command.split()[1] for command, _ in BY_SECTION[heading]]
+    assert commands and set(commands) == {SECTIONS[heading]}

@@ -493,7 +493,12 @@ def test_errors(name, fields, message):
 
 def test_invalid_fit_args_of_a_disabled_plugin_are_accepted():
     """Upstream only validates NodeResourcesFit args when it builds the plugin."""
-    load(profiles=[{**fit_args(type="BinPacking"), "plugins": {"multiPoint": {"disabled": [{"name": "NodeResourcesFit"}]}}}])
+    setup = load(profiles=[{**fit_args(type="BinPacking"),
+                            "plugins": {"multiPoint": {"disabled": [{"name": "NodeResourcesFit"}]}}}])
+    fw = framework(setup.profiles[0])
+    assert "NodeResourcesFit" not in names(fw, "filter") + names(fw, "score")
+    with pytest.raises(InputError, match="BinPacking"):  # enabled, the same args are refused
+        load(profiles=[fit_args(type="BinPacking")])
 
 
 def test_unknown_plugin_config_name_is_ignored_as_upstream():

@@ -70,6 +70,13 @@ def _pod(rng: random.Random, name: str, app: str, start: str | None) -> dict:
     return pod
 
 
+def _images(rng: random.Random) -> list[dict]:
+    """Images and sizes that differ from node to node, so that ImageLocality depends on every node's."""
+    images = [{"names": [image], "sizeBytes": rng.choice((80, 200, 400)) * 1024 * 1024}
+              for image in ("nginx:1", "redis:7") if rng.random() < 0.6]
+    return images
+
+
 def generate(seed: int) -> tuple[list[dict], list[dict]]:
     """A cluster (nodes, running and nominated pods, a Service) and the pods to place."""
     rng = random.Random(seed)
@@ -85,7 +92,7 @@ def generate(seed: int) -> tuple[list[dict], list[dict]]:
                                                       "topology.kubernetes.io/zone": rng.choice(ZONES)}},
                 "spec": {}, "status": {"allocatable": {"cpu": rng.choice(("2", "4")), "memory": "4Gi",
                                                        "pods": str(rng.choice((4, 8, 110)))},
-                                       "images": [{"names": ["nginx:1"], "sizeBytes": 200 * 1024 * 1024}]}}
+                                       "images": _images(rng)}}
         if rng.random() < 0.15:
             node["spec"]["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
         if rng.random() < 0.1:
@@ -133,12 +140,10 @@ def test_every_step_equals_a_fresh_evaluation(seed):
     placer = SequencePlacer(Snapshot(cluster), SchedulerSetup(), clock=clock)
     start = latest_start_time(cluster, clock)
     bound: list[dict] = []
-    outcomes = set()
     for step, pod in enumerate(pods, 1):
         placement, result = placer.place(pod)
         raw = by_key[placement.pod]
         assert result.to_dict() == fresh_result(objects, bound, raw), f"step {step}: {placement.pod}"
-        outcomes.add("placed" if placement.node else "pending")
         if placement.node:
             assert placement.node == min(placement.tie_set)
             done = copy.deepcopy(raw)
@@ -146,7 +151,6 @@ def test_every_step_equals_a_fresh_evaluation(seed):
             done["status"] = {"phase": "Running",
                               "startTime": (start + timedelta(seconds=step)).strftime("%Y-%m-%dT%H:%M:%SZ")}
             bound.append(done)
-    assert outcomes  # every seed places at least one pod or reports one pending
 
 
 def test_the_generated_cases_cover_what_caching_must_get_right():

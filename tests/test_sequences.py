@@ -8,14 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance_support import SEQUENCES_DIR, compare_sequence, run_sequence_case
+from tests.conformance_support import SEQUENCES_DIR, compare_sequence, reference_missing, run_sequence_case
 from tests.known_failures import KNOWN_FAILURES
 
 CASE_FILES = sorted(SEQUENCES_DIR.glob("*.json")) if SEQUENCES_DIR.is_dir() else []
 
 if not CASE_FILES:
-    pytest.skip(f"sequence cases not found at {SEQUENCES_DIR} (set KWHATIF_CONFORMANCE_SEQUENCES)",
-                allow_module_level=True)
+    reference_missing(SEQUENCES_DIR, "sequence cases (KWHATIF_CONFORMANCE_SEQUENCES)")
 
 
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=[p.stem for p in CASE_FILES])

@@ -14,9 +14,11 @@ import pytest
 
 from tests.known_failures import NO_SUGGESTION_YET, SUGGEST
 
-from tests.conformance_support import CASES_DIR, case_inputs
+from tests.conformance_support import CASES_DIR, case_inputs, reference_missing
 
-CASE_FILES = sorted(CASES_DIR.glob("*.json")) if CASES_DIR.is_dir() else []
+if not CASES_DIR.is_dir():
+    reference_missing(CASES_DIR, "conformance cases (KWHATIF_CONFORMANCE_CASES)")
+CASE_FILES = sorted(CASES_DIR.glob("*.json"))
 
 
 def _not_fitting() -> list[Path]:

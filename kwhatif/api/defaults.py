@@ -133,7 +133,7 @@ def pod_affinity_terms(affinity: Mapping) -> Iterator[dict]:
         for weighted in section.get(_PREFERRED) or []:
             if weighted.get("podAffinityTerm") is not None:
                 yield weighted["podAffinityTerm"]
-        yield from section.get(_REQUIRED) or []
+        yield from (term for term in section.get(_REQUIRED) or [] if term is not None)
 
 
 def _merge_match_label_keys(pod: dict) -> None:

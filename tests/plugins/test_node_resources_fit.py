@@ -71,19 +71,22 @@ RESOURCES = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
 
 
 @pytest.mark.parametrize("strategy,expected", [
-    # Node 4 CPU / 8Gi; existing 1 CPU / 2Gi; pod 1 CPU / 2Gi -> requested 2 CPU (50%), 4Gi (50%).
-    # LeastAllocated: ((4000-2000)*100/4000 + (8Gi-4Gi)*100/8Gi) / 2 = (50 + 50) / 2 = 50
-    ({"type": "LeastAllocated", "resources": RESOURCES}, 50),
-    # MostAllocated: (2000*100/4000 + 4Gi*100/8Gi) / 2 = 50
-    ({"type": "MostAllocated", "resources": RESOURCES}, 50),
-    # RequestedToCapacityRatio shape 0->10, 100->0 (x10 = 100 -> 0): utilization 50 -> 50 per resource.
+    # Node 4 CPU / 8Gi; existing 2 CPU / 4Gi; pod 1 CPU / 2Gi -> requested 3 CPU (75%), 6Gi (75%): each
+    # strategy gives another score, so swapping two of them fails.
+    # LeastAllocated: ((4000-3000)*100/4000 + (8Gi-6Gi)*100/8Gi) / 2 = (25 + 25) / 2 = 25
+    ({"type": "LeastAllocated", "resources": RESOURCES}, 25),
+    # MostAllocated: (3000*100/4000 + 6Gi*100/8Gi) / 2 = (75 + 75) / 2 = 75
+    ({"type": "MostAllocated", "resources": RESOURCES}, 75),
+    # RequestedToCapacityRatio, shape 0->0, 50->10, 100->0 (x10: 0, 100, 0): utilization 75 lies between
+    # 50 and 100: 100 + (0 - 100) * (75 - 50) / (100 - 50) = 50 per resource, (50 + 50) / 2 = 50
     ({"type": "RequestedToCapacityRatio", "resources": RESOURCES,
-      "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]}},
+      "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0}, {"utilization": 50, "score": 10},
+                                             {"utilization": 100, "score": 0}]}},
      50),
 ])
 def test_strategies(strategy, expected):
     node = make_node("n").capacity(cpu="4", memory="8Gi", pods="110").obj()
-    existing = [make_pod("e").req(cpu="1", memory="2Gi").node("n").obj()]
+    existing = [make_pod("e").req(cpu="2", memory="4Gi").node("n").obj()]
     assert score({"scoringStrategy": strategy}, make_pod().req(cpu="1", memory="2Gi"), node, existing) == expected
 
 
