@@ -1,7 +1,8 @@
 """NodeMemo.summed (per-domain totals kept from step to step, only changed nodes summed again) equals the
 sum computed afresh after every change a sequence or a what-if makes: pods assumed and forgotten, forks
 reverted and committed, nodes updated, the list of nodes rebuilt (the nodes hosting affinity pods) or
-another list given; keys at 0 stay while some node's map holds them."""
+another list given; keys at 0 stay while some node's map holds them, and ``ordered`` gives them in the
+order a sum in node order makes them."""
 
 from __future__ import annotations
 
@@ -58,6 +59,8 @@ def test_summed_equals_a_fresh_sum_after_every_change(seed):
         for kind, listed in (("all", snap.node_info_list), ("affinity", snap.have_pods_with_affinity_list),
                              ("some", [ni for ni in snap.node_info_list if rng.random() < 0.7])):
             assert memo.summed(owner, kind, listed, per_node) == fresh(listed), (step, kind)
+            ordered = memo.summed(owner, kind, listed, per_node, ordered=True)
+            assert list(ordered.items()) == list(fresh(listed).items()), (step, kind)
         action = rng.random()
         if action < 0.4:
             snap.assume_pod(PodInfo(_pod(rng, f"s{seed}-{step}", rng.choice(names))))

@@ -447,29 +447,32 @@ class PodTopologySpread(Plugin):
             return PreFilterState([], [], [], inclusion)
         counts: list[dict[str, int]] = [{} for _ in constraints]
 
-        def node_counts(node_info: NodeInfo) -> list[tuple[int, str, int]] | None:
-            """The node's (constraint, domain, matching pods) entries; None when it counts for none."""
+        def node_counts(node_info: NodeInfo) -> dict[tuple[int, str], int] | None:
+            """The node's matching pods by (constraint, domain), 0 included (a domain with no matching
+            pod is a domain); None when it counts for none."""
             node_labels = node_info.labels
             if not node_labels_match_spread_constraints(node_labels, constraints):
                 return None
             includes = inclusion.includer(node_info)
             pods = None
-            out = []
+            out = {}
             for i, c in enumerate(constraints):
                 if not includes(c):
                     continue
                 if pods is None:
                     pods = _eligible_pods(node_info, pod.namespace)
-                out.append((i, node_labels[c.topology_key], _count_matching(pods, c.selector)))
+                out[(i, node_labels[c.topology_key])] = _count_matching(pods, c.selector)
             return out
 
         memo = self.handle.memo
-        per_node = (memo.values(memo.table(self, "pre_filter"), nodes, node_counts) if memo
-                    else map(node_counts, nodes))
-        for entries in per_node:
-            if entries:
-                for i, value, num in entries:
-                    counts[i][value] = counts[i].get(value, 0) + num
+        if memo:  # the domains in node order, as the loop below makes them (the critical paths' ties)
+            for (i, value), num in memo.summed(self, "pre_filter", nodes, node_counts, ordered=True).items():
+                counts[i][value] = num
+        else:
+            for entries in map(node_counts, nodes):
+                if entries:
+                    for (i, value), num in entries.items():
+                        counts[i][value] = counts[i].get(value, 0) + num
         paths = []
         for tp_counts in counts:
             p = CriticalPaths()

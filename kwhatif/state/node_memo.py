@@ -92,28 +92,29 @@ class NodeMemo:
                 table[ni.name] = (ni, ni.generation, value)
 
     def summed(self, owner: object, kind, nodes: list[NodeInfo],
-               compute: Callable[[NodeInfo], dict | None]) -> dict:
+               compute: Callable[[NodeInfo], dict | None], ordered: bool = False) -> dict:
         """The sum over ``nodes`` of ``compute(node)`` (a map key -> number, or None), key by key; a key is
         in the sum while some node's map has it (even at 0). Kept for the same list of nodes from one
         attempt to the next: only the nodes whose generation changed (a pod assumed, a revert) are
         computed again and their old maps taken out, so that a step costs a pass over the generations
-        instead of one over every node's value. Read-only for the caller."""
+        instead of one over every node's value. Read-only for the caller; ``ordered``: a new map with the
+        keys in the order a sum in node order makes them (for a caller whose result depends on it)."""
         key = (id(owner), ("summed", kind))
         kept: _Sum | None = self._tables.get(key)
         generations = list(map(_generation, nodes))
         if kept is None:
             kept = self._tables[key] = _Sum(nodes, generations, [compute(ni) for ni in nodes])
-            return kept.totals
+        elif kept.source is not nodes and len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)):
+            kept.source = nodes  # another list of the same nodes (those hosting affinity pods, listed anew)
         if kept.source is not nodes or len(kept.nodes) != len(nodes):
-            # Another list (the nodes hosting affinity pods, listed anew), mostly of the same nodes.
-            if len(kept.nodes) != len(nodes) or not all(map(is_, nodes, kept.nodes)):
-                kept.rebase(nodes, generations, compute)
-                return kept.totals
-            kept.source = nodes
-        if generations != kept.generations:
+            kept.rebase(nodes, generations, compute)
+        elif generations != kept.generations:
             for index in [i for i, (new, old) in enumerate(zip(generations, kept.generations)) if new != old]:
                 kept.replace(index, compute(nodes[index]))
             kept.generations = generations
+        if ordered:
+            totals = kept.totals
+            return {name: totals[name] for value in kept.values if value for name in value}
         return kept.totals
 
     def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object]):
