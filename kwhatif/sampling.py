@@ -40,8 +40,11 @@ def node_tree_order(node_infos: Iterable) -> list:
     zones: dict[str, list] = {}
     for ni in sorted(node_infos, key=lambda ni: ni.name):
         zones.setdefault(zone_key(ni.labels), []).append(ni)
+    return _round_robin(list(zones.values()))
+
+
+def _round_robin(groups: list[list]) -> list:
     ordered = []
-    groups = list(zones.values())
     for index in range(max((len(g) for g in groups), default=0)):
         ordered.extend(g[index] for g in groups if index < len(g))
     return ordered
@@ -72,13 +75,37 @@ class NodeWalk:
         self.cycle = 0
         self._key: tuple | None = None
         self._order: list = []
+        self._zones: dict[str, list[str]] | None = None  # the node tree: zone -> node names, in join order
 
     def order(self, snapshot) -> list:
-        """The snapshot's nodes in node-tree order (recomputed only when nodes were added or removed)."""
+        """The snapshot's nodes in node-tree order, kept while its node set is unchanged. The first nodes
+        join in name order; as the node tree does, a node added later joins the end of its zone (a new
+        zone after the others), a removed node (or a zone left empty) leaves it."""
         nodes = snapshot.node_info_list
         key = (snapshot.node_set_generation, id(nodes), len(nodes))
-        if key != self._key:
-            self._key, self._order = key, node_tree_order(nodes)
+        if key == self._key:
+            return self._order
+        if self._zones is None:
+            self._order = node_tree_order(nodes)
+            self._zones = {}
+            for ni in sorted(nodes, key=lambda ni: ni.name):
+                self._zones.setdefault(zone_key(ni.labels), []).append(ni.name)
+        else:
+            by_name = {ni.name: ni for ni in nodes}
+            zone_of = {ni.name: zone_key(ni.labels) for ni in nodes}
+            kept = set()
+            for zone in list(self._zones):
+                names = [n for n in self._zones[zone] if zone_of.get(n) == zone]
+                kept.update(names)
+                if names:
+                    self._zones[zone] = names
+                else:
+                    del self._zones[zone]
+            for ni in nodes:
+                if ni.name not in kept:
+                    self._zones.setdefault(zone_of[ni.name], []).append(ni.name)
+            self._order = _round_robin([[by_name[n] for n in names] for names in self._zones.values()])
+        self._key = key
         return self._order
 
     def advance(self, processed: int, num_all_nodes: int) -> None:

@@ -10,7 +10,7 @@ import pytest
 from rich.console import Console
 
 from kwhatif.render.table import render_place
-from kwhatif.sampling import node_tree_order, walk, zone_key
+from kwhatif.sampling import NodeWalk, node_tree_order, walk, zone_key
 from kwhatif.scheduler import num_feasible_nodes_to_find
 from kwhatif.whatif import SchedulerSetup, place_pod
 from tests.builders import cluster, make_node, make_pod
@@ -136,3 +136,28 @@ def test_nothing_fits_means_every_candidate_was_examined():
     assert result["sampling"] == {"numFeasibleNodesToFind": 100, "parallelism": 16, "deterministic": True,
                                   "examinedFeasible": [], "selected": []}
     assert result["nodesExamined"] == 150
+
+
+class _Snapshot:
+    def __init__(self, nodes):
+        self.node_info_list, self.node_set_generation = nodes, 0
+
+    def change(self, nodes):
+        self.node_info_list, self.node_set_generation = nodes, self.node_set_generation + 1
+
+
+def test_the_walk_keeps_the_node_tree_as_nodes_join_and_leave():
+    """nodeTree.addNode appends a new node to its zone (a new zone after the others); removeNode drops it
+    and a zone left empty: the order is not re-sorted by name when the node set changes."""
+    a1, a2, b1, b2 = _Node("a1", "a"), _Node("a2", "a"), _Node("b1", "b"), _Node("b2", "b")
+    walker = NodeWalk()
+    snap = _Snapshot([b2, a2, b1, a1])
+    assert [n.name for n in walker.order(snap)] == ["a1", "b1", "a2", "b2"]
+    a0, c1 = _Node("a0", "a"), _Node("c1", "c")
+    snap.change([b2, a2, b1, a1, a0, c1])  # a0 sorts first by name but joined last
+    assert [n.name for n in walker.order(snap)] == ["a1", "b1", "c1", "a2", "b2", "a0"]
+    snap.change([a2, a1, a0, c1])  # zone b emptied
+    assert [n.name for n in walker.order(snap)] == ["a1", "c1", "a2", "a0"]
+    b1_again = _Node("b1", "b")
+    snap.change([a2, a1, a0, c1, b1_again])  # zone b comes back after c
+    assert [n.name for n in walker.order(snap)] == ["a1", "c1", "b1", "a2", "a0"]
