@@ -38,6 +38,7 @@ from kwhatif.framework.batch import GATE as BATCHING_GATE
 from kwhatif.framework.batch import OpportunisticBatch
 from kwhatif.sampling import NodeWalk, Sampling, node_tree_order, walk
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+from kwhatif.versions import TOP_SCORE_HEAP
 
 EXTENDER_NAME = "Extender"  # kube-scheduler's pseudo plugin name for extenders
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -54,6 +55,27 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     if percentage == 0:
         percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
     return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def heap_top(totals: list[int], names: list[str]) -> str:
+    """The node v1.35's sortedNodeScores pops first: container/heap's Init over the scores in feasible order,
+    Less = higher total (the Randomizer, set only for extender-scored nodes, is 0 here), then the root. Among
+    tied totals that is not always the first of the list: sifting moves tied nodes past each other."""
+    heap = list(zip(totals, names))
+    n = len(heap)
+    for start in range(n // 2 - 1, -1, -1):
+        i = start
+        while True:
+            child = 2 * i + 1
+            if child >= n:
+                break
+            if child + 1 < n and heap[child + 1][0] > heap[child][0]:
+                child += 1
+            if not heap[child][0] > heap[i][0]:
+                break
+            heap[i], heap[child] = heap[child], heap[i]
+            i = child
+    return heap[0][1]
 
 
 class Scheduler:
@@ -196,6 +218,12 @@ class Scheduler:
             return result
         if result.nominated_node_fast_path or len(result.selected) == 1:
             result.schedule_pod_host = result.selected[0]
+        elif (walk is None and not sampled and fw.features.has(TOP_SCORE_HEAP) and self.parallelism == 1
+              and not self.extenders and len(candidates) == len(nodes)):
+            # v1.35: the feasible nodes in the order one worker filtered them (the node tree from index 0;
+            # a PreFilter node set would be walked in map order), no extender to randomize ties
+            order = [ni.name for ni in node_tree_order(nodes) if ni.name in result.scores]
+            result.schedule_pod_host = heap_top([result.scores[name].total_score for name in order], order)
         return result
 
     def _node_hint(self, state: CycleState, pod: PodInfo, result: ScheduleResult, walk: NodeWalk | None):

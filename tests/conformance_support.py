@@ -16,21 +16,38 @@ def needs_extender(case: dict) -> bool:
     return PORT_PLACEHOLDER in json.dumps(case.get("schedulerConfig") or {})
 
 
-def case_inputs(case: dict, extender_port):
-    """The case's cluster and scheduler setup (its extender, if any, is the shared test extender)."""
-    from kwhatif.state.cluster import Cluster
+V1_35_DIR = CASES_DIR.parent / "v1.35"
+DEFAULT_VERSION = "v1.34.1"  # a case without kubernetesVersion was made by v1.34.1
+
+
+def case_features(case: dict):
+    """The release a case was made by, as check.py passes it to --kubernetes-version."""
+    from kwhatif.versions import features_for
+
+    return features_for(case.get("kubernetesVersion") or DEFAULT_VERSION)
+
+
+def case_setup(case: dict, cfg: dict | None):
     from kwhatif.whatif import SchedulerSetup
 
-    cluster = Cluster.from_objects([(o, "cluster.json") for o in case["cluster"]["items"]])
-    setup = SchedulerSetup()
-    cfg = case.get("schedulerConfig")
-    if cfg:
-        from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
+    features = case_features(case)
+    if not cfg:
+        return SchedulerSetup.defaults(features)
+    from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 
-        if needs_extender(case):
-            cfg = json.loads(json.dumps(cfg).replace(PORT_PLACEHOLDER, str(extender_port())))
-        setup = scheduler_config_from_dict(cfg, "config.json")
-    return cluster, setup
+    return scheduler_config_from_dict(cfg, "config.json", features=features)
+
+
+def case_inputs(case: dict, extender_port):
+    """The case's cluster and scheduler setup for the release that made it (its extender, if any, is the
+    shared test extender)."""
+    from kwhatif.state.cluster import Cluster
+
+    cluster = Cluster.from_objects([(o, "cluster.json") for o in case["cluster"]["items"]])
+    cfg = case.get("schedulerConfig")
+    if cfg and needs_extender(case):
+        cfg = json.loads(json.dumps(cfg).replace(PORT_PLACEHOLDER, str(extender_port())))
+    return cluster, case_setup(case, cfg)
 
 
 def compare(expect: dict, got: dict) -> list[str]:
@@ -129,14 +146,11 @@ def reference_missing(path: Path, what: str) -> None:
 
 def run_sequence_case(case: dict) -> dict:
     """A sequence case as ``kwhatif place PODS.json`` runs it: the pods in the order listed."""
-    from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
     from kwhatif.state.cluster import Cluster
-    from kwhatif.whatif import SchedulerSetup
     from kwhatif.whatif.sequence import place_sequence
 
     cluster = Cluster.from_objects([(o, "cluster.json") for o in case["cluster"]["items"]])
-    cfg = case.get("schedulerConfig")
-    setup = scheduler_config_from_dict(cfg, "config.json") if cfg else SchedulerSetup()
+    setup = case_setup(case, case.get("schedulerConfig"))
     return place_sequence([(pod, "pods.json") for pod in case["pods"]], cluster, setup).to_dict()
 
 

@@ -40,14 +40,19 @@ def test_outcomes_json(manifest, exit_code, selected):
     assert data["kubernetesVersion"] == "v1.34.7"  # the demo's kubelets run v1.34
 
 
-def test_taint_message_is_kube_schedulers():
-    data = json.loads(place(str(PODS / "gpu-no-toleration.yaml"), "--cluster", DEMO, "-o", "json").stdout)
+@pytest.mark.parametrize("version,reason", [
+    ([], "node(s) had untolerated taint(s)"),  # the demo's own release, v1.34.7 (since v1.34.2)
+    (["--kubernetes-version", "1.35"], "node(s) had untolerated taint(s)"),
+    (["--kubernetes-version", "v1.34.1"], "node(s) had untolerated taint {nvidia.com/gpu: present}"),
+])
+def test_taint_message_is_kube_schedulers(version, reason):
+    data = json.loads(place(str(PODS / "gpu-no-toleration.yaml"), "--cluster", DEMO, "-o", "json",
+                            *version).stdout)
     assert data["message"].startswith(
-        "0/12 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated taint "
-        "{nvidia.com/gpu: present}, 9 node(s) didn't match Pod's node affinity/selector.")
+        f"0/12 nodes are available: 1 node(s) were unschedulable, 2 {reason}, 9 node(s) didn't match Pod's "
+        f"node affinity/selector.")
     gpu = data["filtered"]["ip-10-0-1-201.eu-west-1.compute.internal"]
-    assert gpu == {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable",
-                   "reasons": ["node(s) had untolerated taint {nvidia.com/gpu: present}"]}
+    assert gpu == {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable", "reasons": [reason]}
 
 
 def test_yaml_output_is_the_same_contract():

@@ -428,3 +428,50 @@ def test_pending_and_place_by_name_read_the_live_cluster(server, kc, tmp_path):
     offline = runner.invoke(app, ["place", rows[0]["pod"], "--cluster", str(dump), "-o", "json",
                                   "--kubernetes-version", "1.35"])
     assert json.loads(offline.stdout)["scores"] == rows[0]["result"]["scores"]
+
+
+@pytest.mark.parametrize("git_version,answered,note", [
+    ("v1.35.7", "v1.35.7", None),
+    ("v1.35.3", "v1.35.7", "the API server's version v1.35.3: v1.35.3 answered as v1.35.7, which stands for "
+                           "v1.35.0 to v1.35.7"),
+    ("v1.34.1-eks-3025e55", "v1.34.1", None),
+    ("v1.34.4+k3s1", "v1.34.7", "the API server's version v1.34.4+k3s1: v1.34.4 answered as v1.34.7, which "
+                                "stands for v1.34.2 to v1.34.7"),
+])
+def test_live_answers_as_the_api_servers_release(server, kc, tmp_path, git_version, answered, note):
+    """GET /version (a read like every other) picks the release; a snapshot records it and answers the same."""
+    server.behaviour.git_version = git_version
+    pod = tmp_path / "pod.json"
+    pod.write_text(json.dumps(proposed_pod()))
+    live_doc = json.loads(runner.invoke(app, ["place", str(pod), "--kubeconfig", kc, "-o", "json"]).stdout)
+    assert (live_doc["kubernetesVersion"], live_doc.get("kubernetesVersionNote")) == (answered, note)
+    assert any(r.path.rstrip("/") == "/version" and r.method == "GET" for r in server.requests)
+    snap = tmp_path / "s.kwi.json.gz"
+    assert runner.invoke(app, ["snapshot", "-o", str(snap), "--kubeconfig", kc]).exit_code == 0
+    assert cluster_from_snapshot(str(snap)).metadata["serverVersion"] == git_version
+    from_snapshot = json.loads(runner.invoke(app, ["place", str(pod), "-c", str(snap), "-o", "json"]).stdout)
+    assert from_snapshot["kubernetesVersion"] == answered
+    assert from_snapshot.get("kubernetesVersionNote") == note
+
+
+def test_an_unmodelled_server_version_is_an_error_naming_the_modelled_ones(server, kc, tmp_path):
+    server.behaviour.git_version = "v1.31.2"
+    pod = tmp_path / "pod.json"
+    pod.write_text(json.dumps(proposed_pod()))
+    result = runner.invoke(app, ["place", str(pod), "--kubeconfig", kc])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("error: the API server's version (--kubernetes-version sets it) v1.31.2: "
+                                     "kube-scheduler v1.31 is not modelled; modelled: v1.34.1, v1.34.7, v1.35.7")
+    ok = runner.invoke(app, ["place", str(pod), "--kubeconfig", kc, "--kubernetes-version", "1.35", "-o", "json"])
+    assert json.loads(ok.stdout)["kubernetesVersion"] == "v1.35.7"
+
+
+def test_a_server_without_version_is_a_warning_and_the_newest_verified_release(server, kc, tmp_path):
+    server.behaviour.not_found.add("/version")
+    pod = tmp_path / "pod.json"
+    pod.write_text(json.dumps(proposed_pod()))
+    result = runner.invoke(app, ["place", str(pod), "--kubeconfig", kc, "-o", "json"])
+    assert "warning: cannot read the API server's version (GET /version" in result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["kubernetesVersion"] == "v1.35.7"
+    assert doc["kubernetesVersionNote"].startswith("the cluster's version is unknown: the newest verified release")

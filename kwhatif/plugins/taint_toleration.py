@@ -1,8 +1,12 @@
-"""TaintToleration: NoSchedule/NoExecute taints filter; PreferNoSchedule taints lower the score."""
+"""TaintToleration: NoSchedule/NoExecute taints filter; PreferNoSchedule taints lower the score.
+
+Since v1.34.2 Filter's reason no longer names the taint (kubernetes#135023): one reason for every tainted
+node, so a FitError counts them together."""
 
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
 from kwhatif.plugins.helper import (default_normalize_score, default_normalize_values,
                                    find_matching_untolerated_taint, tolerations_tolerate_taint)
+from kwhatif.versions import UNTOLERATED_TAINTS_REASON
 
 PRE_SCORE_KEY = "PreScoreTaintToleration"
 
@@ -16,6 +20,8 @@ class TaintToleration(Plugin):
         taint = find_matching_untolerated_taint(node_info.taints, pod.spec.get("tolerations") or [])
         if taint is None:
             return None
+        if self.features.has(UNTOLERATED_TAINTS_REASON):
+            return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint(s)")
         reason = f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}"
         return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
 

@@ -34,8 +34,7 @@ def cluster_features(cluster: Cluster, gates: str | None = None) -> Features:
     InputError naming the modelled ones."""
     server = (cluster.metadata or {}).get("serverVersion")
     if server:
-        what = "the API server's version" if cluster.metadata.get("source") == "live" else \
-            "the snapshot's server version"
+        what = "the API server's version"  # read live, or recorded by the snapshot
         release, note = find_release(server, f"{what} ({SET_IT})")
         return Features(release, MappingProxyType(parse_feature_gates(gates, release)),
                         note and f"{what} {server}: {note}")
