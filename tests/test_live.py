@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from kwhatif import live
 from kwhatif.cli.app import app
 from kwhatif.snapshot_file import cluster_from_snapshot
+from kwhatif.versions import modelled_names
 from tests.apiserver import (
     APIServer, Behaviour, api_node, api_object, api_pod, api_workload_objects, kubeconfig,
 )
@@ -461,7 +462,7 @@ def test_an_unmodelled_server_version_is_an_error_naming_the_modelled_ones(serve
     result = runner.invoke(app, ["place", str(pod), "--kubeconfig", kc])
     assert result.exit_code == 2
     assert result.stderr.strip() == ("error: the API server's version (--kubernetes-version sets it) v1.31.2: "
-                                     "kube-scheduler v1.31 is not modelled; modelled: v1.34.1, v1.34.7, v1.35.7")
+                                     f"kube-scheduler v1.31 is not modelled; modelled: {modelled_names()}")
     ok = runner.invoke(app, ["place", str(pod), "--kubeconfig", kc, "--kubernetes-version", "1.35", "-o", "json"])
     assert json.loads(ok.stdout)["kubernetesVersion"] == "v1.35.7"
 

@@ -20,7 +20,8 @@ from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 from kwhatif.plugins.dynamic_resources import compute_score
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.versions import RELEASES, features_for, find_release, parse_feature_gates
+from kwhatif.versions import (MODELLED_GATES, NO_EFFECT_GATES, RELEASES, features_for, find_release, modelled_names,
+                              parse_feature_gates)
 from kwhatif.whatif import place_pod
 from kwhatif.whatif.versions import cluster_features
 from tests.builders import make_node, make_pod
@@ -48,9 +49,9 @@ def test_a_version_finds_the_release_that_answers_for_it(text, release, note):
 
 
 @pytest.mark.parametrize("text,message", [
-    ("1.33", "--kubernetes-version 1.33: kube-scheduler v1.33 is not modelled; modelled: v1.34.1, v1.34.7, v1.35.7"),
+    ("1.33", f"--kubernetes-version 1.33: kube-scheduler v1.33 is not modelled; modelled: {modelled_names()}"),
     ("latest", "--kubernetes-version 'latest': not a Kubernetes version (like 1.35 or v1.34.1); modelled: "
-               "v1.34.1, v1.34.7, v1.35.7"),
+               f"{modelled_names()}"),
 ])
 def test_an_unmodelled_version_names_the_modelled_ones(text, message):
     with pytest.raises(InputError) as err:
@@ -81,18 +82,16 @@ def test_the_v1_34_patches_differ_in_what_changed_since():
         "NodeDeclaredFeatures", "OpportunisticBatching", "TaintTolerationComparisonOperators", "VolumeLimitScaling"}
 
 
+SETTABLE = ", ".join(sorted(MODELLED_GATES | NO_EFFECT_GATES))
+
+
 @pytest.mark.parametrize("version,text,message", [
-    ("1.35", "Foo=true", "--feature-gates: unrecognized feature gate 'Foo' for kube-scheduler v1.35.7; kwhatif "
-                         "models NominatedNodeNameForExpectation, OpportunisticBatching, SchedulerAsyncAPICalls, "
-                         "SchedulerAsyncPreemption, SchedulerPopFromBackoffQ"),
+    ("1.35", "Foo=true", f"--feature-gates: unrecognized feature gate 'Foo' for kube-scheduler v1.35.7; kwhatif "
+                         f"models {SETTABLE}"),
     ("1.34", "OpportunisticBatching=false", "--feature-gates: unrecognized feature gate 'OpportunisticBatching' for "
-                                            "kube-scheduler v1.34.7; kwhatif models NominatedNodeNameForExpectation, "
-                                            "OpportunisticBatching, SchedulerAsyncAPICalls, SchedulerAsyncPreemption, "
-                                            "SchedulerPopFromBackoffQ"),
+                                            f"kube-scheduler v1.34.7; kwhatif models {SETTABLE}"),
     ("1.35", "DRADeviceTaints=true", "--feature-gates: DRADeviceTaints is not modelled by kwhatif (it answers with "
-                                     "the default, false); modelled: NominatedNodeNameForExpectation, "
-                                     "OpportunisticBatching, SchedulerAsyncAPICalls, SchedulerAsyncPreemption, "
-                                     "SchedulerPopFromBackoffQ"),
+                                     f"the default, false); modelled: {SETTABLE}"),
     ("1.35", "DynamicResourceAllocation=false", "--feature-gates: cannot set feature gate DynamicResourceAllocation "
                                                 "to false, feature is locked to true in v1.35.7"),
     ("1.35", "OpportunisticBatching", "--feature-gates 'OpportunisticBatching': expected Name=true or Name=false"),
@@ -232,7 +231,7 @@ def test_a_dump_of_unmodelled_kubelets_answers_as_the_newest_verified_release():
     features = cluster_features(_cluster(_with_kubelet(make_node("a").obj(), "v1.26.3")))
     assert features.name == "v1.35.7"
     assert features.note == ("the nodes' kubelets (v1.26.3) are v1.26, which kwhatif does not model (it models "
-                             "v1.34.1, v1.34.7, v1.35.7): answered as the newest verified release; "
+                             f"{modelled_names()}): answered as the newest verified release; "
                              "--kubernetes-version sets it")
 
 
@@ -265,7 +264,7 @@ def test_the_version_option_and_its_environment_variable(tmp_path, monkeypatch):
     assert flag.stdout.splitlines()[0] == "Answered as kube-scheduler v1.34.1 with SchedulerAsyncAPICalls=false"
     bad = runner.invoke(app, argv + ["--kubernetes-version", "1.30"])
     assert (bad.exit_code, bad.stderr) == (2, "error: --kubernetes-version 1.30: kube-scheduler v1.30 is not "
-                                              "modelled; modelled: v1.34.1, v1.34.7, v1.35.7\n")
+                                              f"modelled; modelled: {modelled_names()}\n")
 
 
 # schedule_one.go (v1.35) sortedNodeScores: heap.Init over the feasible nodes' scores, then Pop. Worked by
