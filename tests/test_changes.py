@@ -407,3 +407,30 @@ def test_the_scenario_state_is_a_snapshot_of_its_exported_cluster(changes):
     assert digest(scenario.state()) == digest(fresh)
     assert scenario.state().resource_claims.objects() == fresh.resource_claims.objects()
     assert scenario.state().resource_claims.in_use == fresh.resource_claims.in_use
+
+
+def test_replicas_placed_after_changes_see_the_replacements_devices(tmp_path):
+    """The sequence path forks nothing either: the Deployment's replicas are placed on the scenario's
+    state (its ReplicaSet joined), where train-0's replacement holds n2's only GPU."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from kwhatif.cli.app import app
+
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _gpu_cluster_objects()}))
+    template = make_pod("q").label("app", "q").req(cpu="1").set(
+        "spec.resourceClaims", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]).obj()
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "q", "namespace": "default"},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "q"}},
+                           "template": {"metadata": {"labels": {"app": "q"}}, "spec": template["spec"]}}}
+    manifest = tmp_path / "q.json"
+    manifest.write_text(json.dumps(deployment))
+    run = CliRunner().invoke(app, ["place", str(manifest), "--cluster", str(dump), "-o", "json"])
+    assert [p["node"] for p in json.loads(run.stdout)["placements"]] == ["n2", None]  # n1's GPU is train-0's
+    run = CliRunner().invoke(app, ["place", str(manifest), "--cluster", str(dump), "--remove-node", "n1",
+                                   "-o", "json"])
+    data = json.loads(run.stdout)
+    assert data["scenario"]["replaced"][0]["placement"]["node"] == "n2"
+    assert [p["node"] for p in data["placements"]] == [None, None], run.stdout

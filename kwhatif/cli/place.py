@@ -84,11 +84,11 @@ def place(
     cluster_state = join_objects(cluster_state, expansion.objects)
     if collection or replicas is not None or len(expansion.pods) != 1 or options.enabled:
         suggestions = (objects, before_objects, replicas, in_order) if suggest else None
-        _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions, refusals)
+        _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions, refusals,
+                        changed.state_for(cluster_state) if changed else None)
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
-    # The scenario's snapshot unless the manifest brought objects of its own (then one of the joined cluster).
     attempt = whatif.attempt_pod(raw, source, cluster_state, setup, trace=trace,
-                                 snapshot=changed.state() if changed and cluster_state is before_objects else None)
+                                 snapshot=changed.state_for(cluster_state) if changed else None)
     attempt.result.validation = validation_report(refusals, output not in (Output.json, Output.yaml))
     attempt.result.warnings.extend(expansion.notes)
     attempt.result.scenario = scenario
@@ -134,14 +134,14 @@ def _emit_with_suggestions(attempt, setup, output: Output, node, all_nodes: bool
 
 def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int | None,
                     scenario: dict | None, options: OptimalOptions, suggestions: tuple | None = None,
-                    refusals: Refusals | None = None) -> None:
-    """The expansion's pods, already in the order to place them, one after another; with
-    ``suggestions`` (the manifest's objects, the cluster they join, --replicas, --in-order) what would
-    place all of them."""
+                    refusals: Refusals | None = None, snapshot=None) -> None:
+    """The expansion's pods, already in the order to place them, one after another (on ``snapshot``, the
+    changed cluster's, when given); with ``suggestions`` (the manifest's objects, the cluster they join,
+    --replicas, --in-order) what would place all of them."""
     from kwhatif.render.output import machine_output
     from kwhatif.whatif.sequence import place_sequence
 
-    result = place_sequence(expansion.pods, cluster_state, setup, in_order=True, seed=seed)
+    result = place_sequence(expansion.pods, cluster_state, setup, in_order=True, seed=seed, snapshot=snapshot)
     data = result.to_dict()
     data["input"] = expansion.to_dict()
     if scenario is not None:

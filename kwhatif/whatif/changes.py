@@ -77,6 +77,17 @@ class Scenario:
             self.snapshot = Snapshot(self.cluster)
         return self.snapshot
 
+    def state_for(self, cluster: Cluster) -> Snapshot | None:
+        """The scenario's snapshot reading the cluster-level objects of ``cluster`` (the scenario's cluster
+        with a manifest's objects joined); None when ``cluster`` has nodes, pods or claims of its own
+        (what the snapshot holds itself): a snapshot of it is then built."""
+        if any(getattr(cluster, name) is not getattr(self.cluster, name) for name in _SNAPSHOT_LISTS):
+            return None
+        snapshot = self.state()
+        if snapshot.cluster is not cluster:
+            snapshot.set_cluster(cluster)
+        return snapshot
+
     @property
     def text(self) -> str:
         return "; ".join(self.changes)
@@ -84,6 +95,10 @@ class Scenario:
     def to_dict(self) -> dict:
         return {"changes": list(self.changes), "replaced": list(self.replaced), "lost": list(self.lost),
                 "started": list(self.started), "notes": list(self.notes)}
+
+
+# The lists a snapshot holds in its own state (the rest it reads from its cluster).
+_SNAPSHOT_LISTS = ("nodes", "pods", "resource_claims", "resource_claim_templates")
 
 
 def controller_of(pod: dict) -> dict | None:

@@ -304,13 +304,15 @@ def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: Scheduler
 
 
 def place_sequence(raws: list[tuple[dict, str]], cluster: Cluster, setup: SchedulerSetup | None = None, *,
-                   in_order: bool = False, seed: int | None = None) -> SequenceResult:
-    """Pods from manifests placed in scheduling-queue order (or as given with ``in_order``)."""
+                   in_order: bool = False, seed: int | None = None, snapshot: Snapshot | None = None
+                   ) -> SequenceResult:
+    """Pods from manifests placed in scheduling-queue order (or as given with ``in_order``), on
+    ``snapshot`` (the cluster's, changed by the placements) or one built from ``cluster``."""
     setup = setup or SchedulerSetup()
     pods = prepare_pods(raws, cluster)
     if not in_order:
         pods = created_together(pods)
-    result = place_pods(pods, Snapshot(cluster), setup, seed=seed)
+    result = place_pods(pods, snapshot or Snapshot(cluster), setup, seed=seed)
     _add_lease_warning(result, cluster, setup, [p.info.spec.get("schedulerName") for p in pods])
     return result
 
