@@ -188,8 +188,10 @@ class InterPodAffinity(Plugin):
         super().__init__(args, handle)
         self.hard_pod_affinity_weight = self.args["hardPodAffinityWeight"]
         self.ignore_preferred_terms_of_existing_pods = self.args["ignorePreferredTermsOfExistingPods"]
-        # id(PodInfo) -> (PodInfo, the PodInfo to read its terms from), for pods with (anti-)affinity;
+        # id(PodInfo) -> (PodInfo, its terms with their PreScore weights): an existing pod's terms never
+        # change, and a sequence or a drain scores every pod with affinity again for each new pod class;
         # the PodInfo is kept so that its id is not reused.
+        self._weighted_terms: dict[int, tuple[PodInfo, list[tuple[AffinityTerm, int]]]] = {}
 
     # -- terms ----------------------------------------------------------------------------------------
 
@@ -388,11 +390,14 @@ class InterPodAffinity(Plugin):
                                     term_matches, node_labels: Mapping[str, str]) -> None:
         """The existing pod's required affinity (at hardPodAffinityWeight) and preferred terms against
         the incoming pod (``term_matches``)."""
-        weighted = [(t, self.hard_pod_affinity_weight) for t in existing.required_affinity_terms
-                    ] if self.hard_pod_affinity_weight > 0 else []
-        weighted += [(wt.term, wt.weight) for wt in existing.preferred_affinity_terms]
-        weighted += [(wt.term, -wt.weight) for wt in existing.preferred_anti_affinity_terms]
-        for term, weight in weighted:
+        entry = self._weighted_terms.get(id(existing))
+        if entry is None or entry[0] is not existing:
+            weighted = [(t, self.hard_pod_affinity_weight) for t in existing.required_affinity_terms
+                        ] if self.hard_pod_affinity_weight > 0 else []
+            weighted += [(wt.term, wt.weight) for wt in existing.preferred_affinity_terms]
+            weighted += [(wt.term, -wt.weight) for wt in existing.preferred_anti_affinity_terms]
+            entry = self._weighted_terms[id(existing)] = (existing, weighted)
+        for term, weight in entry[1]:
             key = term.topology_key
             if key in node_labels and term_matches(term):
                 by_value = scores.setdefault(key, {})
