@@ -116,8 +116,8 @@ class NodeWalk:
 
 @dataclass
 class Sampling:
-    """What kube-scheduler's first cycle looks at; ``examined_feasible``/``selected``/``nodes_examined`` only
-    mean something when ``deterministic``."""
+    """What a kube-scheduler cycle looks at (a single attempt's first cycle, or a sequence's step);
+    ``examined_feasible``/``selected``/``nodes_examined`` only mean something when ``deterministic``."""
 
     num_feasible_nodes_to_find: int
     parallelism: int

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 
@@ -24,8 +24,10 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import place_pod, prepare_pod
 from kwhatif.whatif.sequence import SequencePlacer, created_together, latest_start_time, prepare_pods
-from tests.test_sequence_incremental import APPS, PRIORITIES, _pod, clock
+from tests.builders import make_node
+from tests.test_sequence_incremental import APPS, PRIORITIES, _pod, bound_copy, clock
 
+ZONE = "topology.kubernetes.io/zone"
 CONFIG = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "parallelism": 1}
 
 
@@ -33,7 +35,6 @@ def generate(seed: int) -> tuple[list[dict], list[dict], dict]:
     """Nodes (names shuffled, so node-tree order is not the listing order), running and nominated pods,
     the pods to place, and the scheduler configuration."""
     rng = random.Random(seed)
-    base = datetime(2026, 1, 1, tzinfo=timezone.utc)
     objects: list[dict] = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"},
                             "spec": {"selector": {"app": "web"}}}]
     objects += [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{value}"},
@@ -42,27 +43,25 @@ def generate(seed: int) -> tuple[list[dict], list[dict], dict]:
     names = [f"node-{i:03d}" for i in range(rng.randint(120, 200))]
     rng.shuffle(names)
     for name in names:
-        node = {"apiVersion": "v1", "kind": "Node",
-                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name,
-                                                      "topology.kubernetes.io/zone": rng.choice(zones)}},
-                "spec": {}, "status": {"allocatable": {"cpu": rng.choice(("2", "4", "8")), "memory": "4Gi",
-                                                       "pods": "110"},
-                                       "images": [{"names": ["nginx:1"], "sizeBytes": 200 * 1024 * 1024}]}}
+        node = make_node(name).label(ZONE, rng.choice(zones)).capacity(cpu=rng.choice(("2", "4", "8")),
+                                                                       memory="4Gi", pods="110")
+        node.images(("nginx:1", 200 * 1024 * 1024))
         if rng.random() < 0.15:
-            node["spec"]["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+            node.taint("dedicated", "x")
         if rng.random() < 0.05:
-            node["spec"]["unschedulable"] = True
-        objects.append(node)
-    for i in range(rng.randint(20, 60)):
-        pod = _pod(rng, f"running-{i}", rng.choice(APPS), (base + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+            node.unschedulable()
+        objects.append(node.obj())
+    # Running pods without required (anti-)affinity: a zone-wide one would leave most seeds nothing to sample.
+    running = [_pod(rng, f"running-{i}", rng.choice(APPS), f"2026-01-01T00:{i:02d}:00Z")
+               for i in range(rng.randint(20, 59))]
+    for pod in running:
         pod["spec"]["nodeName"] = rng.choice(names)
         if "requiredDuringSchedulingIgnoredDuringExecution" in str(pod["spec"].get("affinity")):
-            del pod["spec"]["affinity"]  # a zone-wide anti-affinity would leave most seeds nothing to sample
-        objects.append(pod)
-    for i in range(rng.randint(0, 2)):
-        pod = _pod(rng, f"nominated-{i}", rng.choice(APPS), None)
+            del pod["spec"]["affinity"]
+    nominated = [_pod(rng, f"nominated-{i}", rng.choice(APPS), None) for i in range(rng.randint(0, 2))]
+    for pod in nominated:
         pod["status"] = {"phase": "Pending", "nominatedNodeName": rng.choice(names)}
-        objects.append(pod)
+    objects += running + nominated
     template = _placed_pod(rng)
     pods = []
     for i in range(rng.randint(6, 10)):
@@ -148,11 +147,7 @@ def test_a_sampled_sequence_equals_fresh_evaluations_with_the_carried_start_inde
         start = (start + examined) % len(cluster.nodes)
         assert placer.walk.start == start
         if placement.node:
-            done = copy.deepcopy(raw)
-            done["spec"]["nodeName"] = placement.node
-            done["status"] = {"phase": "Running",
-                              "startTime": (base + timedelta(seconds=step)).strftime("%Y-%m-%dT%H:%M:%SZ")}
-            bound.append(done)
+            bound.append(bound_copy(raw, placement.node, base + timedelta(seconds=step)))
 
 
 def test_the_generated_sequences_sample_and_move_the_start_index():

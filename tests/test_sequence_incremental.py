@@ -126,6 +126,14 @@ def clock() -> datetime:
     return datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
 
 
+def bound_copy(raw: dict, node: str, started: datetime) -> dict:
+    """The pod as the sequence binds it (node, Running, its start time), for a cluster rebuilt from scratch."""
+    done = copy.deepcopy(raw)
+    done["spec"]["nodeName"] = node
+    done["status"] = {"phase": "Running", "startTime": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return done
+
+
 def fresh_result(objects: list[dict], bound: list[dict], pod: dict) -> dict:
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects + bound])
     return place_pod(copy.deepcopy(pod), "pods", cluster, SchedulerSetup(), clock=clock).to_dict()
@@ -146,11 +154,7 @@ def test_every_step_equals_a_fresh_evaluation(seed):
         assert result.to_dict() == fresh_result(objects, bound, raw), f"step {step}: {placement.pod}"
         if placement.node:
             assert placement.node == min(placement.tie_set)
-            done = copy.deepcopy(raw)
-            done["spec"]["nodeName"] = placement.node
-            done["status"] = {"phase": "Running",
-                              "startTime": (start + timedelta(seconds=step)).strftime("%Y-%m-%dT%H:%M:%SZ")}
-            bound.append(done)
+            bound.append(bound_copy(raw, placement.node, start + timedelta(seconds=step)))
 
 
 def test_the_generated_cases_cover_what_caching_must_get_right():
