@@ -130,27 +130,41 @@ def bind(claims: dict[str, dict], templates: dict[str, dict], result, node: str)
         claims[name] = {**claim, "status": status}
 
 
-@pytest.mark.parametrize("seed", range(25))
-def test_every_dra_step_equals_a_fresh_evaluation(seed):
-    objects, raws = generate(seed)
-    cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
-    pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
-    by_key = {f"default/{p['metadata']['name']}": p for p in raws}
-    placer = SequencePlacer(Snapshot(cluster), SchedulerSetup())
-    others = [o for o in objects if o["kind"] != "ResourceClaim"]
-    claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaim"}
-    bound: list[dict] = []
-    for step, pod in enumerate(pods, 1):
-        placement, result = placer.place(pod)
-        raw = by_key[placement.pod]
-        assert result.to_dict() == fresh_result(others + list(claims.values()) + bound, raw), f"step {step}"
+class _Run:
+    """A seed's sequence on the engine beside the test's model of the cluster it stands for: the objects
+    other than claims, the claims as binding leaves them, the pods bound so far."""
+
+    def __init__(self, seed: int) -> None:
+        objects, raws = generate(seed)
+        cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
+        self.pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
+        self.by_key = {f"default/{p['metadata']['name']}": p for p in raws}
+        self.snapshot = Snapshot(cluster)
+        self.placer = SequencePlacer(self.snapshot, SchedulerSetup())
+        self.others = [o for o in objects if o["kind"] != "ResourceClaim"]
+        self.claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaim"}
+        self.bound: list[dict] = []
+
+    def step(self, step: int, pod) -> None:
+        """Place ``pod``, compare with a fresh evaluation of the model, bind it in the model too."""
+        placement, result = self.placer.place(pod)
+        raw = self.by_key[placement.pod]
+        assert result.to_dict() == fresh_result(self.others + list(self.claims.values()) + self.bound, raw), (
+            f"step {step}")
         if placement.node:
-            bind(claims, TEMPLATES, result, placement.node)
+            bind(self.claims, TEMPLATES, result, placement.node)
             done = copy.deepcopy(result.pod.pod)
             done["spec"]["nodeName"] = placement.node
             done["status"] = {**done.get("status", {}), "phase": "Running",
                               "startTime": f"2026-01-01T00:00:{step:02d}Z"}
-            bound.append(done)
+            self.bound.append(done)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_every_dra_step_equals_a_fresh_evaluation(seed):
+    run = _Run(seed)
+    for step, pod in enumerate(run.pods, 1):
+        run.step(step, pod)
 
 
 def test_the_generated_cases_cover_devices_running_out_and_pinned_claims():
@@ -180,16 +194,9 @@ def test_dra_steps_after_node_changes_equal_a_fresh_evaluation(seed):
     """Nodes changed between steps (a node moved to the other zone, where the zone's NICs are or are not
     reachable; a node added): later steps still equal a fresh evaluation of the changed cluster."""
     rng = random.Random(seed)
-    objects, raws = generate(seed)
-    cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
-    pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
-    by_key = {f"default/{p['metadata']['name']}": p for p in raws}
-    snapshot = Snapshot(cluster)
-    placer = SequencePlacer(snapshot, SchedulerSetup())
-    others = [o for o in objects if o["kind"] != "ResourceClaim"]
-    claims = {o["metadata"]["name"]: o for o in objects if o["kind"] == "ResourceClaim"}
-    bound: list[dict] = []
-    for step, pod in enumerate(pods, 1):
+    run = _Run(seed)
+    others = run.others
+    for step, pod in enumerate(run.pods, 1):
         if rng.random() < 0.4:
             nodes = [o for o in others if o["kind"] == "Node"]
             if rng.random() < 0.7:
@@ -198,20 +205,11 @@ def test_dra_steps_after_node_changes_equal_a_fresh_evaluation(seed):
                 labels = node["metadata"]["labels"]
                 labels["topology.kubernetes.io/zone"] = "z2" if labels["topology.kubernetes.io/zone"] == "z1" else "z1"
                 others[others.index(old)] = node
-                snapshot.update_node(copy.deepcopy(node))
+                run.snapshot.update_node(copy.deepcopy(node))
             else:
                 node = copy.deepcopy(rng.choice(nodes))
                 name = f"added-{step}"
                 node["metadata"]["name"] = node["metadata"]["labels"]["kubernetes.io/hostname"] = name
                 others.append(node)
-                snapshot.add_node(copy.deepcopy(node))
-        placement, result = placer.place(pod)
-        raw = by_key[placement.pod]
-        assert result.to_dict() == fresh_result(others + list(claims.values()) + bound, raw), f"step {step}"
-        if placement.node:
-            bind(claims, TEMPLATES, result, placement.node)
-            done = copy.deepcopy(result.pod.pod)
-            done["spec"]["nodeName"] = placement.node
-            done["status"] = {**done.get("status", {}), "phase": "Running",
-                              "startTime": f"2026-01-01T00:00:{step:02d}Z"}
-            bound.append(done)
+                run.snapshot.add_node(copy.deepcopy(node))
+        run.step(step, pod)
