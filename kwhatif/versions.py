@@ -343,3 +343,54 @@ def features_for(version: str, gates: str | None = None, what: str = "--kubernet
 
 
 DEFAULT = Features()
+
+
+def _answers_for(release: Release) -> str:
+    """The patches a release answers for: up to the next modelled release of its minor, else every later one."""
+    later = sorted(r.first_patch for r in RELEASES
+                   if r.version[:2] == release.version[:2] and r.version[2] > release.version[2])
+    first = f"{release.minor}.{release.first_patch}"
+    if later:
+        last = f"{release.minor}.{later[0] - 1}"
+        return f"{first} to {last}" if last != first else first
+    return f"{first} and later {release.minor} patches"
+
+
+def modelled_table() -> list[dict]:
+    """What ``kwhatif versions`` prints: per release the patches it answers for, how it is verified, what it
+    changes against the release before it (behaviour, gate defaults, default plugin weights) with how each
+    change is verified, and what it changes that kwhatif does not model. Plain data."""
+    rows = []
+    previous: Release | None = None
+    for release in sorted(RELEASES, key=lambda r: r.version):
+        since = previous.version if previous else (0, 0, 0)
+        changes = [{"where": c.where, "change": c.summary, "source": c.source, "verified": list(c.verified)}
+                   for c in release.changes if since < c.since]
+        gates = []
+        if previous is not None:
+            for name in sorted(set(release.gates) | set(previous.gates)):
+                old, new = previous.gates.get(name), release.gates.get(name)
+                if old is None or new is None or (old.default, old.locked) != (new.default, new.locked):
+                    gates.append({"gate": name, "from": _gate_text(old), "to": _gate_text(new)})
+        weights = []
+        if previous is not None:
+            before = dict(previous.default_plugins)
+            for name, weight in release.default_plugins:
+                if name not in before or before[name] != weight:
+                    weights.append({"plugin": name, "from": before.get(name), "to": weight})
+        rows.append({"release": release.name, "answersFor": _answers_for(release), "verified": release.verified,
+                     "preview": release.preview, "source": release.source,
+                     "since": previous.name if previous else None, "changes": changes,
+                     "featureGates": gates, "defaultPluginWeights": weights,
+                     "notModelled": list(release.not_modelled),
+                     "notModelledSince": [item for item in release.not_modelled
+                                          if previous is None or item not in previous.not_modelled]})
+        previous = release
+    return rows
+
+
+def _gate_text(gate: Gate | None) -> str:
+    if gate is None:
+        return "absent"
+    return ("on" if gate.default else "off") + (" (locked)" if gate.locked else "")
+

@@ -40,6 +40,7 @@ COMMANDS = {
                           "PlaceResult"),
     "pending": (["pending", "-A", "-c", "fixtures/clusters/demo-pending"], "PendingReport"),
     "leader": (["leader", "-c", DEMO, "--at", "2026-01-01T00:00:00Z"], "LeaderReport"),
+    "versions": (["versions"], "VersionTable"),
 }
 
 

@@ -293,3 +293,26 @@ def test_v1_35_picks_among_tied_nodes_by_the_feasible_order_with_one_worker():
     assert results["1.35"].schedule_pod_host == "n0"
     sixteen = place_pod(json.loads(json.dumps(pod)), "p.yaml", cluster, SchedulerSetup.defaults(features_for("1.35")))
     assert sixteen.schedule_pod_host is None  # 16 workers: the feasible order depends on timing
+
+
+def test_the_versions_table_says_what_each_release_changes_and_how_it_is_verified():
+    from kwhatif.versions import modelled_table
+
+    rows = {row["release"]: row for row in modelled_table()}
+    assert [r["answersFor"] for r in list(rows.values())[:3]] == [
+        "v1.34.0 to v1.34.1", "v1.34.2 and later v1.34 patches", "v1.35.0 and later v1.35 patches"]
+    assert rows["v1.34.1"]["since"] is None and rows["v1.34.1"]["verified"] == "reference cases"
+    assert [(c["where"], c["verified"]) for c in rows["v1.34.7"]["changes"]] == [
+        ("TaintToleration", ["reference cases", "upstream unit-test tables"])]
+    assert rows["v1.34.7"]["featureGates"] == [{"gate": "SchedulerAsyncAPICalls", "from": "on", "to": "off"}]
+    assert [c["where"] for c in rows["v1.35.7"]["changes"]] == ["DynamicResources", "selectHost"]
+    assert rows["v1.35.7"]["defaultPluginWeights"] == [{"plugin": "DynamicResources", "from": None, "to": 2}]
+    assert {"gate": "OpportunisticBatching", "from": "absent", "to": "on"} in rows["v1.35.7"]["featureGates"]
+    assert all(row["preview"] == (row["verified"] == "preview") for row in rows.values())
+    table = runner.invoke(app, ["versions"])
+    assert table.exit_code == 0
+    lines = table.stdout.splitlines()
+    assert lines[0] == "v1.34.1 answers for v1.34.0 to v1.34.1 · verified against reference cases"
+    assert "    default profile: DynamicResources weight none -> 2" in lines
+    previews = [line for line in lines if line.startswith("v1.3") and "preview" in line]
+    assert len(previews) == sum(row["preview"] for row in rows.values())

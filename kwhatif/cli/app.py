@@ -85,7 +85,7 @@ def root(version: bool = typer.Option(False, "--version", callback=_version, is_
 # The commands, in the order --help lists them: each is the function of the same name in its own module;
 # the commands that evaluate a scenario take the cluster-change options and show help without arguments.
 COMMANDS = (("place", True), ("pending", False), ("capacity", True), ("preempt", True), ("drain", True),
-            ("leader", False), ("snapshot", False))
+            ("leader", False), ("snapshot", False), ("versions", False))
 
 
 def _register() -> None:
