@@ -105,6 +105,8 @@ class ScheduleResult:
     features: Features = DEFAULT
     # --validate=warn|ignore: {"mode", "errors"}, the API server's errors for the pod (None: strict).
     validation: dict | None = None
+    # --compare-version: what another release would answer differently (whatif.compare.comparison).
+    comparison: dict | None = None
 
     @property
     def fits(self) -> bool:
@@ -147,4 +149,5 @@ class ScheduleResult:
             **({"scenario": self.scenario} if self.scenario else {}),
             **({"clusterPod": self.cluster_pod} if self.cluster_pod else {}),
             **({"namedNode": self.named_node} if self.named_node else {}),
+            **({"comparison": self.comparison} if self.comparison is not None else {}),
         }

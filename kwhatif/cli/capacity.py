@@ -8,10 +8,11 @@ import typer
 
 from kwhatif.cli.changes import apply_current_changes
 from kwhatif.api.validation import start_validation
-from kwhatif.cli.common import load_inputs, refuse_stdin_twice, validation_report
+from kwhatif.cli.common import compare_setup, load_inputs, refuse_stdin_twice, validation_report
 from kwhatif.cli.optimal import (OptimalOptions, capacity_comparison, movable_option, optimal_option,
                                  time_limit_option)
-from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption, PodArgument, ValidateOption
+from kwhatif.cli.options import (ClusterInputs, CompareVersionOption, MachineOutput, MachineOutputOption, PodArgument,
+                                ValidateOption)
 from kwhatif.errors import ExitStatus
 
 
@@ -32,11 +33,13 @@ def capacity(
     movable: Optional[str] = movable_option(),
     time_limit: float = time_limit_option(),
     validate: ValidateOption = "strict",
+    compare_version: CompareVersionOption = None,
 ) -> None:
     """Copies of a pod placed one after another until the first that does not fit (or --max): how many
     fit, why the next one does not, and where they went."""
     from kwhatif.loader import load_pod
     from kwhatif.render.output import machine_output
+    from kwhatif.state.snapshot import Snapshot
     from kwhatif.whatif.sequence import capacity as run_capacity
 
     options = OptimalOptions(optimal, movable, time_limit)
@@ -44,12 +47,19 @@ def capacity(
     refusals = start_validation(validate)
     refuse_stdin_twice(pod, inputs.cluster)
     raw, source = load_pod(pod)
+    compared = compare_setup(inputs, compare_version)
     cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     max_instances = max_instances or None  # 0: no limit, as cluster-capacity's --max-limit 0
     excluded = list(dict.fromkeys(name.strip() for name in (exclude_nodes or "").split(",") if name.strip()))
-    result = run_capacity(raw, source, cluster_state, setup, max_instances=max_instances,
-                          exclude_nodes=excluded, seed=seed, snapshot=changed.state() if changed else None)
+    snapshot = changed.state() if changed else Snapshot(cluster_state)
+
+    def run(under):  # on a fork of the one snapshot, so a comparison starts from the same state
+        with snapshot.forked():
+            return run_capacity(raw, source, cluster_state, under, max_instances=max_instances,
+                                exclude_nodes=excluded, seed=seed, snapshot=snapshot)
+
+    result = run(setup)
     data = {**result.to_dict(), **({"scenario": scenario} if scenario else {})}
     table = output not in (MachineOutput.json, MachineOutput.yaml)
     validation = validation_report(refusals, table)
@@ -62,6 +72,14 @@ def capacity(
     if options.enabled:
         capacity_comparison(raw, source, cluster_state, setup, result, options, data, table, max_instances,
                             excluded)
+    if compared is not None:
+        from kwhatif.whatif.compare import capacity_differences, comparison
+
+        data["comparison"] = comparison(compared.features, capacity_differences(data, run(compared).to_dict()))
+        if table:
+            from kwhatif.render.compare import render_comparison
+
+            render_comparison(data, data["comparison"])
     if not table:
         typer.echo(machine_output("CapacityResult", data, output.value), nl=False)
     raise typer.Exit(int(ExitStatus.FITS if result.instances else ExitStatus.DOES_NOT_FIT))

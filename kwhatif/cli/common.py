@@ -107,6 +107,16 @@ def load_inputs(inputs: ClusterInputs):
     return state, setup
 
 
+def compare_setup(inputs: ClusterInputs, version: str | None):
+    """The scheduler setup of ``--compare-version``: the same configuration and gates under that release
+    (None without the option). Called before the cluster is read, so a bad version is said first."""
+    if not version:
+        return None
+    from kwhatif.whatif.versions import features_for
+
+    return _setup(inputs, features_for(version, inputs.feature_gates, "--compare-version"))
+
+
 def _setup(inputs: ClusterInputs, features):
     from kwhatif.framework.config import SchedulerSetup
 

@@ -64,6 +64,12 @@ FeatureGatesOption = Annotated[Optional[str], typer.Option(
     "--feature-gates", metavar="NAME=BOOL,...",
     help="kube-scheduler feature gates, as kube-scheduler takes them, for the gates kwhatif models "
          "('kwhatif versions' lists them).")]
+CompareVersionOption = Annotated[Optional[str], typer.Option(
+    "--compare-version", metavar="VERSION",
+    help="Upgrade impact: ask the same question of this kube-scheduler release too (on the same cluster "
+         "state, with the same configuration and --feature-gates) and show what it answers differently; "
+         "-o json adds 'comparison'. The exit status follows the answer of the cluster's version (or "
+         "--kubernetes-version).")]
 OutputOption = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT",
                                               help="Output format: table, wide, json or yaml.")]
 MachineOutputOption = Annotated[MachineOutput, typer.Option("--output", "-o", metavar="FORMAT",

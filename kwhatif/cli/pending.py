@@ -6,8 +6,8 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.common import load_inputs
-from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption
+from kwhatif.cli.common import compare_setup, load_inputs
+from kwhatif.cli.options import ClusterInputs, CompareVersionOption, MachineOutput, MachineOutputOption
 from kwhatif.errors import ExitStatus, InputError
 
 
@@ -20,6 +20,7 @@ def pending(
                                                           "place pod/NAME prints it."),
     inputs: ClusterInputs = ClusterInputs(),
     output: MachineOutputOption = MachineOutput.table,
+    compare_version: CompareVersionOption = None,
 ) -> None:
     """Every Pending pod explained in one table: its next attempt in queue order (priority, then age),
     kube-scheduler's reason, and whether preemption would help and where; grouped by reason.
@@ -37,14 +38,25 @@ def pending(
         from kwhatif.live import context_namespace
 
         namespace = context_namespace(inputs.kubeconfig, inputs.context)
+    compared = compare_setup(inputs, compare_version)
     cluster_state, setup = load_inputs(inputs)
     report = explain_pending(cluster_state, setup, None if all_namespaces else namespace)
+    data = report.to_dict()
+    if compared is not None:
+        from kwhatif.whatif.compare import comparison, pending_differences
+
+        other = explain_pending(cluster_state, compared, None if all_namespaces else namespace, at=report.at)
+        data["comparison"] = comparison(compared.features, pending_differences(data, other.to_dict()))
     if output == MachineOutput.table:
         from kwhatif.render.pending import render_pending
 
         render_pending(report, explain)
+        if compared is not None:
+            from kwhatif.render.compare import render_comparison
+
+            render_comparison(data, data["comparison"])
     else:
         from kwhatif.render.output import machine_output
 
-        typer.echo(machine_output("PendingReport", report.to_dict(), output.value), nl=False)
+        typer.echo(machine_output("PendingReport", data, output.value), nl=False)
     raise typer.Exit(int(ExitStatus.DOES_NOT_FIT if report.waiting_for_a_node else ExitStatus.FITS))

@@ -8,10 +8,11 @@ import typer
 
 from kwhatif.cli.changes import apply_current_changes
 from kwhatif.api.validation import Refusals, start_validation
-from kwhatif.cli.common import (check_node_names, cluster_pod_reference, load_inputs, refuse_stdin_twice,
-                                validation_report)
+from kwhatif.cli.common import (check_node_names, cluster_pod_reference, compare_setup, load_inputs,
+                                refuse_stdin_twice, validation_report)
 from kwhatif.cli.optimal import OptimalOptions, movable_option, optimal_option, sequence_comparison, time_limit_option
-from kwhatif.cli.options import AllNodesOption, NodeOption, Output, OutputOption, PodInputs, ValidateOption
+from kwhatif.cli.options import (AllNodesOption, CompareVersionOption, NodeOption, Output, OutputOption, PodInputs,
+                                ValidateOption)
 from kwhatif.errors import ExitStatus, InputError
 
 
@@ -44,6 +45,7 @@ def place(
                                       "of them, checked by placing the whole sequence again; -o json/yaml "
                                       "adds 'suggestions'."),
     validate: ValidateOption = "strict",
+    compare_version: CompareVersionOption = None,
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would.
 
@@ -65,6 +67,7 @@ def place(
     refuse_stdin_twice(pod, inputs.cluster)
     trace = [] if trace_extenders else None
     reference = cluster_pod_reference(inputs)
+    compared = compare_setup(inputs, compare_version)
     if reference is not None:
         if replicas is not None or in_order or seed is not None or options.enabled:
             raise InputError(f"{pod} is one pod of the cluster: --replicas, --in-order, --seed and --optimal "
@@ -74,6 +77,7 @@ def place(
         check_node_names(cluster_state, node)
         attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace)
         attempt.result.scenario = scenario
+        _compare_single(attempt, compared)
         _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
     objects, collection = load_manifests(pod)
     cluster_state, setup = load_inputs(inputs)
@@ -85,14 +89,23 @@ def place(
     if collection or replicas is not None or len(expansion.pods) != 1 or options.enabled:
         suggestions = (objects, before_objects, replicas, in_order) if suggest else None
         _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions, refusals,
-                        changed.state_for(cluster_state) if changed else None)
+                        changed.state_for(cluster_state) if changed else None, compared)
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
     attempt = whatif.attempt_pod(raw, source, cluster_state, setup, trace=trace,
                                  snapshot=changed.state_for(cluster_state) if changed else None)
     attempt.result.validation = validation_report(refusals, output not in (Output.json, Output.yaml))
     attempt.result.warnings.extend(expansion.notes)
     attempt.result.scenario = scenario
+    _compare_single(attempt, compared)
     _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
+
+
+def _compare_single(attempt, compared) -> None:
+    """--compare-version: the same attempt under the compared release, as the answer's ``comparison``."""
+    if compared is not None:
+        from kwhatif.whatif.compare import compare_attempt
+
+        attempt.result.comparison = compare_attempt(attempt, compared)
 
 
 def _emit_single(attempt, setup, output: Output, node, all_nodes: bool, suggest: bool, trace) -> None:
@@ -104,6 +117,10 @@ def _emit_single(attempt, setup, output: Output, node, all_nodes: bool, suggest:
         _emit_with_suggestions(attempt, setup, output, node, all_nodes)
     else:
         render_output.emit(result, output.value, nodes=node or None, all_nodes=all_nodes)
+    if result.comparison is not None and output in (Output.table, Output.wide):
+        from kwhatif.render.compare import render_comparison
+
+        render_comparison(result.features.to_dict(), result.comparison)
     if trace and output in (Output.table, Output.wide):
         from kwhatif.render.extenders import render_trace
 
@@ -134,14 +151,21 @@ def _emit_with_suggestions(attempt, setup, output: Output, node, all_nodes: bool
 
 def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int | None,
                     scenario: dict | None, options: OptimalOptions, suggestions: tuple | None = None,
-                    refusals: Refusals | None = None, snapshot=None) -> None:
+                    refusals: Refusals | None = None, snapshot=None, compared=None) -> None:
     """The expansion's pods, already in the order to place them, one after another (on ``snapshot``, the
     changed cluster's, when given); with ``suggestions`` (the manifest's objects, the cluster they join,
-    --replicas, --in-order) what would place all of them."""
+    --replicas, --in-order) what would place all of them; with ``compared`` (--compare-version's setup)
+    what that release places otherwise."""
     from kwhatif.render.output import machine_output
     from kwhatif.whatif.sequence import place_sequence
 
-    result = place_sequence(expansion.pods, cluster_state, setup, in_order=True, seed=seed, snapshot=snapshot)
+    def run(under):  # on a fork of the changed cluster's snapshot, so a comparison starts from the same state
+        if snapshot is None:
+            return place_sequence(expansion.pods, cluster_state, under, in_order=True, seed=seed)
+        with snapshot.forked():
+            return place_sequence(expansion.pods, cluster_state, under, in_order=True, seed=seed, snapshot=snapshot)
+
+    result = run(setup)
     data = result.to_dict()
     data["input"] = expansion.to_dict()
     if scenario is not None:
@@ -160,6 +184,15 @@ def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int |
         sequence_comparison(expansion.pods, cluster_state, setup, result, options, data, table)
     if suggestions is not None and not result.all_placed:
         _workload_suggestions(suggestions, setup, seed, data, table)
+    if compared is not None:
+        from kwhatif.whatif.compare import comparison, sequence_differences
+
+        differences = sequence_differences(result.to_dict(), run(compared).to_dict())
+        data["comparison"] = comparison(compared.features, differences)
+        if table:
+            from kwhatif.render.compare import render_comparison
+
+            render_comparison(data, data["comparison"])
     if not table:
         typer.echo(machine_output("PlaceSequence", data, output.value), nl=False)
     raise typer.Exit(int(ExitStatus.FITS if result.all_placed else ExitStatus.DOES_NOT_FIT))

@@ -1,0 +1,27 @@
+"""The README's upgrade-impact examples are real output: each ``$ kwhatif ...`` line of that section (with an
+optional ``| tail -N``) is run through the CLI and compared line by line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.test_readme_pending import run
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = re.search(r"### Upgrade impact \(`--compare-version`\)\n(.*?)\n### ",
+                    (ROOT / "README.md").read_text(), re.S).group(1)
+EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
+
+
+@pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c.split()[1] for c, _ in EXAMPLES])
+def test_readme_example_is_real_output(command, expected, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    assert run(command) == [e.rstrip() for e in expected.splitlines()]
+
+
+def test_the_section_shows_place_and_pending_with_a_difference():
+    assert [c.split()[1] for c, _ in EXAMPLES] == ["place", "pending"]
+    assert all("--compare-version" in c and "instead of" in e for c, e in EXAMPLES)
