@@ -220,3 +220,20 @@ def test_the_percentage_flag_is_checked(tmp_path):
         result = run("place", pods, *inputs, "--percentage-of-nodes-to-score", bad)
         assert result.exit_code == 2
         assert result.stderr == f"error: --percentage-of-nodes-to-score must be between 0 and 100, got {bad}\n"
+
+
+def test_v135_hinted_steps_are_marked_and_said_once(tmp_path):
+    """OpportunisticBatching (v1.35.7): -o json marks the steps that took the hint, the table says how many."""
+    from tests.conformance_support import SEQUENCES_DIR
+
+    case = json.loads((SEQUENCES_DIR.parent / "v1.35" / "sequences" / "seq-4202-batching.json").read_text())
+    (tmp_path / "cluster.json").write_text(json.dumps(case["cluster"]))
+    (tmp_path / "config.json").write_text(json.dumps(case["schedulerConfig"]))
+    args = ["place", write_list(tmp_path, case["pods"]), "--cluster", str(tmp_path / "cluster.json"),
+            "--scheduler-config", str(tmp_path / "config.json"), "--in-order", "--kubernetes-version", "v1.35.7"]
+    data = json.loads(run(*args, "-o", "json").stdout)
+    assert [p.get("hinted", False) for p in data["placements"]] == [False, True, True, True]
+    assert "3 step(s) took OpportunisticBatching's hint" in run(*args).output
+    off = json.loads(run(*args, "--feature-gates", "OpportunisticBatching=false", "-o", "json").stdout)
+    assert not any(p.get("hinted") for p in off["placements"])
+    assert "OpportunisticBatching's hint" not in run(*args, "--feature-gates", "OpportunisticBatching=false").output

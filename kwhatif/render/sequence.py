@@ -62,6 +62,14 @@ def _sampling(sequence, console: Console) -> None:
         + "). --percentage-of-nodes-to-score 100 scores every node.", style="dim"))
 
 
+def _hinted(sequence, console: Console) -> None:
+    hinted = sum(1 for p in sequence.placements if p.hinted)
+    if hinted:
+        console.print(Text(f"{hinted} step(s) took OpportunisticBatching's hint: the next node of the previous "
+                           f"pod's ranking, which passed the filters, with no other node examined or scored "
+                           f"(--feature-gates OpportunisticBatching=false to evaluate every step in full)."))
+
+
 def _footer(sequence, console: Console) -> None:
     if sequence.skipped_kinds:
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(sequence.skipped_kinds.items()))
@@ -86,6 +94,7 @@ def render_sequence(sequence, console: Console | None = None) -> None:
     console.file.write("\n")
     console.print(Text(line, style="green" if not pending else "red"))
     _ties(sequence, console)
+    _hinted(sequence, console)
     _sampling(sequence, console)
     _distribution(sequence, console)
     _footer(sequence, console)
@@ -99,6 +108,7 @@ def render_capacity(result, console: Console | None = None) -> None:
     reason = "LimitReached" if result.limit_reached else "Unschedulable"
     console.print(Text(f"Termination reason: {reason}: {result.stop_reason}"))
     _ties(sequence, console)
+    _hinted(sequence, console)
     _sampling(sequence, console)
     _distribution(sequence, console)
     _footer(sequence, console)
