@@ -260,8 +260,9 @@ class Generator:
             quantities = {"cpu": f"{cpu}m", "memory": f"{mem // MI}Mi"}
             if w["gpus"] and c == 0:
                 quantities["nvidia.com/gpu"] = str(w["gpus"])
-            if w["qos"] == "requests":
-                resources = {"requests": quantities, "limits": {"memory": quantities["memory"]}}
+            if w["qos"] == "requests":  # extended resources need limits equal to requests (API validation)
+                limits = {k: v for k, v in quantities.items() if k in ("memory", "nvidia.com/gpu")}
+                resources = {"requests": quantities, "limits": limits}
             elif w["qos"] == "limits":
                 resources = {"limits": quantities}
             elif w["gpus"] and c == 0:
