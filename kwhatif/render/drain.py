@@ -7,7 +7,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from kwhatif.render.scenario import placement_text, scenario_lines
+from kwhatif.render.scenario import placement_text, print_scenario_lines
 from kwhatif.render.table import make_console
 from kwhatif.render.tables import Column, print_table, print_version, print_warnings
 
@@ -28,8 +28,7 @@ def render_drain(report: dict, console: Console) -> None:
     """Per drained node, in kubectl's order, its pods, what happens to each and where it lands (STEP: the
     order the replacements are scheduled in); a node kubectl never gets to; then the verdict."""
     print_version(console, report)
-    for line in scenario_lines(report["scenario"]):
-        console.print(Text(line))
+    print_scenario_lines(report["scenario"], console)
     columns = [Column("POD"), Column("ACTION"), Column("STEP"), Column("LANDS ON", wrap=True),
                Column("REASON", wrap=True)]
     steps = {(p["pod"], p["from"]): str(i) for i, p in enumerate(report["placements"], 1)}

@@ -7,7 +7,7 @@ from rich.text import Text
 
 from kwhatif.api.goduration import human_duration
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table
+from kwhatif.render.tables import Column, print_hanging, print_table
 
 _STYLE = {"healthy": "green", "expired": "red", "no-holder": "yellow"}
 
@@ -42,7 +42,7 @@ def render_leader(report: dict, console: Console | None = None) -> None:
         console.print(Text.assemble((f"{v['lease']['namespace']}/{v['lease']['name']}", "bold"),
                                     f": {v['consequence']}"))
         for note in v.get("notes") or []:
-            console.print(Text(f"  - {note}", style="dim"))
+            print_hanging(console, Text("  - ", "dim"), Text(note, "dim"))
     if report.get("leasesUnknown"):
         console.print(Text.assemble(("Leases unknown:", "yellow"), f" {report['leasesUnknown']}."))
     if report.get("missingLease"):

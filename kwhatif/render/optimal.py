@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kwhatif.render.table import make_console
+from kwhatif.render.tables import print_hanging, print_warnings
 
 SHOWN = 10  # placements and moves listed before "... and N more"
 
@@ -24,7 +25,7 @@ def _listing(console: Console, title: str, lines: list[str]) -> None:
         return
     console.print(title)
     for line in lines[:SHOWN]:
-        console.print(f"    {escape(line)}")
+        print_hanging(console, "    ", line)
     if len(lines) > SHOWN:
         console.print(f"    ... and {len(lines) - SHOWN} more (-o json lists them all)")
 
@@ -36,8 +37,7 @@ def _moves(console: Console, result, movable: str | None) -> None:
 
 
 def _footer(console: Console, result) -> None:
-    for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {escape(warning)}")
+    print_warnings(console, result.warnings)
     console.print(f"[dim]Solver: OR-Tools CP-SAT, {result.types} kind(s) of pods, {result.variables} variables "
                   f"(-o json: the whole placement and the solver's time).[/]")
 

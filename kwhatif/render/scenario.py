@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import sys
 
+from rich.console import Console
+
+from kwhatif.render.tables import print_hanging
+
 
 def placement_text(placement: dict | None) -> str:
     if placement is None:
@@ -14,20 +18,32 @@ def placement_text(placement: dict | None) -> str:
     return f"Pending: {placement['message']}"
 
 
-def scenario_lines(scenario: dict) -> list[str]:
-    lines = [f"Scenario: {'; '.join(scenario['changes'])}"]
+def scenario_lines(scenario: dict) -> list[tuple[str, str]]:
+    """The block's lines, each as its lead and its text (a long text wraps under itself, not under the lead)."""
+    lines = [("Scenario: ", "; ".join(scenario["changes"]))]
     for moved in scenario["replaced"]:
-        lines.append(f"  re-created {moved['pod']} (was on {moved['from']}) -> {placement_text(moved['placement'])}")
+        lines.append(("  re-created ", f"{moved['pod']} (was on {moved['from']}) -> "
+                                       f"{placement_text(moved['placement'])}"))
     for started in scenario["started"]:
-        lines.append(f"  started {started['pod']} on {started['node']} (DaemonSet)")
+        lines.append(("  started ", f"{started['pod']} on {started['node']} (DaemonSet)"))
     for lost in scenario["lost"]:
-        lines.append(f"  lost {lost['pod']} (was on {lost['from']}): {lost['reason']}")
-    lines.extend(f"  note: {note}" for note in scenario["notes"])
+        lines.append(("  lost ", f"{lost['pod']} (was on {lost['from']}): {lost['reason']}"))
+    lines.extend(("  note: ", note) for note in scenario["notes"])
     return lines
+
+
+def print_scenario_lines(scenario: dict, console: Console | None = None) -> None:
+    """The scenario's lines on the console, each wrapping inside its own column."""
+    from kwhatif.render.table import make_console
+
+    console = make_console(console)
+    for lead, text in scenario_lines(scenario):
+        print_hanging(console, lead, text)
 
 
 def print_scenario(scenario: dict | None) -> None:
     """The scenario block that heads a human-readable answer (nothing without changes)."""
     if scenario:
-        sys.stdout.write("\n".join(scenario_lines(scenario)) + "\n\n")
+        print_scenario_lines(scenario)
+        sys.stdout.write("\n")
         sys.stdout.flush()
