@@ -181,3 +181,21 @@ def test_added_nodes_image_states_equal_a_fresh_snapshot(seed):
     for i, extra in enumerate(added):
         snap.add_node(extra)
         assert states(snap) == states(Snapshot(cluster(base + added[:i + 1])))
+
+
+def test_remove_nodes_at_once_is_a_snapshot_without_them():
+    # n1 and n3: image states counted once over what stays, the nomination to n3 gone, reverted in full
+    without = Snapshot(cluster([nodes()[1]], [p for p in existing() if p["spec"].get("nodeName") == "n2"]))
+    snap = Snapshot(cluster(nodes(), existing()))
+    before = digest(snap)
+    with snap.forked():
+        assert [ni.name for ni in snap.remove_nodes(["n3", "n1"])] == ["n3", "n1"]
+        assert digest(snap) == digest(without)
+    assert digest(snap) == before
+    one_by_one = Snapshot(cluster(nodes(), existing()))
+    one_by_one.remove_node("n1")
+    one_by_one.remove_node("n3")
+    snap.remove_nodes(["n1", "n3"])
+    assert digest(snap) == digest(one_by_one) == digest(without)
+    with pytest.raises(KeyError):
+        snap.remove_nodes(["n2", "n2"])

@@ -266,16 +266,26 @@ class Snapshot:
     def remove_node(self, name: str) -> NodeInfo:
         """Remove a node and, with it, the pods bound to it, the claims they use and the pods nominated
         to it (as a snapshot of a cluster without that node would have)."""
-        ni = self.node_info_map.get(name)
-        if ni is None:
-            raise KeyError(f"node {name} does not exist")
+        return self.remove_nodes([name])[0]
+
+    def remove_nodes(self, names: list[str]) -> list[NodeInfo]:
+        """Remove several nodes as ``remove_node`` does, the image states recomputed once for all."""
+        gone = []
+        for name in names:
+            ni = self.node_info_map.get(name)
+            if ni is None or any(g is ni for g in gone):
+                raise KeyError(f"node {name} does not exist")
+            gone.append(ni)
         self._save_node_set()
-        self._release_pvcs(ni.pods)
-        self.node_info_list.remove(ni)
-        del self.node_info_map[name]
-        self._writable_nominator().delete_node(name)
+        nominator = self._writable_nominator()
+        for ni in gone:
+            self._release_pvcs(ni.pods)
+            del self.node_info_map[ni.name]
+            nominator.delete_node(ni.name)
+        removed = {id(ni) for ni in gone}
+        self.node_info_list[:] = [ni for ni in self.node_info_list if id(ni) not in removed]
         self._node_set_changed()
-        return ni
+        return gone
 
     # --- fork / revert / commit -----------------------------------------------------------------
 

@@ -212,8 +212,7 @@ def lose_domain(base: SweepBase, task: tuple[str, str, tuple[str, ...]]) -> dict
             place_displaced(scenario, base.setup)
         else:
             with _OnFork(base, scenario.cluster) as snapshot:
-                for name in names:
-                    snapshot.remove_node(name)
+                snapshot.remove_nodes(list(names))
                 place_displaced(scenario, base.setup, snapshot)
     except KwhatifError as exc:  # no answer for this domain (place --remove-node says the same)
         scenario.replaced.clear()
