@@ -22,6 +22,7 @@ from kwhatif.errors import InputError
 from kwhatif.plugins.helper import tolerations_tolerate_taint
 from kwhatif.state.claims import claims_after_pods_deleted
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
+from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif.eviction import Budgets, pod_key, pod_phase
 
@@ -87,6 +88,53 @@ class Scenario:
         if snapshot.cluster is not cluster:
             snapshot.set_cluster(cluster)
         return snapshot
+
+    def replay_on(self, snapshot: Snapshot, base: Cluster) -> bool:
+        """Make the changes of ``base`` on ``snapshot`` (a snapshot of ``base``, forked by the caller) and
+        take it as the scenario's state, when a snapshot can hold them exactly: nodes edited or added,
+        bound pods without claims taken away, pods added after the existing ones (DaemonSet pods on added
+        nodes), no other object changed. False, with nothing done, for anything else."""
+        removed = self._removed_bound_pods(base)
+        if removed is None:
+            return False
+        snapshot.set_cluster(self.cluster)
+        known = len(base.nodes)
+        for before, after in zip(base.nodes, self.cluster.nodes[:known]):
+            if before is not after:
+                snapshot.update_node(after)
+        for node in self.cluster.nodes[known:]:
+            snapshot.add_node(node)
+        for pod in removed:
+            snapshot.forget_pod(PodInfo(pod))
+        for pod in self.cluster.pods[len(base.pods) - len(removed):]:
+            snapshot.assume_pod(PodInfo(pod))
+        self.snapshot = snapshot
+        return True
+
+    def _removed_bound_pods(self, base: Cluster) -> list[dict] | None:
+        """The bound pods the changes took from ``base`` when the rest is what ``replay_on`` can make, else
+        None (nodes removed or renamed, pods with claims or pending pods taken away, other objects changed)."""
+        changed = self.cluster
+        if len(changed.nodes) < len(base.nodes):
+            return None
+        kept_ids = {id(p) for p in changed.pods}
+        removed = [p for p in base.pods if id(p) not in kept_ids]
+        kept = [p for p in base.pods if id(p) in kept_ids]
+        if any(a is not b for a, b in zip(changed.pods, kept)) or len(changed.pods) < len(kept):
+            return None
+        if any(not (p.get("spec") or {}).get("nodeName") or (p.get("spec") or {}).get("resourceClaims")
+               or pod_phase(p) in TERMINAL_PHASES for p in removed):
+            return None
+        for f in dataclasses.fields(base):
+            if f.name not in ("nodes", "pods"):
+                before, after = getattr(base, f.name), getattr(changed, f.name)
+                if isinstance(before, list) and (len(before) != len(after)
+                                                 or any(a is not b for a, b in zip(before, after))):
+                    return None
+        if not all((n.get("metadata") or {}).get("name") == (m.get("metadata") or {}).get("name")
+                   for n, m in zip(base.nodes, changed.nodes)):
+            return None
+        return removed
 
     @property
     def text(self) -> str:

@@ -4,15 +4,13 @@ after cluster changes (verify_flags, on a snapshot fork when the changes only ed
 from __future__ import annotations
 
 import copy
-import dataclasses
 from dataclasses import dataclass, field
 
 from kwhatif.errors import KwhatifError
 from kwhatif.framework.runtime import framework_for
 from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
-from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
-from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup, prepare_pod
 from kwhatif.whatif.changes import Change, apply_changes
@@ -89,70 +87,25 @@ class Prober:
 def verify_flags(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup,
                  changes: list[Change], prober: "Prober | None" = None) -> ScheduleResult | None:
     """The attempt after the cluster changes, as ``place`` with those flags would make it: the changes
-    module applies them; when they only edit or add nodes (and start DaemonSet pods there) and take bound
-    pods away, the attempt runs on a fork of the prober's snapshot holding those changes, with the
-    replacements of the pods taken away placed there first (``place_displaced`` on the fork), else on
-    a fresh snapshot."""
+    module applies them, on a fork of the prober's snapshot when one can hold them exactly
+    (``Scenario.replay_on``), else on a snapshot of the changed cluster; the replacements of the pods
+    taken away are placed there first (queue order)."""
     existing = prober is not None and prober.existing
     try:
         scenario = apply_changes(cluster, changes)
-        removed = _fork_removals(scenario, cluster) if prober is not None else None
-        if removed is not None:
-            return _on_fork(raw, source, setup, scenario, cluster, removed, prober)
-        place_displaced(scenario, setup)
+        if prober is not None:
+            with prober.snapshot.forked():
+                if scenario.replay_on(prober.snapshot, cluster):
+                    return _attempt_after(raw, source, setup, scenario, existing)
+        return _attempt_after(raw, source, setup, scenario, existing)
     except KwhatifError:
         return None
+
+
+def _attempt_after(raw: dict, source: str, setup: SchedulerSetup, scenario, existing: bool) -> ScheduleResult | None:
+    place_displaced(scenario, setup)
     r = Prober(scenario.cluster, setup, scenario.state(), source, existing).attempt(raw)
     return r if r.feasible else None
-
-
-def _on_fork(raw: dict, source: str, setup: SchedulerSetup, scenario, cluster: Cluster, removed: list[dict],
-             prober: Prober) -> ScheduleResult | None:
-    """The scenario's nodes and pods put on a fork of the prober's snapshot, the replacements of the
-    removed pods placed there (queue order), then the attempt; the fork reads the scenario's cluster-level
-    objects until it is reverted."""
-    snapshot = prober.snapshot
-    with snapshot.forked():
-        snapshot.set_cluster(scenario.cluster)
-        known = len(cluster.nodes)
-        for before, after in zip(cluster.nodes, scenario.cluster.nodes[:known]):
-            if before is not after:
-                snapshot.update_node(after)
-        for node in scenario.cluster.nodes[known:]:
-            snapshot.add_node(node)
-        for pod in removed:
-            snapshot.forget_pod(PodInfo(pod))
-        for pod in scenario.cluster.pods[len(cluster.pods) - len(removed):]:
-            snapshot.assume_pod(PodInfo(pod))
-        place_displaced(scenario, setup, snapshot)
-        r = Prober(scenario.cluster, setup, snapshot, source, prober.existing).attempt(raw)
-    return r if r.feasible else None
-
-
-def _fork_removals(scenario, cluster: Cluster) -> list[dict] | None:
-    """The bound pods the changes took away when, besides, they only edited or added nodes and added
-    pods after the existing ones (DaemonSet pods on added nodes): what a snapshot fork can hold exactly.
-    None for anything else (pods with claims or pending pods taken away, other objects changed)."""
-    changed = scenario.cluster
-    if len(changed.nodes) < len(cluster.nodes):
-        return None
-    kept_ids = {id(p) for p in changed.pods}
-    removed = [p for p in cluster.pods if id(p) not in kept_ids]
-    kept = [p for p in cluster.pods if id(p) in kept_ids]
-    if any(a is not b for a, b in zip(changed.pods, kept)) or len(changed.pods) < len(kept):
-        return None
-    if any(not (p.get("spec") or {}).get("nodeName") or (p.get("spec") or {}).get("resourceClaims")
-           or ((p.get("status") or {}).get("phase") in TERMINAL_PHASES) for p in removed):
-        return None
-    for f in dataclasses.fields(cluster):
-        if f.name not in ("nodes", "pods"):
-            before, after = getattr(cluster, f.name), getattr(changed, f.name)
-            if isinstance(before, list) and (len(before) != len(after) or any(a is not b for a, b in zip(before, after))):
-                return None
-    if not all((n.get("metadata") or {}).get("name") == (m.get("metadata") or {}).get("name")
-               for n, m in zip(cluster.nodes, changed.nodes)):
-        return None
-    return removed
 
 
 def pointer(*parts) -> str:
