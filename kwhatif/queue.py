@@ -10,8 +10,8 @@ a failed attempt is in no dump).
 
 Pods with equal priority and timestamp: kube-scheduler's timestamps are exact to the nanosecond, so it
 attempts them in the order they arrived. A dump or a drain does not record that order; they keep the
-order they are given in (the cluster's list, the manifest, the pods of a node) and ``tie_groups`` names
-them, so an answer that a different order could change can say so.
+order they are given in (the cluster's list, the manifest, the pods of a node), and ``deciding_ties``
+names those whose outcomes differ, so an answer that a different order could change says so.
 """
 
 from __future__ import annotations
@@ -91,3 +91,9 @@ def tie_groups(queued: Iterable[QueuedPod[T]]) -> list[list[T]]:
         else:
             groups.append([q])
     return [[q.item for q in group] for group in groups if len(group) > 1]
+
+
+def deciding_ties(queued: Iterable[QueuedPod[T]], outcome: Callable[[T], object]) -> list[list[T]]:
+    """The tie groups whose pods came out differently (some fit, some not): there the arrival order,
+    which no dump records, decides an outcome, and the answer should say so."""
+    return [group for group in tie_groups(queued) if len({outcome(item) for item in group}) > 1]

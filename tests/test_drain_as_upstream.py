@@ -179,3 +179,30 @@ def test_kubectl_daemonset_filter_checks_kind_and_apps_v1(api_version, decision)
     ref = [{"apiVersion": api_version, "kind": "DaemonSet", "name": "agent", "controller": True}]
     pod = make_pod("p").node("n1").set("metadata.ownerReferences", ref).obj()
     assert kubectl_verdict(pod, DrainOptions(), None).decision == decision
+
+
+# --- ties the queue cannot order ------------------------------------------------------------------
+
+def two_replicas_room_for_one():
+    """a and b (same priority) on n1; n2 has room for one of them: which one is placed depends on the
+    order their controllers create the replacements, which no dump holds."""
+    return cluster([make_node("n1").obj(), make_node("n2").capacity(cpu="1", memory="8Gi", pods="10").obj()],
+                   [managed("a", "n1", cpu="1").obj(), managed("b", "n1", cpu="1").obj()])
+
+
+def test_a_tie_that_decides_which_replacement_is_placed_is_said():
+    report = drain(new_scenario(two_replicas_room_for_one()), ("n1",), None, DrainOptions())
+    assert [(p["pod"], p["node"]) for p in report.placements] == [("default/a", "n2"), ("default/b", None)]
+    assert report.warnings == [
+        "n1: the replacements of default/a, default/b have the same priority and are created at the same moment "
+        "(kubectl evicts a node's pods together); placed here in the node's pod order, but their controllers may "
+        "create them in another order, which can change which are placed"]
+    scenario = scenario_for(two_replicas_room_for_one(), [Change("remove-node", nodes=("n1",))])
+    assert [(r["pod"], r["placement"]["node"]) for r in scenario.replaced] == [("default/a", "n2"), ("default/b", None)]
+    assert scenario.notes[-1].startswith("the replacements of default/a, default/b have the same priority")
+
+
+def test_no_tie_is_said_where_the_order_decides_nothing():
+    c = two_replicas_room_for_one()
+    c.nodes[1]["status"]["allocatable"]["cpu"] = "2"
+    assert drain(new_scenario(c), ("n1",), None, DrainOptions()).warnings == []

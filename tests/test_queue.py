@@ -8,7 +8,7 @@ import random
 import pytest
 
 from kwhatif.plugins.queue_sort import PrioritySort, less
-from kwhatif.queue import QueuedPod, SchedulingQueue, creation_timestamp, queue_order, tie_groups
+from kwhatif.queue import QueuedPod, SchedulingQueue, creation_timestamp, deciding_ties, queue_order, tie_groups
 from tests.builders import make_pod
 
 T0 = "2026-01-01T00:00:00Z"
@@ -61,3 +61,5 @@ def test_tie_groups_are_the_runs_priority_sort_cannot_order():
     order = queue_order(pods, lambda p: p[1], lambda p: creation_timestamp({"metadata": {"creationTimestamp": p[2]}}))
     assert [p[0] for p in (q.item for q in order)] == ["b", "e", "a", "c", "d"]
     assert [[p[0] for p in group] for group in tie_groups(order)] == [["b", "e"], ["a", "c"]]
+    fits = {"b": True, "e": False, "a": True, "c": True, "d": False}
+    assert [[p[0] for p in group] for group in deciding_ties(order, lambda p: fits[p[0]])] == [["b", "e"]]

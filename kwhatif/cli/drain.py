@@ -21,7 +21,8 @@ class Rules(str, Enum):
 
 
 def drain(
-    nodes: Optional[list[str]] = typer.Argument(None, metavar="NODE", help="Nodes to drain, one after another in this order (a name given twice counts once)."),
+    nodes: Optional[list[str]] = typer.Argument(None, metavar="NODE", help="Nodes to drain, one after another "
+                                                "in this order (a name given twice counts once)."),
     selector: Optional[str] = typer.Option(None, "--selector", "-l", metavar="SELECTOR",
                                            help="Drain the nodes this label selector matches (cluster order)."),
     inputs: ClusterInputs = ClusterInputs(),

@@ -29,7 +29,7 @@ from typing import Callable
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import InputError
 from kwhatif.preemption import utc_now
-from kwhatif.queue import SchedulingQueue, pod_priority, tie_groups
+from kwhatif.queue import SchedulingQueue, deciding_ties, pod_priority
 from kwhatif.versions import DEFAULT, Features
 from kwhatif.whatif.changes import (Change, Scenario, drop_pods, is_recreated, pods_by_node, select_nodes,
                                     set_unschedulable)
@@ -245,13 +245,12 @@ class _DrainRun:
     def _warn_deciding_ties(self, node: str) -> None:
         """Replacements the queue cannot order (same priority, evicted together) of which some are placed
         and some are not: the order their controllers create them in decides."""
-        for group in tie_groups(self.popped):
-            if len({bool(o.placement["node"]) for o in group}) > 1:
-                pods = ", ".join(pod_key(o.pod) for o in group)
-                self.report.warnings.append(
-                    f"{node}: the replacements of {pods} have the same priority and are created at the same "
-                    f"moment (kubectl evicts a node's pods together); placed here in the node's pod order, but "
-                    f"their controllers may create them in another order, which can change which are placed")
+        for group in deciding_ties(self.popped, lambda o: bool(o.placement["node"])):
+            self.report.warnings.append(
+                f"{node}: the replacements of {', '.join(pod_key(o.pod) for o in group)} have the same priority "
+                f"and are created at the same moment (kubectl evicts a node's pods together); placed here in the "
+                f"node's pod order, but their controllers may create them in another order, which can change "
+                f"which are placed")
 
     def _give_up(self, node: str) -> None:
         """Evictions still refused once no replacement can free their budget: kubectl retries them until

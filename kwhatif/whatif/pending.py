@@ -32,7 +32,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from kwhatif.queue import creation_timestamp, pod_priority, queue_order, tie_groups
+from kwhatif.queue import creation_timestamp, deciding_ties, pod_priority, queue_order
 from kwhatif.result import ScheduleResult
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.node_memo import pod_class
@@ -201,12 +201,11 @@ def _ties_deciding(queued: list, attempted: list[PendingPod]) -> list[str]:
     creation time) and whose outcomes differ: their arrival order, which the dump does not hold, decides."""
     outcomes = {id(p.pod): p.outcome for p in attempted}
     warnings = []
-    for group in tie_groups(q for q in queued if id(q.item) in outcomes):
-        if len({outcomes[id(pod)] for pod in group}) > 1:
-            pods = ", ".join(f"{pod['metadata'].get('namespace')}/{pod['metadata'].get('name')}" for pod in group)
-            warnings.append(f"{pods} have equal priority and creationTimestamp: kube-scheduler attempts them in "
-                            f"the order they arrived, which the dump does not record (tried here in the "
-                            f"cluster's list order); another order can change which of them fit")
+    for group in deciding_ties((q for q in queued if id(q.item) in outcomes), lambda pod: outcomes[id(pod)]):
+        pods = ", ".join(f"{pod['metadata'].get('namespace')}/{pod['metadata'].get('name')}" for pod in group)
+        warnings.append(f"{pods} have equal priority and creationTimestamp: kube-scheduler attempts them in "
+                        f"the order they arrived, which the dump does not record (tried here in the "
+                        f"cluster's list order); another order can change which of them fit")
     return warnings
 
 

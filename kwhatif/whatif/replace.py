@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 
-from kwhatif.queue import pod_priority, queue_order
+from kwhatif.queue import deciding_ties, pod_priority, queue_order
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.whatif.eviction import pod_key, pod_phase
@@ -89,11 +89,18 @@ def place_displaced(scenario, setup=None, snapshot=None) -> None:
     scenario's cluster as a snapshot already (a fork the caller reverts), else the scenario's own state
     is used (built when there is a pod to place)."""
     placer = Placer(scenario.cluster, setup, snapshot if snapshot is not None else scenario.snapshot)
-    for queued in queue_order(scenario.displaced, lambda displaced: pod_priority(displaced[0])):
+    order = queue_order(scenario.displaced, lambda displaced: pod_priority(displaced[0]))
+    placed = {}
+    for queued in order:
         pod, from_node = queued.item
         entry = placer.place(replacement(pod))
         if entry["node"]:
             scenario.budgets.pod_ready(pod)
+        placed[id(pod)] = bool(entry["node"])
         scenario.replaced.append({"pod": pod_key(pod), "from": from_node, "placement": entry})
+    for group in deciding_ties(order, lambda displaced: placed[id(displaced[0])]):
+        scenario.notes.append(f"the replacements of {', '.join(pod_key(pod) for pod, _ in group)} have the same "
+                              "priority and are created together: placed in the order their pods left, but their "
+                              "controllers may create them in another order, which can change which are placed")
     if snapshot is None:
         scenario.snapshot = placer.snapshot or scenario.snapshot
