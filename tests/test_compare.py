@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
 from kwhatif.whatif.compare import (capacity_differences, pending_differences, placements_differences,
-                                    place_differences)
+                                    place_differences, sequence_differences)
 from tests.builders import make_node, make_pod
 from tests.plugins.test_dynamic_resources import GPU, claim, device, device_class, first_available, resource_slice
 
@@ -211,3 +211,45 @@ def test_pending_differences_list_the_pods_that_would_stay_pending():
     assert [(d["what"], d.get("pod"), d["from"], d["to"]) for d in pending_differences(old, new)] == [
         ("stayPending", None, ["ns/a"], []), ("outcome", "ns/a", "unschedulable", "fits"),
         ("message", "ns/a", "m", None)]
+
+
+def _json(*args: str) -> dict:
+    result = invoke(*args, "-o", "json")
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("command,differences", [
+    (["place", WORKER], place_differences),
+    (["place", WORKER, "--replicas", "4"], sequence_differences),
+    (["capacity", WORKER], capacity_differences),
+])
+def test_the_comparison_on_a_fork_equals_a_fresh_run_of_the_other_release(command, differences):
+    """After a cluster change (a third node like node-a), the compared run on a fork of the scenario's
+    snapshot answers as the command run afresh with --kubernetes-version, and the answer itself is the
+    one without --compare-version."""
+    args = [*command, "-c", UPGRADE, "--add-node", "node-a"]
+    compared = _json(*args, "--compare-version", "1.36")
+    plain, fresh = _json(*args), _json(*args, "--kubernetes-version", "1.36")
+    comparison = compared.pop("comparison")
+    assert compared == plain
+    assert comparison["differences"] == differences(plain, fresh) != []
+
+
+def test_pending_comparison_equals_a_fresh_run_of_the_other_release():
+    args = ("pending", "-A", "-c", UPGRADE)
+    compared = _json(*args, "--compare-version", "1.36")
+    plain, fresh = _json(*args), _json(*args, "--kubernetes-version", "1.36")
+    assert compared.pop("comparison")["differences"] == pending_differences(plain, fresh) != []
+    assert compared == plain
+
+
+def test_the_compared_release_runs_the_same_scheduler_configuration(tmp_path):
+    """With BalancedAllocation disabled in the configuration, v1.36's change to it changes nothing."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                                  "profiles": [{"schedulerName": "default-scheduler", "plugins": {
+                                      "score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}}}]}))
+    comparison = comparison_of("place", WORKER, "-c", UPGRADE, "--scheduler-config", str(config),
+                               "--compare-version", "1.36")
+    assert comparison["same"] is True
