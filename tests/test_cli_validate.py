@@ -174,3 +174,17 @@ def test_kube_scheduler_table_test_pods_run_with_validate_ignore(spec, feasible,
     out = json.loads(result.stdout)
     assert out["feasible"] == feasible
     assert out["validation"]["errors"] == [f"{path}: Pod <unnamed>: {e}" for e in errors]
+
+
+def test_a_command_s_mode_ends_with_it(tmp_path, cluster):
+    """--validate=ignore of one run leaves the next (and code called directly) strict."""
+    from kwhatif.api.validation import PodValidationError, current_mode
+    from kwhatif.state.cluster import Cluster
+    from kwhatif.whatif import prepare_pod
+
+    pod = write(tmp_path, "pod.yaml", BAD_POD)
+    assert invoke("place", pod, "--cluster", cluster, "--validate=ignore").exit_code == 0
+    assert current_mode() == "strict"
+    with pytest.raises(PodValidationError):
+        prepare_pod(dict(BAD_POD), "pod.yaml", Cluster.from_objects([]))
+    assert invoke("place", pod, "--cluster", cluster).exit_code == 2

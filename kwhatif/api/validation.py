@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -173,8 +174,18 @@ class Refusals:
 _refusals: ContextVar[Refusals | None] = ContextVar("kwhatif_refusals", default=None)
 
 
+@contextmanager
+def validation_scope() -> Iterator[None]:
+    """A command's run: strict unless it calls ``start_validation``; afterwards as before (strict)."""
+    token = _refusals.set(Refusals())
+    try:
+        yield
+    finally:
+        _refusals.reset(token)
+
+
 def start_validation(mode: str = "strict") -> Refusals:
-    """``--validate=mode`` from here on (every command starts strict): the Refusals it records."""
+    """``--validate=mode`` for the rest of the command's run: the Refusals it records."""
     refusals = Refusals(mode)
     _refusals.set(refusals)
     return refusals

@@ -10,7 +10,7 @@ import sys
 import typer
 
 from kwhatif.api.shape import diagnose, start_deferred_checks
-from kwhatif.api.validation import Refusals, start_validation
+from kwhatif.api.validation import Refusals, validation_scope
 from kwhatif.cli.options import ClusterInputs, PodInputs
 from kwhatif.errors import ExitStatus, InputError, KwhatifError
 
@@ -41,9 +41,9 @@ def user_errors(command):
     @functools.wraps(command)
     def wrapper(*args, **kwargs):
         start_deferred_checks()
-        start_validation()  # strict unless the command's --validate says otherwise
         try:
-            return command(*args, **kwargs)
+            with validation_scope():  # strict unless the command's --validate says otherwise
+                return command(*args, **kwargs)
         except KwhatifError as exc:
             print(f"error: {exc}", file=sys.stderr)
             raise typer.Exit(int(exc.exit_status)) from None
