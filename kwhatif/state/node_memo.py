@@ -20,7 +20,7 @@ The values of the last few classes are kept (``MAX_CLASSES``): pods of several w
 
 from __future__ import annotations
 
-from operator import attrgetter, is_
+from operator import attrgetter, is_, ne
 from typing import Callable
 
 import orjson
@@ -109,7 +109,13 @@ class NodeMemo:
         if kept.source is not nodes or len(kept.nodes) != len(nodes):
             kept.rebase(nodes, generations, compute)
         elif generations != kept.generations:
-            for index in [i for i, (new, old) in enumerate(zip(generations, kept.generations)) if new != old]:
+            changed = list(map(ne, generations, kept.generations))  # the few changed nodes found in C
+            index = -1
+            while True:
+                try:
+                    index = changed.index(True, index + 1)
+                except ValueError:
+                    break
                 kept.replace(index, compute(nodes[index]))
             kept.generations = generations
         if ordered:
