@@ -136,7 +136,10 @@ def test_place_pod_by_name_compares_the_same_attempt():
 
 def test_a_workload_through_place_compares_each_pod():
     comparison = comparison_of("place", WORKER, "-c", UPGRADE, "--replicas", "3", "--compare-version", "1.36")
-    assert [(d["pod"], d["from"], d["to"]) for d in comparison["differences"]] == [
+    by_node, *steps = comparison["differences"]
+    assert (by_node["what"], by_node["from"], by_node["to"]) == ("byNode", {"node-a": 1, "node-b": 2},
+                                                                 {"node-a": 2, "node-b": 1})
+    assert [(d["pod"], d["from"], d["to"]) for d in steps] == [
         ("default/worker-0", "node-b", "node-a"), ("default/worker-1", "node-a", "node-b"),
         ("default/worker-2", "node-b", "node-a")]
 
@@ -146,8 +149,17 @@ def test_capacity_compares_the_copies_on_forks_of_one_snapshot():
     compared = json.loads(invoke("capacity", WORKER, "-c", UPGRADE, "--compare-version", "1.36", "-o", "json").stdout)
     assert {k: v for k, v in compared.items() if k != "comparison"} == plain  # the answer itself unchanged
     differences = compared["comparison"]["differences"]
-    assert plain["instances"] == 6 and not [d for d in differences if d["what"] in ("instances", "stopReason")]
+    # The same 6 copies, 3 on each node (no instances, stopReason or byNode difference), in another order.
+    assert plain["instances"] == 6 and {d["what"] for d in differences} == {"node"}
     assert [d["to"] for d in differences] == ["node-a", "node-b"] * 3
+
+
+def test_the_section_lists_ten_pods_and_counts_the_rest():
+    result = invoke("capacity", WORKER, "-c", UPGRADE, "--add-node", "node-a=2", "--compare-version", "1.36")
+    lines = result.stdout.splitlines()
+    listed = [line for line in lines if line.startswith("  default/worker-")]
+    assert len(listed) == 10
+    assert lines[-1] == "  ... and 2 more pod(s) (-o json lists every difference)"
 
 
 def test_pending_compares_each_pod_in_queue_order():
@@ -196,10 +208,13 @@ def test_placements_differences_name_the_pod_and_steps_only_one_side_took():
 
 
 def test_capacity_differences_count_the_copies_first():
-    old = {"instances": 1, "stopReason": "full", "placements": [step("p-0", "a"), step("p-1", None, "full")]}
-    new = {"instances": 2, "stopReason": "fuller", "placements": [step("p-0", "a"), step("p-1", "b"),
-                                                                  step("p-2", None, "fuller")]}
-    assert [d["what"] for d in capacity_differences(old, new)][:2] == ["instances", "stopReason"]
+    old = {"instances": 1, "stopReason": "full", "byNode": {"a": {"newPods": 1}},
+           "placements": [step("p-0", "a"), step("p-1", None, "full")]}
+    new = {"instances": 2, "stopReason": "fuller", "byNode": {"a": {"newPods": 1}, "b": {"newPods": 1}},
+           "placements": [step("p-0", "a"), step("p-1", "b"), step("p-2", None, "fuller")]}
+    assert [(d["what"], d.get("pod"), d["from"], d["to"]) for d in capacity_differences(old, new)] == [
+        ("instances", None, 1, 2), ("stopReason", None, "full", "fuller"), ("byNode", None, {"a": 1}, {"a": 1, "b": 1}),
+        ("node", "p-1", None, "b"), ("message", "p-1", "full", None), ("node", "p-2", "not attempted", None)]
 
 
 def test_pending_differences_list_the_pods_that_would_stay_pending():

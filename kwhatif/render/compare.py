@@ -42,6 +42,10 @@ def _line(diff: dict, old: str, new: str) -> str:
         return f"selected node: {_nodes(after)} instead of {_nodes(before)}"
     if what == "node":
         return f"{_nodes(after)} instead of {_nodes(before)}"
+    if what == "byNode":
+        def counts(by_node: dict) -> str:
+            return ", ".join(f"{name} {count}" for name, count in sorted(by_node.items())) or "none"
+        return f"new pods per node: {counts(after)} instead of {counts(before)}"
     if what == "stayPending":
         return (f"would stay Pending: {len(after)} pod(s) instead of {len(before)}"
                 + "".join(f"; {label} {', '.join(pods)}" for label, pods in

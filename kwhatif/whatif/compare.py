@@ -58,16 +58,24 @@ def placements_differences(old: list[dict], new: list[dict]) -> list[dict]:
     return out
 
 
+def _new_pods(by_node: dict) -> dict[str, int]:
+    return {name: usage["newPods"] for name, usage in by_node.items()}
+
+
 def sequence_differences(old: dict, new: dict) -> list[dict]:
-    """Two PlaceSequence answers: how many pods stay Pending, then each pod's placement."""
+    """Two PlaceSequence answers: how many pods stay Pending, how many land on each node, then each
+    pod's placement."""
     return (_differ("pending", old["summary"]["pending"], new["summary"]["pending"])
+            + _differ("byNode", _new_pods(old["summary"]["byNode"]), _new_pods(new["summary"]["byNode"]))
             + placements_differences(old["placements"], new["placements"]))
 
 
 def capacity_differences(old: dict, new: dict) -> list[dict]:
-    """Two CapacityResult answers: the copies that fit, why the next does not, then each copy's node."""
+    """Two CapacityResult answers: the copies that fit, why the next does not, how many land on each
+    node, then each copy's node."""
     return (_differ("instances", old["instances"], new["instances"])
             + _differ("stopReason", old["stopReason"], new["stopReason"])
+            + _differ("byNode", _new_pods(old["byNode"]), _new_pods(new["byNode"]))
             + placements_differences(old["placements"], new["placements"]))
 
 
