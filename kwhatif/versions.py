@@ -20,6 +20,7 @@ from kwhatif.errors import InputError
 # How a modelled difference is verified, strongest first.
 REFERENCE = "reference cases"  # against cases made by the real kube-scheduler of that release
 UNIT_TESTS = "upstream unit-test tables"  # against upstream's own table tests, ported
+UPSTREAM_CODE = "upstream code"  # read in the vendored tree and tested on hand-worked examples, not run against it
 PREVIEW = "preview"  # only from upstream's text (release notes, PR description): not verified
 
 
@@ -55,11 +56,11 @@ CHANGES: dict[str, Change] = {c.id: c for c in (
     Change(DYNAMIC_RESOURCES_SCORE, _v("1.35.0"), "DynamicResources",
            "a Score plugin (weight 2 in the default profile): each allocated firstAvailable subrequest scores "
            "8 - its index, normalized to 0-100; every feasible node gets an entry",
-           "v1.35 dynamicresources.go Score, default_plugins.go", (REFERENCE, UNIT_TESTS)),
+           "v1.35 dynamicresources.go Score, default_plugins.go", (REFERENCE, UPSTREAM_CODE)),
     Change(TOP_SCORE_HEAP, _v("1.35.0"), "selectHost",
            "the pick among tied top scores is a heap ordered by total score and a random value only "
            "extender-scored nodes get, so without extenders it follows the feasible-node order",
-           "v1.35 schedule_one.go sortedNodeScores (kubernetes#141024 calls it an omission)", (UNIT_TESTS,)),
+           "v1.35 schedule_one.go sortedNodeScores (kubernetes#141024 calls it an omission)", (UPSTREAM_CODE,)),
     Change(BALANCED_ALLOCATION_CHANGE, _v("1.36.0"), "NodeResourcesBalancedAllocation",
            "scores the change the pod makes to the node's balance: 50 + (50 + score with the pod - score "
            "without it) / 2, each the old (1 - std) * 100, so no change scores 75 (every score of every pod "
@@ -179,7 +180,7 @@ class Release:
     first_patch: int
     gates: Mapping[str, Gate]
     default_plugins: tuple[tuple[str, int | None], ...]
-    verified: str  # REFERENCE, UNIT_TESTS or PREVIEW: how this release as a whole is checked
+    verified: str  # REFERENCE, UNIT_TESTS, UPSTREAM_CODE or PREVIEW: how this release as a whole is checked
     source: str  # the upstream tree or text it was read from
     # What the release changes that kwhatif does not model (it answers as the release before would).
     not_modelled: tuple[str, ...] = ()
