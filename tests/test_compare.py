@@ -268,3 +268,13 @@ def test_the_compared_release_runs_the_same_scheduler_configuration(tmp_path):
     comparison = comparison_of("place", WORKER, "-c", UPGRADE, "--scheduler-config", str(config),
                                "--compare-version", "1.36")
     assert comparison["same"] is True
+
+
+def test_a_refused_pod_is_reported_once_though_evaluated_twice():
+    """--validate=warn: the compared run validates the pod again; its errors are warned and listed once."""
+    args = ("place", str(ROOT / "fixtures" / "refused" / "legacy-ports.yaml"), "-c",
+            str(ROOT / "fixtures" / "clusters" / "demo.yaml"), "--validate=warn", "--compare-version", "1.35")
+    plain = invoke(*args[:-2], "-o", "json")
+    compared = invoke(*args, "-o", "json")
+    assert compared.stderr == plain.stderr and compared.stderr.count("warning: ") == 2
+    assert json.loads(compared.stdout)["validation"] == json.loads(plain.stdout)["validation"]
