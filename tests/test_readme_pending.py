@@ -18,6 +18,12 @@ SECTION = re.search(r"### Pods already in the cluster: place pod/NAME, pending\n
 EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
 
 
+def section_examples(heading: str) -> list[tuple[str, str]]:
+    """The ``$ kwhatif ...`` commands of the README section under ``### heading`` and their output."""
+    section = re.search(rf"### {re.escape(heading)}\n(.*?)\n### ", (ROOT / "README.md").read_text(), re.S).group(1)
+    return re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", section, re.S)
+
+
 def run(command: str) -> list[str]:
     """The command's stdout lines, cut as its ``| head -N`` / ``| tail -N`` says."""
     command, _, cut = command.partition(" | ")
