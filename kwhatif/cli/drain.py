@@ -117,7 +117,7 @@ def _sweep(cluster, setup, options, each_node: bool, selector, zone_label: str, 
         kind, report = "NodeSweep", sweep.each_node(base, selector, workers, ray, render_sweep.progress)
     else:
         kind, report = "DomainSweep", sweep.each_domain(base, zone_label, workers, ray, render_sweep.progress)
-    render_sweep.emit(kind, report, fmt, all_rows)
+    render_sweep.emit(kind, {**setup.features.to_dict(), **report}, fmt, all_rows)
     raise typer.Exit(int(ExitStatus.FITS if report["safe"] else ExitStatus.DOES_NOT_FIT))
 
 
@@ -130,6 +130,6 @@ def _consolidate(cluster, setup, selector, threshold: float, gpu_threshold: floa
     candidates = select_node_names(cluster, selector)
     report = consolidate(cluster, setup, candidates, ConsolidateOptions(threshold, gpu_threshold),
                          progress=render_sweep.progress)
-    render_sweep.emit("Consolidation", report, fmt, all_rows)
+    render_sweep.emit("Consolidation", {**setup.features.to_dict(), **report}, fmt, all_rows)
     verified = report["verification"] is None or report["verification"]["verified"]
     raise typer.Exit(int(ExitStatus.FITS if verified else ExitStatus.DOES_NOT_FIT))

@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table, print_warnings, shared_suffix
+from kwhatif.render.tables import Column, print_table, print_version, print_warnings, shared_suffix
 
 ROWS_SHOWN = 15  # worst rows before the grouped summary (--all: every row)
 EXAMPLES = 4
@@ -47,6 +47,7 @@ def emit(kind: str, report: dict, fmt: str, all_rows: bool = False, console: Con
         sys.stdout.write(machine_output(kind, report, fmt))
         return
     console = make_console(console)
+    print_version(console, report)
     {"NodeSweep": render_nodes, "DomainSweep": render_domains,
      "Consolidation": render_consolidation}[kind](report, console, all_rows)
     print_warnings(console, report["warnings"])
