@@ -129,7 +129,7 @@ REQUIRE_REFERENCE = "KWHATIF_REQUIRE_REFERENCE"
 
 def missing_reference() -> list[Path]:
     """The parts of the shared reference (../shared/conformance) this checkout does not have."""
-    return [path for path in (CASES_DIR, SEQUENCES_DIR, EXTENDER_SCRIPT) if not path.exists()]
+    return [path for path in (CASES_DIR, SEQUENCES_DIR, V1_35_DIR, EXTENDER_SCRIPT) if not path.exists()]
 
 
 def reference_missing(path: Path, what: str) -> None:

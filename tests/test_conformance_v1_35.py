@@ -9,14 +9,15 @@ import orjson
 import pytest
 
 from kwhatif.whatif import place_pod
-from tests.conformance_support import V1_35_DIR, case_inputs, compare, compare_sequence, run_sequence_case
+from tests.conformance_support import (V1_35_DIR, case_inputs, compare, compare_sequence, reference_missing,
+                                       run_sequence_case)
 from tests.known_failures import KNOWN_FAILURES
 
 CASE_FILES = sorted((V1_35_DIR / "cases").glob("*.json"))
 SEQUENCE_FILES = sorted((V1_35_DIR / "sequences").glob("*.json"))
 
-if not CASE_FILES:
-    pytest.skip(f"v1.35 cases not found at {V1_35_DIR}", allow_module_level=True)
+if not CASE_FILES or not SEQUENCE_FILES:
+    reference_missing(V1_35_DIR, "v1.35 conformance cases")
 
 
 def _check(name: str, problems: list[str]) -> None:

@@ -3,15 +3,12 @@ the CLI and compared."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from tests.test_readme_changes import ROOT, check_example
+from tests.test_readme_changes import check_example
+from tests.test_readme_pending import section_examples
 
-SECTION = re.search(r"### Sweeps: every node, every zone, which nodes could go\n(.*?)\n### ",
-                    (ROOT / "README.md").read_text(), re.S).group(1)
-EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
+EXAMPLES = section_examples("Sweeps: every node, every zone, which nodes could go")
 
 
 @pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c.split()[2] for c, _ in EXAMPLES])

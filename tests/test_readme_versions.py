@@ -3,17 +3,14 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 
-from tests.test_readme_pending import run
+from tests.test_readme_pending import run, section_examples
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = re.search(r"### Kubernetes versions \(`--kubernetes-version`, `kwhatif versions`\)\n(.*?)\n### ",
-                    (ROOT / "README.md").read_text(), re.S).group(1)
-EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
+EXAMPLES = section_examples("Kubernetes versions (`--kubernetes-version`, `kwhatif versions`)")
 
 
 @pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c.split()[1] for c, _ in EXAMPLES])

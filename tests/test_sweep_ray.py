@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import ray
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
 
 from tests.test_sweep import cli, hand_file  # noqa: F401 (the fixture)
 
-ray = pytest.importorskip("ray")  # the test extra installs it: CI runs this
 
 SWEEPS = (["--each-node"], ["--each-zone"], ["--each-node", "--rules", "cluster-autoscaler", "--force"])
 
