@@ -36,6 +36,7 @@ COMMANDS = {
     "drain-each-node": (["drain", "--each-node", "--ignore-daemonsets", "--workers", "1", "-c", DEMO], "NodeSweep"),
     "drain-each-zone": (["drain", "--each-zone", "--workers", "1", "-c", DEMO], "DomainSweep"),
     "drain-consolidate": (["drain", "--consolidate", "-c", DEMO], "Consolidation"),
+    "drain-consolidate-optimal": (["drain", "--consolidate", "--optimal", "-c", DEMO], "Consolidation"),
     "place-cluster-pod": (["place", "pod/web-6c9f7d8b4f-q8vzt", "-n", "shop", "-c", "fixtures/clusters/demo-pending"],
                           "PlaceResult"),
     "pending": (["pending", "-A", "-c", "fixtures/clusters/demo-pending"], "PendingReport"),

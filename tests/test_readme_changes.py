@@ -23,7 +23,8 @@ def _piped(lines: list[str], pipe: str) -> list[str]:
     first_and_last = re.fullmatch(r"sed -n '1,(\d+)p;\$p'", pipe)
     if first_and_last:
         return lines[:int(first_and_last.group(1))] + lines[-1:]
-    return lines[:int(re.fullmatch(r"head -(\d+)", pipe).group(1))]
+    tool, count = re.fullmatch(r"(head|tail) -(\d+)", pipe).groups()
+    return lines[:int(count)] if tool == "head" else lines[-int(count):]
 
 
 def check_example(command: str, expected: str, monkeypatch) -> None:

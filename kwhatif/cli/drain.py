@@ -9,6 +9,7 @@ import typer
 
 from kwhatif.cli.changes import current_changes
 from kwhatif.cli.common import load_inputs
+from kwhatif.cli.optimal import OptimalOptions, time_limit_option
 from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption
 from kwhatif.errors import ExitStatus, InputError
 
@@ -57,6 +58,10 @@ def drain(
                                          "allocatable stay (cluster-autoscaler's flag)."),
     gpu_threshold: float = typer.Option(0.5, "--scale-down-gpu-utilization-threshold", min=0.0, max=1.0,
                                         metavar="RATIO", help="--consolidate: the same for nodes with GPUs."),
+    optimal: bool = typer.Option(False, "--optimal",
+                                 help="--consolidate: also solve for the largest set of nodes that could go (OR-Tools "
+                                      "CP-SAT, pip install 'kwhatif\\[optimal]'), each set verified by a drain."),
+    time_limit: float = time_limit_option(),
     all_rows: bool = typer.Option(False, "--all", help="Sweeps: a row for every node, domain and workload."),
     workers: Optional[int] = typer.Option(None, "--workers", min=1, metavar="N",
                                           help="Sweeps: local worker processes (default: one per core)."),
@@ -76,6 +81,7 @@ def drain(
     """
     from kwhatif.render import drain as render_drain
     from kwhatif.whatif.changes import scenario_for
+    from kwhatif.whatif.consolidate import ConsolidateOptions
     from kwhatif.whatif.drain import drain as run_drain
     from kwhatif.whatif.drain_rules import DrainOptions
 
@@ -90,6 +96,9 @@ def drain(
         raise InputError("--workers, --ray and --all are for the sweeps (--each-node, --each-zone, --consolidate)")
     if consolidate and (workers or ray):
         raise InputError("--consolidate is one sequential simulation: --workers and --ray do not apply")
+    if optimal and not consolidate:
+        raise InputError("--optimal on drain is for --consolidate: the largest set of nodes that could go")
+    OptimalOptions(optimal, None, time_limit).check()
     if not sweep and bool(nodes) == bool(selector):
         raise InputError("name the nodes to drain, or give -l SELECTOR (not both)")
     cluster_state, setup = load_inputs(inputs)
@@ -97,7 +106,8 @@ def drain(
     options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, rules.value,
                            skip_wait_for_delete_timeout, pod_selector or "")
     if consolidate:
-        _consolidate(scenario.cluster, setup, selector, threshold, gpu_threshold, all_rows, output.value)
+        _consolidate(scenario.cluster, setup, selector, ConsolidateOptions(threshold, gpu_threshold),
+                     time_limit if optimal else None, all_rows, output.value)
     if sweep:
         _sweep(scenario.cluster, setup, options, each_node, selector, zone_label, workers, ray, all_rows,
                output.value)
@@ -121,15 +131,21 @@ def _sweep(cluster, setup, options, each_node: bool, selector, zone_label: str, 
     raise typer.Exit(int(ExitStatus.FITS if report["safe"] else ExitStatus.DOES_NOT_FIT))
 
 
-def _consolidate(cluster, setup, selector, threshold: float, gpu_threshold: float, all_rows: bool, fmt: str) -> None:
-    """The removal set; exit 1 when the drain of the whole set does not verify it."""
+def _consolidate(cluster, setup, selector, options, time_limit: float | None, all_rows: bool, fmt: str) -> None:
+    """The removal set (``time_limit``: the largest, solved with CP-SAT); exit 1 when the drain of the
+    whole set does not verify it."""
     from kwhatif.render import sweep as render_sweep
-    from kwhatif.whatif.consolidate import ConsolidateOptions, consolidate
+    from kwhatif.whatif.consolidate import consolidate
     from kwhatif.whatif.sweep import select_node_names
 
     candidates = select_node_names(cluster, selector)
-    report = consolidate(cluster, setup, candidates, ConsolidateOptions(threshold, gpu_threshold),
-                         progress=render_sweep.progress)
+    if time_limit is None:
+        report = consolidate(cluster, setup, candidates, options, progress=render_sweep.progress)
+    else:
+        from kwhatif.whatif.consolidate_optimal import consolidate_optimal
+
+        report = consolidate_optimal(cluster, setup, candidates, options, time_limit=time_limit,
+                                     progress=render_sweep.progress)
     render_sweep.emit("Consolidation", {**setup.features.to_dict(), **report}, fmt, all_rows)
     verified = report["verification"] is None or report["verification"]["verified"]
     raise typer.Exit(int(ExitStatus.FITS if verified else ExitStatus.DOES_NOT_FIT))

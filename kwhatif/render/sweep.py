@@ -189,12 +189,18 @@ def _mem(value: int) -> str:
 
 def render_consolidation(report: dict, console: Console, all_rows: bool) -> None:
     rows = report["nodes"]
-    console.print(Text(f"Consolidation as cluster-autoscaler's scale-down simulation decides: {len(rows):,} candidate "
-                       f"node(s), utilization threshold {report['threshold']:g} (GPU nodes {report['gpuThreshold']:g})"))
+    optimal = report.get("optimal")
+    solver = optimal is not None and optimal["answer"] == "solver"
+    console.print(Text(("The largest set of nodes that could be removed together (OR-Tools CP-SAT); candidates "
+                        "as cluster-autoscaler's scale-down simulation decides" if optimal else
+                        "Consolidation as cluster-autoscaler's scale-down simulation decides")
+                       + f": {len(rows):,} candidate node(s), utilization threshold {report['threshold']:g} "
+                         f"(GPU nodes {report['gpuThreshold']:g})"))
     suffix, short = _cut([r["node"] for r in rows])
     if suffix:
         console.print(Text(f"Node names end in {suffix} (left out below)."))
-    chosen = [r for r in rows if r["removable"]]
+    position = {name: k for k, name in enumerate(report["removable"])}
+    chosen = sorted((r for r in rows if r["removable"]), key=lambda r: position[r["node"]])
     if chosen:
         console.file.write("\n")
         moves = []
@@ -202,8 +208,9 @@ def render_consolidation(report: dict, console: Console, all_rows: bool) -> None
             where = ", ".join(f"{p['pod']} -> {short(p['node'])}" for p in r["pods"]) or "(no pod to move)"
             moves.append([short(r["node"]), f"{r['resource']} {r['utilization']:.0%}", str(len(r["pods"])), where])
         print_table(console, [Column("NODE"), Column("UTILIZATION"), Column("PODS", right=True),
-                              Column("PODS GO TO (simulation)", wrap=True)], moves,
-                    title="Removable together, in the order the simulation chose them")
+                              Column("PODS GO TO (solver)" if solver else "PODS GO TO (simulation)", wrap=True)],
+                    moves, title="Removable together, in drain order" if solver else
+                    "Removable together, in the order the simulation chose them")
     others = [r for r in rows if not r["removable"]]
     if others and all_rows:
         console.file.write("\n")
@@ -217,6 +224,39 @@ def render_consolidation(report: dict, console: Console, all_rows: bool) -> None
     verification = report["verification"]
     ok = verification is None or verification["verified"]
     console.print(Text(consolidation_verdict(report), style="green" if ok else "red"))
+    if optimal:
+        for line in optimal_lines(optimal, short):
+            console.print(Text(line))
+
+
+def optimal_lines(optimal: dict, short: Callable[[str], str]) -> list[str]:
+    """cluster-autoscaler's count beside the largest set's, the solver's status, and the sets a drain refuted."""
+    greedy = optimal["greedy"]
+    lines = [f"cluster-autoscaler's order removes {len(greedy['removable']):,} node(s)"
+             + ("" if greedy["verified"] else " (not verified)") + "; " + _largest(optimal)]
+    refuted = [a for a in optimal["attempts"] if not a["verified"]]
+    for a in refuted:
+        why = ", ".join(part for part in (f"{a['pending']} re-created pod(s) stay Pending" if a["pending"] else "",
+                                          f"{len(a['blockedNodes'])} node(s) blocked" if a["blockedNodes"] else "")
+                        if part) or "a pod lands on a removed node"
+        lines.append(f"  excluded: {', '.join(short(n) for n in a['nodes'])} (the drain of the set: {why})")
+    lines.append(f"Solver: OR-Tools CP-SAT, {optimal['podTypes']} kind(s) of pods, {optimal['variables']:,} variables, "
+                 f"{len(optimal['attempts'])} set(s) solved (-o json: every set tried and the solver's time).")
+    return lines
+
+
+def _largest(optimal: dict) -> str:
+    status, count, tried = optimal["status"], optimal["removable"], optimal["attempts"]
+    refuted = sum(1 for a in tried if not a["verified"])
+    if optimal["answer"] == "solver":
+        proof = (f"proven the most (OPTIMAL" + (f", once the {refuted} set(s) a drain refuted are excluded)"
+                                                if refuted else ")")
+                 if status == "OPTIMAL" else f"found within the time limit ({status}, at most {optimal['bound']:,})")
+        return f"the largest set: {count:,} node(s), {proof}."
+    if any(a["verified"] for a in tried):
+        return "the solver's verified set is smaller; cluster-autoscaler's set is the answer."
+    why = (f"the {refuted} set(s) it found did not pass the drain" if refuted else f"the solver found no set ({status})")
+    return f"{why}; cluster-autoscaler's set is the answer."
 
 
 def consolidation_verdict(report: dict) -> str:

@@ -61,6 +61,28 @@ def utilization(ni: NodeInfo) -> tuple[str, float]:
     return ("cpu", cpu) if cpu > memory else ("memory", memory)
 
 
+def candidate_rows(cluster: Cluster, snapshot: Snapshot, candidates: list[str] | None,
+                   options: ConsolidateOptions) -> tuple[list[dict], list[dict]]:
+    """A row per candidate (cluster order, or ``candidates``), and those underutilized and not annotated
+    scale-down-disabled: the nodes the simulation considers (the greedy and the optimal set alike)."""
+    order = candidates if candidates is not None else [n["metadata"]["name"] for n in cluster.nodes]
+    rows, eligible = [], []
+    for name in order:
+        ni = snapshot.get(name)
+        resource, used = utilization(ni)
+        row = {"node": name, "resource": resource, "utilization": round(used, 6), "removable": False,
+               "reason": None, "pods": []}
+        rows.append(row)
+        annotations = (ni.node.get("metadata") or {}).get("annotations") or {}
+        if annotations.get(SCALE_DOWN_DISABLED) == "true":
+            row["reason"] = "ScaleDownDisabledAnnotation"
+        elif used > (options.gpu_threshold if resource == GPU else options.threshold):
+            row["reason"] = "NotUnderutilized"
+        else:
+            eligible.append(row)
+    return rows, eligible
+
+
 class _FirstFit:
     """SchedulePodOnAnyNodeMatching: PreFilter once, then Filter on the nodes from the one after the last
     match, the first that passes takes the pod."""
@@ -106,21 +128,7 @@ def consolidate(cluster: Cluster, setup=None, candidates: list[str] | None = Non
     scenario = new_scenario(cluster)  # its budgets are the remaining budgets the chosen nodes use up
     rules = AutoscalerRules(scenario.cluster, scenario.budgets, now)
     snapshot = Snapshot(cluster)
-    order = candidates if candidates is not None else [n["metadata"]["name"] for n in cluster.nodes]
-    verdicts, eligible = [], []
-    for name in order:
-        ni = snapshot.get(name)
-        resource, used = utilization(ni)
-        row = {"node": name, "resource": resource, "utilization": round(used, 6), "removable": False,
-               "reason": None, "pods": []}
-        verdicts.append(row)
-        annotations = (ni.node.get("metadata") or {}).get("annotations") or {}
-        if annotations.get(SCALE_DOWN_DISABLED) == "true":
-            row["reason"] = "ScaleDownDisabledAnnotation"
-        elif used > (options.gpu_threshold if resource == GPU else options.threshold):
-            row["reason"] = "NotUnderutilized"
-        else:
-            eligible.append(row)
+    verdicts, eligible = candidate_rows(cluster, snapshot, candidates, options)
     fit = _FirstFit(snapshot, setup)
     chosen: list[str] = []
     snapshot.fork()
@@ -129,12 +137,25 @@ def consolidate(cluster: Cluster, setup=None, candidates: list[str] | None = Non
             _simulate_removal(row, snapshot, rules, fit, chosen, scenario.budgets, now)
             done(1)
     snapshot.revert()
-    freed = _freed(cluster, chosen)
+    freed = freed_by(cluster, chosen)
     report = {"threshold": options.threshold, "gpuThreshold": options.gpu_threshold, "nodes": verdicts,
               "removable": chosen, "freed": freed, "verification": None, "warnings": list(cluster.warnings)}
     if verify and chosen:
-        report["verification"] = _verify(cluster, setup, chosen, now)
+        report["verification"] = verify_removal(cluster, setup, chosen, now)
     return report
+
+
+def pods_to_move(ni: NodeInfo, rules: AutoscalerRules) -> tuple[list[PodInfo], str | None]:
+    """GetPodsToMove: the node's pods to re-create elsewhere (DaemonSet and mirror pods stay), or why a
+    pod blocks the node."""
+    moving = []
+    for pi in list(ni.pods):
+        verdict = rules.verdict(pi.pod)
+        if verdict.decision == "block":
+            return [], f"BlockedByPod {pod_key(pi.pod)}: {verdict.message}"
+        if verdict.decision == "move":
+            moving.append(pi)
+    return moving, None
 
 
 def _simulate_removal(row: dict, snapshot: Snapshot, rules: AutoscalerRules, fit: _FirstFit, chosen: list[str],
@@ -143,14 +164,10 @@ def _simulate_removal(row: dict, snapshot: Snapshot, rules: AutoscalerRules, fit
     all fit."""
     name = row["node"]
     ni = snapshot.get(name)
-    moving = []
-    for pi in list(ni.pods):
-        verdict = rules.verdict(pi.pod)
-        if verdict.decision == "block":
-            row["reason"] = f"BlockedByPod {pod_key(pi.pod)}: {verdict.message}"
-            return
-        if verdict.decision == "move":
-            moving.append(pi)
+    moving, blocked = pods_to_move(ni, rules)
+    if blocked:
+        row["reason"] = blocked
+        return
     snapshot.fork()
     for pi in moving:
         snapshot.forget_pod(pi)
@@ -174,7 +191,7 @@ def _simulate_removal(row: dict, snapshot: Snapshot, rules: AutoscalerRules, fit
     chosen.append(name)
 
 
-def _freed(cluster: Cluster, names: list[str]) -> dict:
+def freed_by(cluster: Cluster, names: list[str]) -> dict:
     """The allocatable the removed nodes give back: cpu (millicores), memory (bytes), GPUs."""
     from kwhatif.api.resources import resource_list
     from kwhatif.state.nodeinfo import Resource
@@ -191,7 +208,7 @@ def _freed(cluster: Cluster, names: list[str]) -> dict:
             "gpus": total.scalar.get(GPU, 0)}
 
 
-def _verify(cluster: Cluster, setup, names: list[str], now) -> dict:
+def verify_removal(cluster: Cluster, setup, names: list[str], now) -> dict:
     """One drain of the whole set with cluster-autoscaler's rules: kube-scheduler places the pods."""
     report = drain(new_scenario(cluster), tuple(names), None, DrainOptions(rules="cluster-autoscaler"), setup,
                    clock=lambda: now)

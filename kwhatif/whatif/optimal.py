@@ -478,6 +478,13 @@ class Solver:
     # constraints -----------------------------------------------------------------------------------
 
     def build(self) -> None:
+        """The placement's constraints, and the objective: the most new pods placed, then the fewest moves."""
+        self.constrain()
+        moved = self.movable_total - sum(stay for _, stay in self.stays)
+        self.model.Maximize(self.weight * sum(self.placed) - moved)
+
+    def constrain(self) -> None:
+        """The count variables and every constraint of the placement (no objective)."""
         model, types = self.model, self.types
         self.units = units = self.build_units()
         self.unit_of: dict[str, int] = {}
@@ -523,8 +530,6 @@ class Solver:
                 self.placed.append(total)
         self.movable_total = sum(t.count for t in types if t.movable)
         self.weight = self.movable_total + 1
-        moved = self.movable_total - sum(stay for _, stay in self.stays)
-        model.Maximize(self.weight * sum(self.placed) - moved)
 
     def _node_constraints(self, unit: Unit) -> None:
         """Resources, pod count and host ports of several types on one node."""

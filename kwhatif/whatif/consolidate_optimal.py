@@ -1,0 +1,246 @@
+"""The largest set of nodes that could be removed together (``drain --consolidate --optimal``), from
+OR-Tools CP-SAT, beside cluster-autoscaler's greedy answer (``consolidate.py``).
+
+The candidates are the greedy's: the nodes under the utilization thresholds and not annotated
+scale-down-disabled, whose pods cluster-autoscaler's drainability rules let go (the budgets as they are).
+The model chooses the nodes to remove; every pod to move from a removed node goes to a node that stays,
+where the profile's Filter plugins pass for it on the cluster as it is (``optimal.static_model``, per kind
+of pod and node) and the counted constraints of ``optimal.Solver`` hold: cpu, memory, ephemeral-storage,
+extended resources (``nvidia.com/gpu``) and the pod count against what the node has free, host ports,
+required anti-affinity, topology spreading and required affinity between the moved pods. Budgets:
+cluster-autoscaler lets a node go while each budget of its pods has a disruption left, and charges it
+with the healthy pods of the nodes already removed; so, per budget, the removed nodes' healthy pods but
+those of the node drained last (the one with the most) stay under disruptionsAllowed. Objective: the most
+nodes, then the most freed (cpu, memory and GPUs, each as a share of the candidates').
+
+The model does not see everything: the moved pods' filters and spreading see the pods of the removed
+nodes still there, and kube-scheduler places one pod at a time by score where the model packs. So every
+answer is verified by one drain of the whole set with cluster-autoscaler's rules (``drain_order``:
+the nodes with the largest pods first, each budget's last node last); a set whose drain leaves a pod Pending or a node blocked is excluded (a no-good cut
+on exactly that set) and the model solved again, within the time limit (all solves together) and at most
+``MAX_ATTEMPTS`` times. The answer is the first verified set, or cluster-autoscaler's own when none is
+verified or its set is larger.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+
+from kwhatif.framework.config import SchedulerSetup
+from kwhatif.state.cluster import Cluster
+from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif.changes import new_scenario
+from kwhatif.whatif.consolidate import (GPU, ConsolidateOptions, candidate_rows, consolidate, freed_by,
+                                        pods_to_move, verify_removal)
+from kwhatif.whatif.drain_rules import AutoscalerRules, drain_time
+from kwhatif.whatif.eviction import is_healthy
+from kwhatif.whatif.optimal import _STATUS, NOT_MODELLED, Solver, group_pods
+
+MAX_ATTEMPTS = 10
+SHARE = 10_000  # the tie-break's resolution: a resource's freed share of the candidates', in 1/10,000
+
+
+class _Model:
+    """The removal model: a boolean per candidate on top of the placement of its pods."""
+
+    def __init__(self, snapshot: Snapshot, setup: SchedulerSetup, moving: dict[str, list[PodInfo]],
+                 budgets, greedy_set: set[str], greedy_nodes: dict[str, str]) -> None:
+        self.moving = moving
+        self.origin: dict[str, str] = {}
+        pods = []
+        for name in sorted(moving, key=lambda n: n not in greedy_set):  # the greedy's pods first: hinted
+            for pi in moving[name]:
+                unbound = PodInfo({**pi.pod, "spec": {**pi.spec, "nodeName": ""}})
+                self.origin[unbound.key] = name
+                pods.append((unbound, False))
+        self.solver = solver = Solver(group_pods(pods), snapshot, setup, greedy_nodes)
+        solver.constrain()
+        model = self.model = solver.model
+        self.removed = {n: model.NewBoolVar(f"r_{n}") for n in moving}
+        self.by_type: dict[int, list[tuple[int, object]]] = {}
+        for (i, u), var in solver.x.items():
+            self.by_type.setdefault(i, []).append((u, var))
+        for i, t in enumerate(solver.types):
+            from_nodes = Counter(self.origin[t.name_of(k)] for k in range(t.count))
+            model.Add(sum(v for _, v in self.by_type.get(i, ())) ==
+                      sum(c * self.removed[n] for n, c in from_nodes.items()))
+        for u, unit in enumerate(solver.units):
+            gone = [self.removed[n] for n in unit.nodes if n in self.removed]
+            for i, cap in unit.caps.items() if gone else ():
+                model.Add(solver.x[(i, u)] <= cap * (len(unit.nodes) - sum(gone)))
+        self.touched = self._budgets(budgets)
+        self.weight = self._objective(snapshot)
+        for n, var in self.removed.items():
+            model.AddHint(var, n in greedy_set)
+
+    def _budgets(self, budgets) -> dict[int, dict[str, int]]:
+        """Per budget the removed nodes' healthy pods, but the last node's, stay under disruptionsAllowed;
+        returns budget -> node -> its healthy pods of the budget."""
+        touched: dict[int, dict[str, int]] = {}
+        for name, pods in self.moving.items():
+            for pi in pods:
+                for b in budgets.matching(pi.pod):
+                    by = touched.setdefault(b, {})
+                    by[name] = by.get(name, 0) + int(is_healthy(pi.pod))
+        model = self.model
+        for b, by in touched.items():
+            allowed = int(budgets.status(b).get("disruptionsAllowed") or 0)
+            last = {n: model.NewBoolVar(f"last{b}_{n}") for n in by}
+            for n, var in last.items():
+                model.Add(var <= self.removed[n])
+            model.Add(sum(last.values()) <= 1)
+            model.Add(sum(c * (self.removed[n] - last[n]) for n, c in by.items()) <= allowed - 1)
+        return touched
+
+    def _objective(self, snapshot: Snapshot) -> int:
+        """The most nodes, then the most freed; returns the weight of one node."""
+        alloc = {n: snapshot.get(n).allocatable for n in self.moving}
+        values = {n: (r.milli_cpu, r.memory, r.scalar.get(GPU, 0)) for n, r in alloc.items()}
+        totals = [sum(v[k] for v in values.values()) for k in range(3)]
+        tie = {n: sum(SHARE * v[k] // totals[k] for k in range(3) if totals[k]) for n, v in values.items()}
+        weight = sum(tie.values()) + 1
+        self.model.Maximize(sum((weight + tie[n]) * var for n, var in self.removed.items()))
+        return weight
+
+    def exclude(self, names: list[str]) -> None:
+        """The no-good cut: never exactly this set again."""
+        chosen = set(names)
+        self.model.Add(sum(var if n in chosen else -var for n, var in self.removed.items()) <= len(chosen) - 1)
+
+    def placement(self, solved, names: list[str]) -> dict[str, list[dict]]:
+        """Removed node -> where the solver puts its pods, in the node's pod order."""
+        solver, gone = self.solver, set(names)
+        out: dict[str, list[dict]] = {}
+        for i, t in enumerate(solver.types):
+            slots = []
+            for u, var in self.by_type.get(i, ()):
+                left, unit = int(solved.Value(var)), solver.units[u]
+                for name in unit.nodes:
+                    if name not in gone:
+                        take = min(left, unit.caps[i])
+                        slots.extend([name] * take)
+                        left -= take
+            pods = [t.name_of(k) for k in range(t.count) if self.origin[t.name_of(k)] in gone]
+            for pod, node in zip(pods, slots):
+                out.setdefault(self.origin[pod], []).append({"pod": pod, "node": node})
+        for name, placed in out.items():
+            position = {pi.key: k for k, pi in enumerate(self.moving[name])}
+            placed.sort(key=lambda p: position[p["pod"]])
+        return out
+
+    def no_place(self) -> dict[str, str]:
+        """Candidates with a pod that no other node has room for (filters and free resources, on the
+        cluster as it is): why they can never go."""
+        out: dict[str, str] = {}
+        room: dict[int, set[str]] = {}
+        for unit in self.solver.units:
+            for i in unit.caps:
+                room.setdefault(i, set()).update(unit.nodes)
+        for i, t in enumerate(self.solver.types):
+            for k in range(t.count):
+                pod = t.name_of(k)
+                origin = self.origin[pod]
+                if origin not in out and not room.get(i, set()) - {origin}:
+                    out[origin] = f"NoPlaceToMovePods: {pod} fits on no other node"
+        return out
+
+
+def drain_order(chosen: list[str], moving: dict[str, list[PodInfo]], touched: dict[int, dict[str, int]]
+                ) -> list[str]:
+    """The order the verifying drain takes the set in: the nodes with the largest pods first (GPUs, then
+    cpu, then memory: kube-scheduler places one pod at a time, and big pods placed after small ones find
+    the room fragmented), but each budget's node with the most healthy pods after the other nodes with
+    pods of that budget (where budgets disagree, the drain decides)."""
+    def largest(name: str) -> tuple:
+        return max(((-p.requested.scalar.get(GPU, 0), -p.requested.milli_cpu, -p.requested.memory)
+                    for p in moving[name]), default=(0, 0, 0))
+
+    by_size = sorted(chosen, key=largest)  # stable: the candidates' order between equals
+    before: dict[str, set[str]] = {n: set() for n in chosen}
+    for by in touched.values():
+        here = [n for n in chosen if n in by]
+        if len(here) > 1:
+            last = max(here, key=lambda n: by[n])
+            before[last].update(n for n in here if n != last)
+    order: list[str] = []
+    done: set[str] = set()
+    while len(order) < len(chosen):
+        ready = next((n for n in by_size if n not in done and before[n] <= done), None) or \
+            next(n for n in by_size if n not in done)
+        order.append(ready)
+        done.add(ready)
+    return order
+
+
+def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | None = None,
+                        options: ConsolidateOptions = ConsolidateOptions(), *, time_limit: float,
+                        workers: int = 2, seed: int = 0, progress=None) -> dict:
+    """The consolidation report of the largest verified removal set, with cluster-autoscaler's answer,
+    the solver's status and bound and every set tried (``optimal``)."""
+    started = time.perf_counter()
+    greedy = consolidate(cluster, setup, candidates, options, progress=progress)
+    now = drain_time(cluster)
+    scenario = new_scenario(cluster)
+    snapshot = Snapshot(cluster)
+    rules = AutoscalerRules(scenario.cluster, scenario.budgets, now)
+    rows, eligible = candidate_rows(cluster, snapshot, candidates, options)
+    moving: dict[str, list[PodInfo]] = {}
+    for row in eligible:
+        row["reason"] = "NotInLargestSet"  # until the answer says otherwise
+        pods, blocked = pods_to_move(snapshot.get(row["node"]), rules)
+        if blocked:
+            row["reason"] = blocked
+        else:
+            moving[row["node"]] = pods
+    greedy_nodes = {p["pod"]: p["node"] for r in greedy["nodes"] for p in r["pods"]}  # the last move wins
+    built = _Model(snapshot, setup or SchedulerSetup(), moving, scenario.budgets, set(greedy["removable"]),
+                   greedy_nodes)
+    for name, why in built.no_place().items():
+        next(r for r in rows if r["node"] == name)["reason"] = why
+    attempts, answer, status, bound, spent = [], None, "UNKNOWN", None, 0.0
+    while len(attempts) < MAX_ATTEMPTS and spent < time_limit:
+        solved = built.solver.cp.CpSolver()
+        solved.parameters.max_time_in_seconds = time_limit - spent
+        solved.parameters.num_workers = workers
+        solved.parameters.random_seed = seed
+        status = _STATUS.get(int(solved.Solve(built.model)), "UNKNOWN")
+        spent += solved.WallTime()
+        if status not in ("OPTIMAL", "FEASIBLE"):
+            break
+        bound = int(solved.BestObjectiveBound() + 1e-6) // built.weight
+        names = drain_order([n for n in moving if solved.Value(built.removed[n])], moving, built.touched)
+        verification = verify_removal(cluster, setup, names, now) if names else None
+        attempts.append({"nodes": names, "status": status, "verified": verification is None
+                         or verification["verified"], "verification": verification})
+        if attempts[-1]["verified"]:
+            answer = (names, built.placement(solved, names), verification)
+            break
+        built.exclude(names)
+    greedy_count = len(greedy["removable"]) if greedy["verification"] is None or \
+        greedy["verification"]["verified"] else 0
+    use_solver = answer is not None and len(answer[0]) >= greedy_count
+    if use_solver:
+        names, placed, verification = answer
+        for row in rows:
+            if row["node"] in placed or row["node"] in names:
+                row.update(removable=True, reason=None, pods=placed.get(row["node"], []))
+        report = {**greedy, "nodes": rows, "removable": names, "freed": freed_by(cluster, names),
+                  "verification": verification}
+    else:
+        report = dict(greedy)
+    report["optimal"] = {
+        "answer": "solver" if use_solver else "greedy",
+        "greedy": {"removable": greedy["removable"], "verified": greedy["verification"] is None
+                   or greedy["verification"]["verified"]},
+        "status": status, "bound": bound, "removable": len(report["removable"]),
+        "attempts": [{"nodes": a["nodes"], "status": a["status"], "verified": a["verified"],
+                      "pending": len(a["verification"]["pending"]) if a["verification"] else 0,
+                      "blockedNodes": a["verification"]["blockedNodes"] if a["verification"] else []}
+                     for a in attempts],
+        "maxAttempts": MAX_ATTEMPTS, "timeLimitSeconds": time_limit, "solverSeconds": round(spent, 3),
+        "wallSeconds": round(time.perf_counter() - started, 3), "podTypes": built.solver.kinds,
+        "variables": len(built.model.Proto().variables), "notModelled": list(NOT_MODELLED),
+        "warnings": list(built.solver.warnings)}
+    return report
