@@ -6,8 +6,10 @@
 
 In-process after loading the generated dump (seed 1, 30 pods per node) and building the sweep's base
 (the scheduler snapshot) once; kubectl's rules with --ignore-daemonsets --delete-emptydir-data --force.
-``--nodes N`` sweeps the first N nodes (the per-node cost, from which a whole sweep is extrapolated);
-every run of the same nodes must give the same rows. Prints wall and CPU seconds (this process and its
+``--nodes N`` sweeps the first N nodes of the whole sweep's order (``sweep.sweep_order``: neighbours share
+workloads, so the memo kept from task to task holds their pod classes), the per-node cost from which a
+whole sweep is extrapolated (a cold start: the memo fills as the sweep goes); every run of the same nodes
+must give the same rows. Prints wall and CPU seconds (this process and its
 children: the pool's workers; Ray's workers are not children and are counted by wall time only).
 """
 
@@ -68,6 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         fn = sweep.lose_domain
     else:
         names = [n["metadata"]["name"] for n in cluster.nodes]
+        order, _, _ = timed("order", lambda: sweep.sweep_order(base, names, sweep.memo_classes(len(names))))
+        names = [names[index] for index in order]
         items = names[: args.nodes] if args.nodes else names
         fn = sweep.drain_node
     runs = [(f"{w} worker(s)", dict(workers=int(w))) for w in args.workers.split(",") if w]

@@ -233,6 +233,28 @@ def test_fork_path_matches_fresh_drains(seed):
             assert on_fork == sweep.domain_summary(base, value, tuple(nodes), on_nodes, scenario)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_a_warm_memo_reused_across_tasks_answers_as_a_fresh_one(seed):
+    """Tasks in a random order with repeats (a node drained again after others), zone losses between them,
+    on one base whose memo is kept from task to task (big, or keeping one class so that classes are evicted
+    and made again): every answer equals the task's on a base of its own (a fresh snapshot and memo)."""
+    rng = random.Random(seed)
+    objects = generated(seed)
+    c = cluster([o for o in objects if o["kind"] == "Node"], [o for o in objects if o["kind"] == "Pod"],
+                [o for o in objects if o["kind"] not in ("Node", "Pod")])
+    options = rng.choice((DrainOptions(ignore_daemonsets=True, force=True), DrainOptions(rules="cluster-autoscaler")))
+    names = [n["metadata"]["name"] for n in c.nodes]
+    zones, _ = sweep.domains(c, ZONE)
+    tasks = [(sweep.drain_node, rng.choice(names)) for _ in range(3 * len(names))]
+    tasks[rng.randrange(len(tasks)):0] = [(sweep.lose_domain, (ZONE, value, tuple(nodes))) for value, nodes in zones.items()]
+    for classes in (1000, 1):
+        warm = sweep.SweepBase(c, None, options)
+        warm.memo().max_classes = classes
+        for fn, item in tasks:
+            assert fn(warm, item) == fn(sweep.SweepBase(c, None, options, now=warm.now), item)
+        assert len(warm.memo()._frameworks) == 1  # one framework, its tables kept from task to task
+
+
 # --- consolidation (cluster-autoscaler's scale-down simulation) ---------------------------------------
 
 

@@ -14,8 +14,11 @@ DynamicResources computes is kept: its Filter reads the snapshot's ResourceClaim
 on other nodes, network-attached devices shared by many nodes), so it runs in full at every step
 (tests/test_sequence_dra.py checks DRA sequences against fresh evaluations).
 
-The values of the last few classes are kept (``MAX_CLASSES``): pods of several workloads taking turns
-(``kwhatif pending`` in queue order) each find their own class's values again.
+The values of the last few classes are kept (``MAX_CLASSES``, or ``max_classes``): pods of several
+workloads taking turns (``kwhatif pending`` in queue order) each find their own class's values again. A memo
+can outlive the engine that made it: the frameworks whose plugins own its tables are kept with it
+(``framework``), so that placers given the same memo on forks of its snapshot (a sweep's tasks, each
+reverted) find the values of the classes they share.
 """
 
 from __future__ import annotations
@@ -43,8 +46,10 @@ def pod_class(pod: PodInfo):
 
 
 class NodeMemo:
-    def __init__(self, snapshot) -> None:
+    def __init__(self, snapshot, max_classes: int = MAX_CLASSES) -> None:
         self._snapshot = snapshot
+        self.max_classes = max_classes
+        self._frameworks: list[tuple[tuple, object]] = []
         self._tables: dict[tuple, dict[str, tuple[NodeInfo, int, object]]] = {}
         # pod class -> its tables, the most recently used last
         self._by_class: dict[tuple[bytes, int], dict[tuple, dict[str, tuple[NodeInfo, int, object]]]] = {}
@@ -66,8 +71,19 @@ class NodeMemo:
             return
         tables = self._by_class.pop(cls, None)
         self._tables = self._by_class[cls] = {} if tables is None else tables
-        while len(self._by_class) > MAX_CLASSES:
+        while len(self._by_class) > self.max_classes:
             del self._by_class[next(iter(self._by_class))]
+
+    def framework(self, key: tuple, make: Callable[[], object]):
+        """The framework made for ``key`` (objects compared by identity: the setup, the profile, ...)
+        the first time, kept with the memo: its plugins own tables here (by id), so a framework made anew
+        would find none of them."""
+        for kept_key, framework in self._frameworks:
+            if len(kept_key) == len(key) and all(map(is_, kept_key, key)):
+                return framework
+        framework = make()
+        self._frameworks.append((key, framework))
+        return framework
 
     def table(self, owner: object, kind) -> dict:
         """The values ``owner`` (a plugin, the framework) keeps under ``kind``, by node name."""

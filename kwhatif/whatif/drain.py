@@ -94,12 +94,13 @@ class DrainReport:
 
 
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
-          setup=None, clock: Callable[[], datetime] = utc_now, snapshot=None) -> DrainReport:
+          setup=None, clock: Callable[[], datetime] = utc_now, snapshot=None, memo=None) -> DrainReport:
     """Drain ``nodes`` (each once, in the order given) or the nodes ``selector`` picks in ``scenario``'s
     cluster, changing it. The drain happens when the cluster was captured, else at the ``clock``'s now.
     ``snapshot``: the scenario's cluster as a scheduler snapshot (a fork the caller reverts; no pod on the
     drained nodes uses a ResourceClaim): the drain's cordons and evictions are made on it too and the
-    replacements placed there, instead of on a snapshot built for this drain."""
+    replacements placed there, instead of on a snapshot built for this drain; ``memo``: the engine's memo
+    of that snapshot, kept by the caller across its forks (a sweep)."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
@@ -121,7 +122,7 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
         for i in indexes:
             snapshot.update_node(cluster.nodes[i])
     removed = frozenset(names) if options.rules == "cluster-autoscaler" else frozenset()
-    run = _DrainRun(report, Placer(cluster, setup, snapshot, skip=removed), now)
+    run = _DrainRun(report, Placer(cluster, setup, snapshot, skip=removed, memo=memo), now)
     on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     for name in names:
         if run.waiting_on is not None:

@@ -39,8 +39,10 @@ class Placer:
     """Places pods one at a time on ``cluster`` with the sequence engine. The engine's snapshot is
     built at the first placement, so changes made to the cluster before then are simply in it."""
 
-    def __init__(self, cluster: Cluster, setup=None, snapshot=None, skip: frozenset[str] = frozenset()) -> None:
+    def __init__(self, cluster: Cluster, setup=None, snapshot=None, skip: frozenset[str] = frozenset(),
+                 memo=None) -> None:
         self.cluster = cluster
+        self.memo = memo  # the engine's per-node values when the caller keeps them across forks (a sweep)
         self.setup = setup
         self.skip = skip  # nodes never tried (cluster-autoscaler's nodes being removed)
         self._snapshot = snapshot  # the cluster's snapshot when the caller holds one (a fork), else built
@@ -79,16 +81,18 @@ class Placer:
             from kwhatif.state.snapshot import Snapshot
             from kwhatif.whatif.sequence import SequencePlacer
 
-            self._engine = SequencePlacer(self._snapshot or Snapshot(self.cluster), self.setup, skip=self.skip)
+            self._engine = SequencePlacer(self._snapshot or Snapshot(self.cluster), self.setup, skip=self.skip,
+                                          memo=self.memo)
         return self._engine
 
 
-def place_displaced(scenario, setup=None, snapshot=None) -> None:
+def place_displaced(scenario, setup=None, snapshot=None, memo=None) -> None:
     """Place the scenario's re-created pods in queue order (created together: by priority, then the
     order they left in); each placement is recorded with the node the pod came from. ``snapshot``: the
     scenario's cluster as a snapshot already (a fork the caller reverts), else the scenario's own state
-    is used (built when there is a pod to place)."""
-    placer = Placer(scenario.cluster, setup, snapshot if snapshot is not None else scenario.snapshot)
+    is used (built when there is a pod to place). ``memo``: the engine's memo of ``snapshot``, kept by the
+    caller across its forks."""
+    placer = Placer(scenario.cluster, setup, snapshot if snapshot is not None else scenario.snapshot, memo=memo)
     order = queue_order(scenario.displaced, lambda displaced: pod_priority(displaced[0]))
     placed = {}
     for queued in order:

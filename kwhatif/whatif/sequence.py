@@ -219,7 +219,9 @@ class SequencePlacer:
         profile = self.setup.profile_for(pod.spec.get("schedulerName"))
         scheduler = self._schedulers.get(profile.scheduler_name)
         if scheduler is None:
-            framework = framework_for(self.setup, profile.scheduler_name, self.snapshot, self.memo, self.post_filter)
+            framework = self.memo.framework(
+                (self.setup, profile, self.post_filter),
+                lambda: framework_for(self.setup, profile.scheduler_name, self.snapshot, self.memo, self.post_filter))
             scheduler = Scheduler(framework, self.extenders, self.setup.parallelism, self.clock)
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler

@@ -3,7 +3,8 @@
 A task is ``fn(base, item)`` with ``fn`` a module-level function and a plain-data answer, so every
 path gives the same list of answers (in ``items`` order). The local pool forks: its workers inherit
 the base (cluster and scheduler snapshot) built once in this process instead of reading it again
-(``gc.freeze`` first, so the collector does not copy the shared pages into every worker). On Ray
+(``gc.freeze`` first, so the collector does not copy the shared pages into every worker), and takes
+consecutive items a few at a time (a sweep orders its items so that neighbours share work). On Ray
 the base is put in the object store once; each Ray worker process fetches it at its first task and
 keeps it for the next ones.
 """
@@ -51,8 +52,10 @@ def run(fn: Callable, base, items: Sequence, workers: int | None = None, ray: st
     gc.freeze()
     try:
         results: list = [None] * len(items)
+        chunk = max(1, min(8, len(items) // (4 * workers)))
         with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for index, answer in pool.imap_unordered(_pool_task, [(fn, i, item) for i, item in enumerate(items)]):
+            for index, answer in pool.imap_unordered(_pool_task, [(fn, i, item) for i, item in enumerate(items)],
+                                                     chunk):
                 results[index] = answer
                 done(1)
         return results
