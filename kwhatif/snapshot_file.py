@@ -35,7 +35,7 @@ from kwhatif.api.shape import OBJECT, SHAPES, check_shape, defer_check
 from kwhatif.errors import InputError
 from kwhatif.api.documents import describe
 from kwhatif.api.bulk import bulk_allocation
-from kwhatif.state.cluster import KINDS, Cluster
+from kwhatif.state.cluster import KINDS, Cluster, TemplatedPods
 
 SNAPSHOT_KIND = "KwhatifSnapshot"
 FORMAT_VERSION = 1
@@ -271,20 +271,29 @@ def compact_pods(pods: list[dict]) -> tuple[list[dict], list[dict]]:
     return templates, instances
 
 
-def expand_pods(templates: list, instances: list, path: str) -> list[dict]:
-    """Full pod dicts from templates and instances. Pods of one template share their nested
-    values (labels, containers ...), which nothing in kwhatif modifies."""
+_OWN_METADATA, _OWN_SPEC, _OWN_STATUS = (own for _, own in _POD_INSTANCE_FIELDS)
+
+
+def expand_pods(templates: list, instances: list, path: str) -> TemplatedPods:
+    """Full pod dicts from templates and instances, with the template of each. Pods of one template
+    share their nested values (labels, containers ...), which nothing in kwhatif modifies."""
     pods = []
+    template_of = []
     try:
         for p in instances:
-            t = templates[p["template"]]
+            i = p["template"]
+            t = templates[i]
+            meta, spec, status = p["metadata"], p["spec"], p["status"]
             pods.append({"apiVersion": "v1", "kind": "Pod",
-                         "metadata": {**t["metadata"], **p["metadata"]},
-                         "spec": {**t["spec"], **p["spec"]},
-                         "status": {**t["status"], **p["status"]}})
+                         "metadata": {**t["metadata"], **meta},
+                         "spec": {**t["spec"], **spec},
+                         "status": {**t["status"], **status}})
+            # Its PodInfo is the template's but for its own fields (PodInfo.replica), unless it has others.
+            template_of.append(i if _OWN_METADATA.issuperset(meta) and _OWN_SPEC.issuperset(spec)
+                               and _OWN_STATUS.issuperset(status) else -1)
     except (KeyError, IndexError, TypeError) as exc:
         raise InputError(f"{path}: malformed snapshot: pod {len(pods)}: bad template reference ({exc!r})") from None
-    return pods
+    return TemplatedPods(pods, template_of, len(templates))
 
 
 def compact_node_images(nodes: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -442,7 +451,8 @@ def cluster_from_snapshot(path: str) -> Cluster:
                 cluster.skipped_kinds[kind] += len(items)
                 continue
             if kind == "Pod":
-                items = expand_pods(doc.get("podTemplates") or [], items, path)
+                cluster.templated_pods = expand_pods(doc.get("podTemplates") or [], items, path)
+                items = list(cluster.templated_pods.pods)
                 defer_check([(pod, path) for pod in items], SHAPES["Pod"])
             else:
                 if kind == "Node":

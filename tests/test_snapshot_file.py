@@ -21,6 +21,7 @@ from kwhatif.snapshot_file import (
     write_snapshot,
 )
 from kwhatif.state.cluster import KINDS, Cluster
+from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.whatif import load_cluster, place_pod
 from tests.apiserver import api_node, api_object, api_pod, api_workload_objects
 from tests.demo_cluster import demo_cluster_json
@@ -180,6 +181,69 @@ def test_pods_of_a_workload_share_a_template():
     assert set(instances[0]) == {"template", "metadata", "spec", "status"}
     assert set(instances[0]["metadata"]) == {"name", "uid", "creationTimestamp"}
     assert instances[0]["spec"] == {"nodeName": "node-00000"}
+
+
+def _pod_info_fields(pi: PodInfo) -> dict:
+    if pi.has_affinity:
+        pi.parse_terms()
+    fields = {name: getattr(pi, name) for name in PodInfo.__slots__}
+    fields["requested"] = fields["requested"].to_dict()
+    return fields
+
+
+def _replica_variants() -> list[dict]:
+    """Replicas of workloads that differ in every template-level input a PodInfo reads."""
+    pods = []
+    for i in range(24):
+        pod = api_pod(i, f"node-{i % 3:05d}" if i % 6 else None, "shop", f"app{i % 4}", cpu=f"{100 + i % 2}m")
+        spec = pod["spec"]
+        if i % 4 == 1:
+            spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "app1"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+            spec["containers"][0]["ports"][0]["hostPort"] = 8080
+        if i % 4 == 2:
+            spec["initContainers"] = [{"name": "init", "image": "busybox",
+                                       "resources": {"requests": {"cpu": "2"}}}]
+            spec["volumes"].append({"name": "data", "persistentVolumeClaim": {"claimName": f"data-{i % 2}"}})
+        if i % 5 == 3:
+            pod["status"]["phase"] = "Succeeded"
+        if i % 7 == 4:
+            pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        if i % 6 == 0:
+            pod["status"] = {"phase": "Pending", "nominatedNodeName": "node-00001"}
+        pods.append(pod)
+    return pods
+
+
+def test_replicas_of_a_template_get_the_pod_info_of_their_own(tmp_path):
+    """Pods loaded from a snapshot share a PodInfo computed once per template (PodInfo.replica): every
+    field equals the PodInfo computed from the pod alone, also for a pod hand-edited in the file to
+    differ from its template, and for pods added, removed or replaced after loading."""
+    path = tmp_path / "c.kwi.json.gz"
+    write_snapshot(cluster_of([api_node(i) for i in range(3)] + _replica_variants()), str(path))
+    doc = orjson.loads(gzip.decompress(path.read_bytes()))
+    edited = doc["objects"]["Pod"][5]
+    edited["metadata"]["labels"] = {"app": "edited"}
+    edited["spec"]["priority"] = 7
+    path.write_bytes(gzip.compress(orjson.dumps(doc)))
+    cluster = cluster_from_snapshot(str(path))
+    assert cluster.templated_pods is not None and -1 in cluster.templated_pods.template_of
+
+    def expected(pods):
+        return [_pod_info_fields(PodInfo(pod)) for pod in pods
+                if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+
+    first = cluster.pod_infos()
+    assert [_pod_info_fields(pi) for pi in first] == expected(cluster.pods)
+    edited_info = next(pi for pi in first if pi.pod is cluster.pods[5])
+    assert edited_info.labels == {"app": "edited"} and edited_info.priority == 7
+    assert len({id(pi.requested) for pi in first}) < len(first)  # shared, not recomputed
+    again = cluster.pod_infos()
+    assert not {id(pi) for pi in first} & {id(pi) for pi in again}  # each call its own PodInfos
+    del cluster.pods[2]
+    cluster.pods[7] = {**cluster.pods[7], "metadata": {**cluster.pods[7]["metadata"], "labels": {"app": "new"}}}
+    cluster.pods.append(copy.deepcopy(cluster.pods[1]))
+    assert [_pod_info_fields(pi) for pi in cluster.pod_infos()] == expected(cluster.pods)
 
 
 def test_is_snapshot_and_auto_detection(tmp_path):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import is_
 
 from kwhatif.api.dra_shape import SCHEMAS as DRA_SCHEMAS
 from kwhatif.api.dra_shape import check as check_dra_shape
@@ -16,6 +17,7 @@ from kwhatif.api.validation import check_resource_list, validate_pod_quantities
 from kwhatif.errors import InputError
 from kwhatif.api.documents import describe
 from kwhatif.api.bulk import bulk_allocation
+from kwhatif.state.nodeinfo import PodInfo
 
 # kind -> Cluster attribute
 KINDS = {
@@ -45,6 +47,49 @@ KINDS = {
 }
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
+class TemplatedPods:
+    """Which template of a snapshot file each pod was expanded from (``snapshot_file.expand_pods``), so
+    that the pods of one template share one computed PodInfo (``PodInfo.replica``).
+
+    ``pods[i]`` came from template ``template_of[i]``, or -1 when its own fields go beyond the per-pod
+    ones (a hand-edited file) and its PodInfo is computed alone. Pods are matched by identity: a pod
+    added, replaced or re-created after loading is not in ``pods`` and gets its own PodInfo."""
+
+    __slots__ = ("pods", "template_of", "protos", "_positions")
+
+    def __init__(self, pods: list[dict], template_of: list[int], templates: int) -> None:
+        self.pods = tuple(pods)  # keeps the pods alive: the ids in _positions stay theirs
+        self.template_of = template_of
+        self.protos: list[PodInfo | None] = [None] * templates
+        self._positions: dict[int, int] | None = None
+
+    def pod_infos(self, pods: list[dict]) -> list[PodInfo]:
+        """Cluster.pod_infos for ``pods``: a template's PodInfo is computed for its first pod, and every
+        pod of it is a replica."""
+        loaded, template_of = self.pods, self.template_of
+        if len(pods) != len(loaded) or not all(map(is_, pods, loaded)):
+            if self._positions is None:
+                self._positions = {id(pod): i for i, pod in enumerate(loaded)}
+            positions = self._positions
+            template_of = [template_of[i] if (i := positions.get(id(pod))) is not None else -1 for pod in pods]
+        protos = self.protos
+        out = []
+        for pod, template in zip(pods, template_of):
+            status = pod.get("status")
+            if status and status.get("phase") in TERMINAL_PHASES:
+                continue
+            if template < 0:
+                out.append(PodInfo(pod))
+                continue
+            proto = protos[template]
+            if proto is None:  # kept apart: every call returns PodInfos of its own
+                proto = protos[template] = PodInfo(pod)
+                if proto.has_affinity:
+                    proto.parse_terms()  # parsed once, shared by the replicas
+            out.append(proto.replica(pod))
+        return out
 
 
 @dataclass
@@ -78,6 +123,8 @@ class Cluster:
     source: str = ""
     # Capture metadata for snapshots and live reads (server, context, time, missing permissions ...).
     metadata: dict = field(default_factory=dict)
+    # The pods' templates when loaded from a snapshot file (see pod_infos).
+    templated_pods: TemplatedPods | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_objects(cls, objects: list[tuple[dict, str]], source: str = "",
@@ -144,6 +191,13 @@ class Cluster:
                                     f"kind/namespace/name and UID) and are counted once: {shown}")
         return cluster
 
+    def pod_infos(self) -> list[PodInfo]:
+        """The PodInfos of the pods that have not finished (phase Succeeded or Failed), in order. Pods
+        loaded from a snapshot file as replicas of one template are computed once per template."""
+        if self.templated_pods is not None:
+            return self.templated_pods.pod_infos(self.pods)
+        return [PodInfo(pod) for pod in self.pods if not _finished(pod)]
+
     def namespace_labels(self) -> dict[str, dict[str, str]]:
         return {(ns.get("metadata") or {}).get("name", ""): (ns.get("metadata") or {}).get("labels") or {}
                 for ns in self.namespaces}
@@ -158,6 +212,11 @@ class Cluster:
                  for node in self.nodes}
         found.discard("")
         return sorted(found) or list(self.metadata.get("kubeletVersions") or [])
+
+
+def _finished(pod: dict) -> bool:
+    status = pod.get("status")
+    return bool(status) and status.get("phase") in TERMINAL_PHASES
 
 
 def validate_node_quantities(node: dict, source: str) -> None:

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from kwhatif.api.resources import resource_list
 from kwhatif.api.bulk import bulk_allocation
 from kwhatif.state.claims import ClaimKey, ResourceClaims
-from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
+from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import ImageStateSummary, NodeInfo, PodInfo, Resource
 from kwhatif.state.nominator import Nominator
 
@@ -48,11 +48,7 @@ class Snapshot:
         self.used_pvc_counts: dict[str, int] = {}
         node_info_map = self.node_info_map
         pods_on: dict[str, list[PodInfo]] = {name: [] for name in node_info_map}
-        for pod in cluster.pods:
-            status = pod.get("status")
-            if status and status.get("phase") in TERMINAL_PHASES:
-                continue
-            pi = PodInfo(pod)
+        for pi in cluster.pod_infos():  # the pods that have not finished
             if pi.has_affinity:
                 pi.parse_terms()
             if pi.node_name:
