@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from itertools import compress, repeat
+from operator import is_, not_
 from typing import Callable
 
 from kwhatif.api.defaults import Admission
@@ -37,6 +39,7 @@ from kwhatif.result import ScheduleResult
 from kwhatif.framework.batch import GATE as BATCHING_GATE
 from kwhatif.framework.batch import OpportunisticBatch
 from kwhatif.sampling import NodeWalk, Sampling, node_tree_order, walk
+from kwhatif.state.node_memo import MISSING, Kept
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.versions import TOP_SCORE_HEAP
 
@@ -339,18 +342,21 @@ class Scheduler:
             order = [ni for ni in order if ni.name in names]
         start = walk.start % len(order) if order else 0
         k = self._num_to_find(len(order))
-        feasible: list[NodeInfo] = []
-        examined = 0
-        for ni, status in self._filter(state, pod, order[start:] + order[:start]):
-            if status is None:
-                if len(feasible) == k:
-                    break
-                feasible.append(ni)
-            else:
-                statuses.set(ni.name, status)
-                if status.code == Code.ERROR:
-                    break
-            examined += 1
+        kept = self._kept_verdicts(state, pod, order) if whole else None
+        if kept is not None:
+            feasible, examined = self._walk_kept(state, pod, kept, start, k, statuses)
+        else:
+            feasible, examined = [], 0
+            for ni, status in self._filter(state, pod, order[start:] + order[:start]):
+                if status is None:
+                    if len(feasible) == k:
+                        break
+                    feasible.append(ni)
+                else:
+                    statuses.set(ni.name, status)
+                    if status.code == Code.ERROR:
+                        break
+                examined += 1
         processed = examined
         if rejected_nominated and rejected_nominated not in statuses.statuses:
             processed += 1
@@ -361,6 +367,68 @@ class Scheduler:
             result.sampling = Sampling(k, self.parallelism, deterministic, [ni.name for ni in feasible], [],
                                        processed)
         return feasible
+
+    def _kept_verdicts(self, state: CycleState, pod: PodInfo, order: list[NodeInfo]) -> Kept | None:
+        """The nodes' whole Filter verdicts kept from the last attempts of this pod class in the walk's
+        order, while what they depend on is the same (Framework.filter_key); the nodes with nominated
+        pods are filtered again (their verdicts are not kept). None without a memo or a key."""
+        fw = self.framework
+        if not fw.memo:
+            return None
+        key = fw.filter_key(state)
+        if key is None:
+            return None
+        kept = fw.memo.kept(fw, "verdicts", order, key)
+        for name in self.snapshot.nominator.nodes():
+            index = kept.position(name)
+            if index is not None and fw.handle.nominated_pods_for_node(name):
+                kept.values[index] = MISSING
+        return kept
+
+    def _walk_kept(self, state: CycleState, pod: PodInfo, kept: Kept, start: int, k: int,
+                   statuses: NodeToStatus) -> tuple[list[NodeInfo], int]:
+        """The walk of ``_walk`` over kept verdicts: (the feasible nodes, the nodes examined). A stretch of
+        nodes that cannot hold the (k+1)-th feasible node is taken at once; its missing verdicts are
+        computed (and kept where they are the node's alone: no nominated pods, no error), so no node
+        past the end of the walk is filtered. The stretch where the walk ends goes node by node."""
+        fw = self.framework
+        nodes, names, values = kept.nodes, kept.names, kept.values
+        rejected_statuses = statuses.statuses
+        feasible: list[NodeInfo] = []
+        examined = 0
+        for lo, hi in ((start, len(nodes)), (0, start)):
+            while lo < hi:
+                top = lo + min(hi - lo, k + 1 - len(feasible))
+                chunk = values[lo:top]
+                missing = list(map(is_, chunk, repeat(MISSING)))
+                error = False
+                if True in missing:
+                    indices = list(compress(range(len(chunk)), missing))
+                    for index, (ni, status) in zip(indices, self._filter(state, pod, [nodes[lo + i] for i in indices])):
+                        chunk[index] = status
+                        if status is not None and status.code == Code.ERROR:
+                            error = True
+                        elif not fw.handle.nominated_pods_for_node(ni.name):
+                            values[lo + index] = status
+                passed = list(map(is_, chunk, repeat(None)))
+                if error or len(feasible) + passed.count(True) > k:
+                    for ni, status in zip(nodes[lo:top], chunk):
+                        if status is None:
+                            if len(feasible) == k:
+                                return feasible, examined
+                            feasible.append(ni)
+                        else:
+                            rejected_statuses[ni.name] = status
+                            if status.code == Code.ERROR:
+                                return feasible, examined
+                        examined += 1
+                else:
+                    feasible.extend(compress(nodes[lo:top], passed))
+                    failed = list(map(not_, passed))
+                    rejected_statuses.update(zip(compress(names[lo:top], failed), compress(chunk, failed)))
+                    examined += top - lo
+                lo = top
+        return feasible, examined
 
     def _top_of(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], result: ScheduleResult) -> list[str]:
         """The top-score nodes when only ``nodes`` are scored (normalization among them)."""

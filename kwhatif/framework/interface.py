@@ -149,7 +149,10 @@ class Plugin:
     - ``pre_filter(state, pod, nodes) -> (PreFilterResult | None, Status | None)``
     - ``add_pod(state, pod_to_schedule, pod_info_to_add, node_info) -> Status | None`` and
       ``remove_pod(...)``: PreFilterExtensions, used for nominated pods and preemption dry runs.
-    - ``filter(state, pod, node_info) -> Status | None``
+    - ``filter(state, pod, node_info) -> Status | None``; a plugin that is not ``node_local`` may say
+      what its Filter reads from the cycle state with ``filter_key(state)``: a value such that an equal
+      key (for a pod of the same class) and an unchanged node mean the same verdict; a sequence then
+      keeps the node's verdict from one attempt to the next. Without it every node is filtered again.
     - ``post_filter(state, pod, filtered_node_status) -> (PostFilterResult | None, Status)``
     - ``pre_score(state, pod, nodes) -> Status | None``
     - ``score(state, pod, node_info) -> int`` (an Error status is raised as PluginError) and

@@ -180,6 +180,22 @@ class Framework:
         stop = self.local_filter_count
         return memo.values(table, nodes, lambda ni: self.run_filter(state, pod, ni, 0, stop))
 
+    def filter_key(self, state: CycleState):
+        """What a node's whole Filter verdict depends on besides the node, the pod's class and the pods
+        nominated to it: the plugins PreFilter skipped and each later plugin's ``filter_key``; None when
+        some plugin that runs cannot say (its verdicts are then not kept)."""
+        skip = state.skip_filter_plugins
+        key = [frozenset(skip)]
+        for pl in self.points["filter"][self.local_filter_count:]:
+            if pl.name in skip or pl.node_local:
+                continue
+            filter_key = getattr(pl, "filter_key", None)
+            part = filter_key(state) if filter_key is not None else None
+            if part is None:
+                return None
+            key.append(part)
+        return tuple(key)
+
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo,
                                          node_info: NodeInfo) -> Status | None:
         return self._run_pre_filter_extensions(self._add_pod_extensions, state, pod, to_add, node_info)

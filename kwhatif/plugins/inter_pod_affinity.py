@@ -307,6 +307,13 @@ class InterPodAffinity(Plugin):
         s.update_with_pod(pod_info_to_remove, node_info.labels, -1)
         return None
 
+    def filter_key(self, state):
+        """What Filter reads from the cycle state besides the pod's terms (Framework.filter_key): the counts."""
+        s = state.read(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return None
+        return dict(s.existing_anti_affinity_counts), dict(s.affinity_counts), dict(s.anti_affinity_counts)
+
     def filter(self, state, pod: PodInfo, node_info: NodeInfo):
         s = state.read(PRE_FILTER_STATE_KEY)
         if s is None:

@@ -32,7 +32,7 @@ from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 MAX_CLASSES = 16
 _generation = attrgetter("generation")
-_MISSING = object()  # "not kept": a sentinel that no value equals (list.index finds it)
+MISSING = _MISSING = object()  # "not kept": a sentinel that no value equals (list.index finds it)
 
 
 def pod_class(pod: PodInfo):
@@ -139,6 +139,30 @@ class NodeMemo:
             return {name: totals[name] for value in kept.values if value for name in value}
         return kept.totals
 
+    def kept(self, owner: object, kind, nodes: list[NodeInfo], key) -> "Kept":
+        """Values kept per position of ``nodes`` (the same list object from one attempt to the next, never
+        changed: the node set unchanged) while ``key`` (what they depend on beyond each node and the pod's
+        class) is equal: the positions whose node's generation changed read ``MISSING``, every position
+        does when the list or the key differs. The caller computes the missing values and stores those
+        that are the node's alone (``Kept.values[index] = value``). A pass over the generations in C."""
+        table = (id(owner), ("kept", kind))
+        kept: Kept | None = self._tables.get(table)
+        generations = list(map(_generation, nodes))
+        if kept is None or kept.source is not nodes or kept.key != key:
+            kept = self._tables[table] = Kept(nodes, generations, key)
+        elif generations != kept.generations:
+            changed = list(map(ne, generations, kept.generations))
+            values = kept.values
+            index = -1
+            while True:
+                try:
+                    index = changed.index(True, index + 1)
+                except ValueError:
+                    break
+                values[index] = MISSING
+            kept.generations = generations
+        return kept
+
     def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object]):
         entry = table.get(ni.name)
         if entry is not None and entry[0] is ni and entry[1] == ni.generation:
@@ -211,3 +235,23 @@ class _Sum:
             else:
                 del holders[key]
                 del totals[key]
+
+
+class Kept:
+    """``NodeMemo.kept``'s state: the list of nodes (and a copy keeping them alive), their generations
+    when the values were stored, the key, and the values by position (``MISSING`` where none is kept)."""
+
+    __slots__ = ("source", "nodes", "names", "generations", "key", "values", "_positions")
+
+    def __init__(self, nodes: list[NodeInfo], generations: list[int], key) -> None:
+        self.source, self.nodes = nodes, list(nodes)
+        self.names = [ni.name for ni in nodes]
+        self.generations, self.key = generations, key
+        self.values: list = [MISSING] * len(nodes)
+        self._positions: dict[str, int] | None = None
+
+    def position(self, name: str) -> int | None:
+        """The position of the node named ``name`` in the list."""
+        if self._positions is None:
+            self._positions = {ni.name: index for index, ni in enumerate(self.nodes)}
+        return self._positions.get(name)

@@ -46,6 +46,10 @@ class Nominator:
     def nominated_pods_for_node(self, node: str) -> list[PodInfo]:
         return self._pods_by_node.get(node, [])
 
+    def nodes(self):
+        """The names of the nodes some pod is nominated to."""
+        return self._pods_by_node.keys()
+
     def nominated_node_of(self, uid: str) -> str | None:
         """The node the pod with ``uid`` is nominated to, if any."""
         return self._node_by_uid.get(uid)

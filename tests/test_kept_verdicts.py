@@ -1,0 +1,138 @@
+"""The scheduling loop's kept state (each node's whole Filter verdict kept per pod class while
+Framework.filter_key is unchanged, the kept score columns) against the same sequence evaluated afresh
+at every step (no memo: every node filtered and scored again), bit for bit: each step's whole answer
+(every node's status and score, the sample, nodes examined, the start index carried on).
+
+Seeded clusters of 120-200 nodes (test_sampled_sequence's: zones, taints, cordons, spreading,
+anti-affinity, nominated pods), replicas of one pod so that kept values are reused, in sampled and
+all-nodes modes, with nodes updated (labels, taints, allocatable, images), added and removed and pods
+nominated and un-nominated between steps."""
+
+from __future__ import annotations
+
+import copy
+import random
+
+import pytest
+
+from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
+from kwhatif.state.cluster import Cluster
+from kwhatif.state.node_memo import MISSING, Kept
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif import prepare_pod
+from kwhatif.whatif.sequence import SequencePlacer, prepare_pods
+from tests.test_sampled_sequence import CONFIG, _placed_pod
+from tests.test_sampled_sequence import generate as generate_cluster
+from tests.test_sequence_incremental import clock
+from tests.test_sequence_node_changes import _changed
+
+
+def _placers(objects: list[dict], config: dict) -> tuple[SequencePlacer, SequencePlacer]:
+    """The engine as it runs, and the same engine without a memo (a fresh evaluation at every step)."""
+    setup = scheduler_config_from_dict(config, "config")
+    placers = []
+    for _ in range(2):
+        cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
+        placers.append(SequencePlacer(Snapshot(cluster), setup, clock=clock))
+    placers[1].memo = None
+    return placers[0], placers[1]
+
+
+ZONE_TERM = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "topology.kubernetes.io/zone"}
+
+
+def _template(rng: random.Random) -> dict:
+    """test_sampled_sequence's pod, or one whose verdicts on other nodes change as pods land: zone-wide
+    required (anti-)affinity, or zone spreading that rejects (maxSkew 1)."""
+    pod = _placed_pod(rng)
+    kind = rng.choice(("as is", "anti-zone", "affinity-zone", "spread-zone"))
+    if kind == "anti-zone":  # one per zone
+        pod["spec"]["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {**ZONE_TERM, "labelSelector": {"matchLabels": {"app": "solo"}}}]}}
+        pod["metadata"]["labels"] = {"app": "solo"}
+    elif kind == "affinity-zone":
+        pod["spec"]["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [ZONE_TERM]}}
+    elif kind == "spread-zone":
+        pod["spec"]["topologySpreadConstraints"] = [{
+            "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "web"}}}]
+    return pod
+
+
+class _Changes:
+    """Random changes applied alike to both placers' snapshots between steps."""
+
+    def __init__(self, rng: random.Random, objects: list[dict]) -> None:
+        self.rng = rng
+        self.nodes = {o["metadata"]["name"]: o for o in objects if o["kind"] == "Node"}
+        self.added = 0
+        self.pending: list[dict] = []
+
+    def apply(self, snapshots: list[Snapshot], cluster: Cluster) -> str:
+        rng = self.rng
+        what = rng.choice(("update", "update", "add", "remove", "nominate", "nominate"))
+        if what == "update":
+            node = _changed(rng, self.nodes[rng.choice(sorted(self.nodes))])
+            for snapshot in snapshots:
+                snapshot.update_node(copy.deepcopy(node))
+            self.nodes[node["metadata"]["name"]] = node
+        elif what == "add":
+            self.added += 1
+            node = _changed(rng, self.nodes[rng.choice(sorted(self.nodes))])
+            name = f"added-{self.added}"
+            node["metadata"]["name"] = node["metadata"]["labels"]["kubernetes.io/hostname"] = name
+            for snapshot in snapshots:
+                snapshot.add_node(copy.deepcopy(node))
+            self.nodes[name] = node
+        elif what == "remove":
+            name = rng.choice(sorted(self.nodes))
+            for snapshot in snapshots:
+                snapshot.remove_node(name)
+            del self.nodes[name]
+        else:  # a pending pod nominated to a node (or its nomination ended), as preemption leaves it
+            if self.pending and rng.random() < 0.4:
+                raw = self.pending.pop(rng.randrange(len(self.pending)))
+                target = None
+            else:
+                raw = _placed_pod(rng)
+                raw["metadata"]["name"] = f"nominated-{len(self.pending)}-{rng.randrange(10**6)}"
+                raw["spec"]["priorityClassName"] = rng.choice(("p0", "p1000"))
+                self.pending.append(raw)
+                target = rng.choice(sorted(self.nodes))
+            for snapshot in snapshots:
+                info, _ = prepare_pod(copy.deepcopy(raw), "pods", cluster)
+                snapshot.nominate(info, target)
+        return what
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("all_nodes", [False, True])
+def test_kept_verdicts_and_scores_equal_a_fresh_evaluation_at_every_step(seed, all_nodes):
+    rng = random.Random(7000 + seed)
+    objects, _, config = generate_cluster(seed)
+    for obj in objects:  # three zones, so that zone-wide rules reject some nodes and not others
+        if obj["kind"] == "Node":
+            obj["metadata"]["labels"]["topology.kubernetes.io/zone"] = rng.choice(("z0", "z1", "z2"))
+    if all_nodes:
+        config = {**CONFIG, "percentageOfNodesToScore": 100}
+    kept, fresh = _placers(objects, config)
+    template = _template(rng)
+    changes = _Changes(rng, objects)
+    raws = []
+    for i in range(24):
+        raw = copy.deepcopy(template) if rng.random() < 0.85 else _template(rng)
+        raw["metadata"]["name"] = f"pod-{i}"
+        raws.append(raw)
+    done = []
+    for step, raw in enumerate(raws, 1):
+        if rng.random() < 0.3:
+            done.append(changes.apply([kept.snapshot, fresh.snapshot], kept.snapshot.cluster))
+        answers = []
+        for placer in (kept, fresh):
+            pod = prepare_pods([(copy.deepcopy(raw), "pods")], placer.snapshot.cluster)[0]
+            placement, result = placer.place(pod)
+            answers.append((placement.to_dict(), result.to_dict(), placer.walk.start))
+        assert answers[0] == answers[1], f"step {step} after {done}"
+    reused = [table for tables in kept.memo._by_class.values() for table in tables.values()
+              if isinstance(table, Kept) and any(value is not MISSING for value in table.values)]
+    assert reused, "the kept verdicts were never used"
