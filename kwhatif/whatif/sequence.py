@@ -219,9 +219,12 @@ class SequencePlacer:
         profile = self.setup.profile_for(pod.spec.get("schedulerName"))
         scheduler = self._schedulers.get(profile.scheduler_name)
         if scheduler is None:
-            framework = self.memo.framework(
-                (self.setup, profile, self.post_filter),
-                lambda: framework_for(self.setup, profile.scheduler_name, self.snapshot, self.memo, self.post_filter))
+            def make():
+                return framework_for(self.setup, profile.scheduler_name, self.snapshot, self.memo, self.post_filter)
+
+            # memo None: frameworks without one, every step a fresh evaluation (the proofs' reference)
+            framework = make() if self.memo is None else self.memo.framework(
+                (self.setup, profile, self.post_filter), make)
             scheduler = Scheduler(framework, self.extenders, self.setup.parallelism, self.clock)
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler
