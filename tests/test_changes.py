@@ -436,13 +436,12 @@ def test_replicas_placed_after_changes_see_the_replacements_devices(tmp_path):
     assert [p["node"] for p in data["placements"]] == [None, None], run.stdout
 
 
-@pytest.mark.parametrize("changes,replayable", [
-    ([Change("cordon", nodes=("n0",)), Change("add-node", argument="n2=2"), Change("evict", argument="default/web-0")],
-     True),
-    ([Change("taint", nodes=("n1",), argument="k=v:NoExecute"), Change("label", nodes=("n2",), argument="a=b")], True),
-    ([Change("remove-node", nodes=("n0",))], False),  # a snapshot fork holds no removed node exactly
+@pytest.mark.parametrize("changes", [
+    [Change("cordon", nodes=("n0",)), Change("add-node", argument="n2=2"), Change("evict", argument="default/web-0")],
+    [Change("taint", nodes=("n1",), argument="k=v:NoExecute"), Change("label", nodes=("n2",), argument="a=b")],
+    [Change("remove-node", nodes=("n0",))],
 ])
-def test_changes_replayed_on_a_fork_of_the_base_snapshot_equal_a_snapshot_of_the_changed_cluster(changes, replayable):
+def test_changes_made_on_a_fork_of_the_base_snapshot_equal_a_snapshot_of_the_changed_cluster(changes):
     """What the suggestions' checks do: the scenario's changes made on a fork of the snapshot already
     built, the replacements placed there; the revert gives the base snapshot back."""
     from kwhatif.state.snapshot import Snapshot
@@ -454,12 +453,10 @@ def test_changes_replayed_on_a_fork_of_the_base_snapshot_equal_a_snapshot_of_the
     base = cluster(three_nodes(), pods)
     snapshot = Snapshot(base)
     before = digest(snapshot)
-    scenario = apply_changes(base, changes)
     with snapshot.forked():
-        assert scenario.replay_on(snapshot, base) is replayable
-        if replayable:
-            assert digest(snapshot) == digest(Snapshot(scenario.cluster))
-            place_displaced(scenario)
-            assert scenario.state() is snapshot and scenario.replaced
-            assert digest(snapshot) == digest(Snapshot(scenario.cluster))
+        scenario = apply_changes(base, changes, snapshot)
+        assert digest(snapshot) == digest(Snapshot(scenario.cluster))
+        place_displaced(scenario)
+        assert scenario.state() is snapshot and scenario.replaced
+        assert digest(snapshot) == digest(Snapshot(scenario.cluster))
     assert digest(snapshot) == before

@@ -242,7 +242,7 @@ def test_a_drained_pods_last_reservation_deallocates_its_claim_so_the_replacemen
     assert report.safe
 
 
-def test_pod_deleted_deletes_the_claims_it_owns_and_releases_the_others():
+def test_pods_deleted_deletes_the_claims_they_own_and_releases_the_others():
     owned = {**_claim("owned", ["gpu-1"], reserved=["p"])}
     owned["metadata"]["ownerReferences"] = [{"kind": "Pod", "name": "p", "uid": "uid-p", "controller": True}]
     snap = _snapshot(owned, _claim("a", ["gpu-2"], reserved=["p", "q"]), _claim("held", ["gpu-0"], reserved=["p"]))
@@ -252,7 +252,7 @@ def test_pod_deleted_deletes_the_claims_it_owns_and_releases_the_others():
                        {"name": "h", "resourceClaimName": "held"}]}})
     before = _state(snap)
     snap.fork()
-    snap.resource_claims.pod_deleted(pod.pod)
+    snap.resource_claims.pods_deleted([pod.pod])
     store = snap.resource_claims
     assert ("default", "owned") not in store
     assert [r["name"] for r in store.get(("default", "a"))["status"]["reservedFor"]] == ["q"]  # still allocated

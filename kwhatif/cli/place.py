@@ -73,9 +73,9 @@ def place(
             raise InputError(f"{pod} is one pod of the cluster: --replicas, --in-order, --seed and --optimal "
                              f"take a manifest")
         cluster_state, setup = load_inputs(inputs)
-        cluster_state, scenario, _ = apply_current_changes(cluster_state, setup, output.value)
+        cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
         check_node_names(cluster_state, node)
-        attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace)
+        attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace, scenario=changed)
         attempt.result.scenario = scenario
         _compare_single(attempt, compared)
         _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)

@@ -35,7 +35,7 @@ def preempt(
     cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     if reference is not None:
-        result = whatif.place_cluster_pod(cluster_state, *reference, setup)
+        result = whatif.place_cluster_pod(cluster_state, *reference, setup, scenario=changed)
     else:
         result = whatif.place(inputs.pod, cluster_state, setup, changed.state() if changed else None)
         result.validation = validation_report(refusals, output == MachineOutput.table)

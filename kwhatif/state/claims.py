@@ -5,7 +5,7 @@ allocation (the in-flight allocation becomes the claim's ``status.allocation``, 
 it), and every allocated claim of the pod is reserved for it (``status.reservedFor``). Forgetting the
 pod undoes exactly that (Unreserve): the reservation goes, and so do the allocations the pod's own
 assume made. The resourceclaim controller's claims for template-backed pods are added with
-``create``; a pod deleted for good (``pod_deleted``) loses its claims as the controller and the garbage
+``create``; pods deleted for good (``pods_deleted``) loses its claims as the controller and the garbage
 collector take them away. Every change is journaled for the Snapshot's open fork, so that ``revert`` restores the
 claims (and the devices in use) as they were.
 """
@@ -155,17 +155,37 @@ class ResourceClaims:
                 claim = {k: v for k, v in claim.items() if k != "status"}
                 self._change(key, {**claim, "status": status} if status else claim)
 
-    def pod_deleted(self, pod: Mapping) -> None:
-        """The pod is gone for good (evicted, deleted): its claims as ``after_pod_deleted`` leaves them."""
-        uid = (pod.get("metadata") or {}).get("uid") or ""
-        if not uid:
+    def pods_deleted(self, pods: list[Mapping]) -> None:
+        """The pods are gone for good (evicted, deleted, their node removed): every claim as
+        ``claims_after_pods_deleted`` leaves the cluster's list (owned claims deleted, reservations and
+        the last reservation's allocation gone)."""
+        uids = [(p.get("metadata") or {}).get("uid") for p in pods if (p.get("spec") or {}).get("resourceClaims")]
+        uids = [uid for uid in uids if uid]
+        if not uids:
             return
-        for key, claim in self._claims_of(pod):
-            after = after_pod_deleted(claim, uid)
+        for key, claim in list(self._claims.items()):
+            after = claim
+            for uid in uids:
+                after = after_pod_deleted(after, uid)
+                if after is None:
+                    break
             if after is not claim:
                 self._change(key, after)
                 if self._allocated_by.get(key) is not None and not (after or {}).get("status", {}).get("allocation"):
                     self._set_allocated_by(key, None)
+
+    def set_template(self, template: Mapping) -> None:
+        """Add or replace a ResourceClaimTemplate (a manifest's, a patched one)."""
+        key = claim_key(template)
+        if self._journals:
+            self._journals[-1].append(("template", key, self.templates.get(key)))
+        self.templates[key] = template
+
+    def replace(self, old: ClaimKey, claim: Mapping) -> None:
+        """A claim re-created (a patch): ``old`` deleted, ``claim`` in its place."""
+        if claim_key(claim) != old:
+            self._change(old, None)
+        self._change(claim_key(claim), claim)
 
     def _claims_of(self, pod: Mapping) -> Iterator[tuple[ClaimKey, Mapping]]:
         """The pod's claims that exist, with their keys (a claim not created yet is skipped)."""
@@ -184,6 +204,11 @@ class ResourceClaims:
         for kind, key, old in reversed(self._journals.pop()):
             if kind == "claim":
                 self._set(key, old)
+            elif kind == "template":
+                if old is None:
+                    self.templates.pop(key, None)
+                else:
+                    self.templates[key] = old
             elif old is None:
                 self._allocated_by.pop(key, None)
             else:

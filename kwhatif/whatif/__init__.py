@@ -95,7 +95,9 @@ def place(pod_path: str, cluster: Cluster, setup: SchedulerSetup | None = None,
           snapshot: Snapshot | None = None, extenders: list | None = None,
           trace: list | None = None) -> ScheduleResult:
     """One attempt for the one pod of ``pod_path``: a Pod, or a workload's first replica as its controller
-    would create it, with the objects that come with it (its ReplicaSet, StatefulSet, claims) joined."""
+    would create it, with the objects that come with it (its ReplicaSet, StatefulSet, claims) joined: to
+    ``snapshot`` when given (a snapshot of ``cluster``, on a fork), else to a snapshot built for it."""
+    from kwhatif.whatif.changes import join_on
     from kwhatif.whatif.workloads import expand_objects, join_objects
 
     objects = load_objects(pod_path)
@@ -109,10 +111,18 @@ def place(pod_path: str, cluster: Cluster, setup: SchedulerSetup | None = None,
     if len(expansion.pods) != 1:
         raise InputError(f"{pod_path}: makes {len(expansion.pods)} pods (one per node for a DaemonSet); this "
                          "command evaluates one pod: place the manifest to see them all")
-    if expansion.objects:
-        cluster, snapshot = join_objects(cluster, expansion.objects), None
     raw, source = expansion.pods[0]
-    result = place_pod(raw, source, cluster, setup, snapshot, extenders, trace)
+    if expansion.objects:
+        joined = join_objects(cluster, expansion.objects)
+        if snapshot is None:
+            result = place_pod(raw, source, joined, setup, None, extenders, trace)
+        else:
+            with snapshot.forked():
+                join_on(snapshot, cluster, joined)
+                result = place_pod(raw, source, joined, setup, snapshot, extenders, trace)
+        cluster = joined
+    else:
+        result = place_pod(raw, source, cluster, setup, snapshot, extenders, trace)
     result.warnings.extend(expansion.notes)
     if result.preemption is not None and result.preemption.candidates:
         from kwhatif.whatif.owners import victim_owners
@@ -202,20 +212,25 @@ def attempt_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup 
 
 
 def place_cluster_pod(cluster: Cluster, namespace: str, name: str, setup: SchedulerSetup | None = None,
-                      trace: list | None = None) -> ScheduleResult:
+                      trace: list | None = None, scenario=None) -> ScheduleResult:
     """One attempt for the cluster's pod ``namespace/name`` (see ``kwhatif.whatif.cluster_pods``)."""
-    return attempt_cluster_pod(cluster, namespace, name, setup, trace).result
+    return attempt_cluster_pod(cluster, namespace, name, setup, trace, scenario).result
 
 
 def attempt_cluster_pod(cluster: Cluster, namespace: str, name: str, setup: SchedulerSetup | None = None,
-                        trace: list | None = None) -> Attempt:
+                        trace: list | None = None, scenario=None) -> Attempt:
     """``place_cluster_pod`` keeping the cluster the pod was evaluated in (a bound pod taken off its node)
-    and its snapshot."""
+    and its snapshot. ``scenario``: the changes' ``Scenario`` (``cluster`` is its exported cluster): the
+    pod is taken from its state, which the attempt then evaluates on."""
     from kwhatif.whatif.cluster_pods import existing_pod, take_pod
 
-    taken = take_pod(cluster, namespace, name)
+    if scenario is not None:
+        taken = scenario.take_pod(namespace, name)
+        snapshot = scenario.state()
+    else:
+        taken = take_pod(cluster, namespace, name)
+        snapshot = Snapshot(taken.cluster)
     pod, admission = existing_pod(taken.pod)
-    snapshot = Snapshot(taken.cluster)
     result = schedule_pod(pod, admission, taken.cluster, setup, snapshot, trace=trace)
     result.cluster_pod = taken.to_dict()
     if (taken.pod.get("metadata") or {}).get("deletionTimestamp"):

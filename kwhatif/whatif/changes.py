@@ -7,6 +7,8 @@ cordoned node, the taint-eviction controller's evictions for a ``NoExecute`` tai
 ReplicaSets, StatefulSets and Jobs create for pods that went away (placed afterwards, in scheduling-
 queue order), the DaemonSet pods that start on a new node, and the PodDisruptionBudgets' status.
 The original cluster is never modified: the scenario holds a new Cluster that shares unchanged objects.
+Each change is made on the scenario's one state (``Scenario``: its snapshot and the Cluster exported from
+it) by the one method that makes it on both.
 """
 
 from __future__ import annotations
@@ -57,9 +59,16 @@ class Change:
 
 @dataclass
 class Scenario:
-    """The changed cluster and what the changes did to pods; once pods were placed on it (the
-    replacements), the engine's state they were placed on (``snapshot``), which a question asked after
-    the changes forks rather than rebuilding it from the exported ``cluster``."""
+    """One scenario state: the scheduler's snapshot of the changed cluster, and the Cluster exported
+    from it (to save, patch or render, and for the admission of the pods placed on it), with what the
+    changes did to pods.
+
+    Every change goes through one method here that makes it on both (``set_node``, ``add_nodes``,
+    ``remove_nodes``, ``drop_pods``, ``start_pods``, ``replace_object``, ``attempted``): nobody else edits
+    the exported lists or the snapshot of a scenario. The snapshot is built from the cluster when first
+    asked for (``state()``; changes made before then are simply in it), or given: a fork of a snapshot
+    of the cluster the scenario started from (``new_scenario(cluster, snapshot)``), which the caller
+    reverts when done with the scenario."""
 
     cluster: Cluster
     changes: list[str] = field(default_factory=list)
@@ -73,68 +82,130 @@ class Scenario:
     snapshot: Snapshot | None = None
 
     def state(self) -> Snapshot:
-        """The scenario's snapshot: the one the replacements were placed on, else built from the cluster."""
+        """The scenario's snapshot (built from the cluster on first use)."""
         if self.snapshot is None:
             self.snapshot = Snapshot(self.cluster)
         return self.snapshot
 
-    def state_for(self, cluster: Cluster) -> Snapshot | None:
-        """The scenario's snapshot reading the cluster-level objects of ``cluster`` (the scenario's cluster
-        with a manifest's objects joined); None when ``cluster`` has nodes, pods or claims of its own
-        (what the snapshot holds itself): a snapshot of it is then built."""
-        if any(getattr(cluster, name) is not getattr(self.cluster, name) for name in _SNAPSHOT_LISTS):
-            return None
+    def use(self, snapshot: Snapshot) -> None:
+        """Take ``snapshot`` (a snapshot of this scenario's cluster as it is now, forked by the caller)
+        as the scenario's state; it reads the scenario's cluster-level objects from now on."""
+        if snapshot.cluster is not self.cluster:
+            snapshot.set_cluster(self.cluster)
+        self.snapshot = snapshot
+
+    # --- the changes, each made on the cluster and the snapshot ---------------------------------------
+
+    def set_node(self, index: int, node: dict) -> None:
+        """Node ``index`` replaced by ``node`` (same name: cordoned, tainted, labelled)."""
+        self.cluster.nodes[index] = node
+        if self.snapshot is not None:
+            self.snapshot.update_node(node)
+
+    def add_nodes(self, nodes: list[dict], csi_nodes: list[dict], slices: list[dict]) -> None:
+        """New nodes after the existing ones, with their CSINodes and ResourceSlices."""
+        cluster = self.cluster
+        cluster.nodes += nodes
+        cluster.csi_nodes += csi_nodes
+        cluster.resource_slices += slices
+        if self.snapshot is not None:
+            self.snapshot.add_nodes(nodes)
+            if csi_nodes or slices:
+                self.snapshot.set_cluster(cluster)
+
+    def start_pods(self, pods: list[dict]) -> None:
+        """Pods bound and running from the start (a DaemonSet's pods on an added node)."""
+        self.cluster.pods += pods
+        if self.snapshot is not None:
+            for pod in pods:
+                self.snapshot.assume_pod(PodInfo(pod))
+
+    def attempted(self, pod: dict, bound: dict | None) -> None:
+        """The engine attempted ``pod`` on the scenario's snapshot (the claims its templates give it
+        created there) and bound it as ``bound`` when it fit: the exported cluster lists the bound pod,
+        and the claims as the attempt left them."""
+        if bound is not None:
+            self.cluster.pods.append(bound)
+        if (pod.get("spec") or {}).get("resourceClaims"):
+            self.cluster.resource_claims = self.state().resource_claims.objects()
+
+    def remove_nodes(self, names: list[str]) -> None:
+        """Nodes gone, with their CSINodes; the pods bound to them are dropped first (``drop_pods``) by
+        the caller, which decides what becomes of them."""
+        gone = set(names)
+        cluster = self.cluster
+        cluster.nodes[:] = [n for n in cluster.nodes if (n.get("metadata") or {}).get("name") not in gone]
+        cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
+        if self.snapshot is not None:
+            self.snapshot.remove_nodes(list(names))
+            self.snapshot.set_cluster(cluster)
+
+    def drop_pods(self, pods: list[dict]) -> None:
+        """``pods`` (these very objects) deleted: off the cluster's pod list and off their nodes (a
+        pending pod's nomination ends); their ResourceClaims go or lose them as the resourceclaim
+        controller handles a deleted pod."""
+        if not pods:
+            return
+        ids = {id(pod) for pod in pods}
+        cluster = self.cluster
+        cluster.pods[:] = [pod for pod in cluster.pods if id(pod) not in ids]
+        snapshot = self.snapshot
+        if snapshot is None:
+            cluster.resource_claims = claims_after_pods_deleted(cluster.resource_claims, pods)
+            return
+        for pod in pods:
+            if pod_phase(pod) in TERMINAL_PHASES:
+                continue  # in no NodeInfo and nominated nowhere
+            pi = PodInfo(pod)
+            if pi.node_name:
+                if snapshot.get(pi.node_name) is not None:
+                    snapshot.forget_pod(PodInfo(_without_claims(pod)))  # the claims follow below
+            elif snapshot.nominator.nominated_node_of(pi.uid) is not None:
+                snapshot.nominate(pi, None)
+        if any((pod.get("spec") or {}).get("resourceClaims") for pod in pods):
+            snapshot.resource_claims.pods_deleted(pods)
+            cluster.resource_claims = snapshot.resource_claims.objects()
+
+    def replace_object(self, attr: str, index: int, obj: dict) -> None:
+        """The object at ``index`` of the cluster-level list ``attr`` re-created as ``obj`` (a patch)."""
+        objects = getattr(self.cluster, attr)
+        old = objects[index]
+        objects[index] = obj
+        snapshot = self.snapshot
+        if snapshot is None:
+            return
+        if attr == "resource_claims":
+            from kwhatif.state.claims import claim_key
+
+            snapshot.resource_claims.replace(claim_key(old), obj)
+            self.cluster.resource_claims = snapshot.resource_claims.objects()
+        elif attr == "resource_claim_templates":
+            snapshot.resource_claims.set_template(obj)
+        snapshot.set_cluster(self.cluster)
+
+    def state_for(self, cluster: Cluster) -> Snapshot:
+        """The scenario's snapshot once ``cluster`` (the scenario's cluster with a manifest's objects
+        joined: ``workloads.join_objects``) is the scenario's: the joined claims and templates created in
+        it, the rest read from ``cluster``."""
         snapshot = self.state()
-        if snapshot.cluster is not cluster:
-            snapshot.set_cluster(cluster)
+        join_on(snapshot, self.cluster, cluster)
+        self.cluster = cluster
         return snapshot
 
-    def replay_on(self, snapshot: Snapshot, base: Cluster) -> bool:
-        """Make the changes of ``base`` on ``snapshot`` (a snapshot of ``base``, forked by the caller) and
-        take it as the scenario's state, when a snapshot can hold them exactly: nodes edited or added,
-        bound pods without claims taken away, pods added after the existing ones (DaemonSet pods on added
-        nodes), no other object changed. False, with nothing done, for anything else."""
-        removed = self._removed_bound_pods(base)
-        if removed is None:
-            return False
-        snapshot.set_cluster(self.cluster)
-        known = len(base.nodes)
-        for before, after in zip(base.nodes, self.cluster.nodes[:known]):
-            if before is not after:
-                snapshot.update_node(after)
-        for node in self.cluster.nodes[known:]:
-            snapshot.add_node(node)
-        for pod in removed:
-            snapshot.forget_pod(PodInfo(pod))
-        for pod in self.cluster.pods[len(base.pods) - len(removed):]:
-            snapshot.assume_pod(PodInfo(pod))
-        self.snapshot = snapshot
-        return True
+    def take_pod(self, namespace: str, name: str):
+        """The scenario's pod ``namespace/name`` for ``place pod/NAME`` (``cluster_pods.take_pod``): a bound
+        pod taken off its node in the cluster and the snapshot, its claims left as the cluster holds them
+        (allocated and reserved for it: the pod asked about is that same pod)."""
+        from kwhatif.whatif.cluster_pods import find_pod, take_pod
 
-    def _removed_bound_pods(self, base: Cluster) -> list[dict] | None:
-        """The bound pods the changes took from ``base`` when the rest is what ``replay_on`` can make, else
-        None (nodes removed or renamed, pods with claims or pending pods taken away, other objects changed)."""
-        changed = self.cluster
-        if len(changed.nodes) < len(base.nodes):
-            return None
-        kept_ids = {id(p) for p in changed.pods}
-        removed = [p for p in base.pods if id(p) not in kept_ids]
-        kept = [p for p in base.pods if id(p) in kept_ids]
-        if any(a is not b for a, b in zip(changed.pods, kept)) or len(changed.pods) < len(kept):
-            return None
-        if any(not (p.get("spec") or {}).get("nodeName") or (p.get("spec") or {}).get("resourceClaims")
-               or pod_phase(p) in TERMINAL_PHASES for p in removed):
-            return None
-        for f in dataclasses.fields(base):
-            if f.name not in ("nodes", "pods"):
-                before, after = getattr(base, f.name), getattr(changed, f.name)
-                if isinstance(before, list) and (len(before) != len(after)
-                                                 or any(a is not b for a, b in zip(before, after))):
-                    return None
-        if not all((n.get("metadata") or {}).get("name") == (m.get("metadata") or {}).get("name")
-                   for n, m in zip(base.nodes, changed.nodes)):
-            return None
-        return removed
+        taken = take_pod(self.cluster, namespace, name)
+        snapshot = self.state()
+        if taken.bound_to:
+            snapshot.forget_pod(PodInfo(_without_claims(find_pod(self.cluster, namespace, name))))
+        self.cluster = taken.cluster
+        if snapshot.cluster is not taken.cluster:
+            snapshot.set_cluster(taken.cluster)
+        return taken
 
     @property
     def text(self) -> str:
@@ -145,8 +216,27 @@ class Scenario:
                 "started": list(self.started), "notes": list(self.notes)}
 
 
-# The lists a snapshot holds in its own state (the rest it reads from its cluster).
-_SNAPSHOT_LISTS = ("nodes", "pods", "resource_claims", "resource_claim_templates")
+def _without_claims(pod: dict) -> dict:
+    """The pod as ``Snapshot.forget_pod`` takes it off its node leaving its claims to the caller."""
+    if not (pod.get("spec") or {}).get("resourceClaims"):
+        return pod
+    return {**pod, "spec": {k: v for k, v in pod["spec"].items() if k != "resourceClaims"}}
+
+
+def join_on(snapshot: Snapshot, base: Cluster, joined: Cluster) -> None:
+    """Make ``snapshot`` (a snapshot of ``base``) one of ``joined``: ``base`` with objects added, none
+    of them nodes or pods (``workloads.join_objects``); the claims and templates added are created in
+    the snapshot's claim store, the other objects read from ``joined``."""
+    if joined is base:
+        return
+    if joined.nodes is not base.nodes or joined.pods is not base.pods:
+        raise ValueError("join_on: the joined cluster has nodes or pods of its own")
+    store = snapshot.resource_claims
+    for template in joined.resource_claim_templates[len(base.resource_claim_templates):]:
+        store.set_template(template)
+    for claim in joined.resource_claims[len(base.resource_claims):]:
+        store.create(claim)
+    snapshot.set_cluster(joined)
 
 
 def controller_of(pod: dict) -> dict | None:
@@ -172,17 +262,23 @@ def is_recreated(pod: dict) -> bool:
     return controller_of(pod) is not None and not is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES
 
 
-def new_scenario(cluster: Cluster) -> Scenario:
-    """A scenario over a copy of ``cluster``'s lists (objects are shared until a change replaces them)."""
+def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None) -> Scenario:
+    """A scenario over a copy of ``cluster``'s lists (objects are shared until a change replaces them).
+    ``snapshot``: a snapshot of ``cluster`` the scenario changes as its state (a fork the caller
+    reverts), instead of one built when first needed."""
     lists = {f.name: list(getattr(cluster, f.name)) for f in dataclasses.fields(cluster)
              if isinstance(getattr(cluster, f.name), list)}
     changed = dataclasses.replace(cluster, **lists, metadata=dict(cluster.metadata))
-    return Scenario(changed, budgets=Budgets(changed))
+    scenario = Scenario(changed, budgets=Budgets(changed))
+    if snapshot is not None:
+        scenario.use(snapshot)
+    return scenario
 
 
-def apply_changes(cluster: Cluster, changes: list[Change]) -> Scenario:
-    """The scenario after ``changes``, applied in order (pods to re-place are not placed yet)."""
-    scenario = new_scenario(cluster)
+def apply_changes(cluster: Cluster, changes: list[Change], snapshot: Snapshot | None = None) -> Scenario:
+    """The scenario after ``changes``, applied in order (pods to re-place are not placed yet);
+    ``snapshot`` as ``new_scenario`` takes it."""
+    scenario = new_scenario(cluster, snapshot)
     for change in changes:
         apply_change(scenario, change)
     return scenario
@@ -228,13 +324,12 @@ def _selected_detail(change: Change, names: list[str]) -> str:
     return ", ".join(names) if change.selector is not None else ""
 
 
-def _edit_node(cluster: Cluster, index: int) -> dict:
-    """A copy of node ``index`` put in its place, safe to change (other objects stay shared)."""
-    node = cluster.nodes[index]
+def edited_node(node: dict) -> dict:
+    """A copy of ``node`` safe to change (labels, spec, taints; other objects stay shared), to put in its
+    place with ``Scenario.set_node``."""
     edited = {**node, "metadata": {**(node.get("metadata") or {})}, "spec": dict(node.get("spec") or {})}
     edited["metadata"]["labels"] = dict(edited["metadata"].get("labels") or {})
     edited["spec"]["taints"] = [dict(t) for t in edited["spec"].get("taints") or []]
-    cluster.nodes[index] = edited
     return edited
 
 
@@ -257,7 +352,9 @@ def set_unschedulable(node: dict, unschedulable: bool) -> None:
 def _cordon(scenario: Scenario, change: Change) -> str:
     indexes = select_nodes(scenario.cluster, change)
     for i in indexes:
-        set_unschedulable(_edit_node(scenario.cluster, i), change.kind == "cordon")
+        node = edited_node(scenario.cluster.nodes[i])
+        set_unschedulable(node, change.kind == "cordon")
+        scenario.set_node(i, node)
     return _selected_detail(change, _node_names(scenario.cluster, indexes))
 
 
@@ -286,7 +383,7 @@ def _taint(scenario: Scenario, change: Change) -> str:
     cluster = scenario.cluster
     indexes = select_nodes(cluster, change)
     for i in indexes:
-        node = _edit_node(cluster, i)
+        node = edited_node(cluster.nodes[i])
         taints = node["spec"]["taints"]
         same = [t for t in taints if t.get("key") == taint["key"]
                 and (not taint["effect"] or t.get("effect") == taint["effect"])]
@@ -299,6 +396,7 @@ def _taint(scenario: Scenario, change: Change) -> str:
             taints[:] = [t for t in taints if t not in same] + [taint]
         if not taints:
             node["spec"].pop("taints")
+        scenario.set_node(i, node)
         if not remove and taint["effect"] == "NoExecute":
             _evict_untolerating(scenario, node["metadata"]["name"], taint)
     return _selected_detail(change, _node_names(cluster, indexes))
@@ -322,11 +420,12 @@ def _label(scenario: Scenario, change: Change) -> str:
         raise InputError(f"--label: invalid label {text!r}: expected key=value or key-")
     indexes = select_nodes(scenario.cluster, change)
     for i in indexes:
-        node_labels = _edit_node(scenario.cluster, i)["metadata"]["labels"]
+        node = edited_node(scenario.cluster.nodes[i])
         if remove:
-            node_labels.pop(key, None)
+            node["metadata"]["labels"].pop(key, None)
         else:
-            node_labels[key] = value
+            node["metadata"]["labels"][key] = value
+        scenario.set_node(i, node)
     return _selected_detail(change, _node_names(scenario.cluster, indexes))
 
 
@@ -334,12 +433,10 @@ def _remove_node(scenario: Scenario, change: Change) -> str:
     cluster = scenario.cluster
     indexes = select_nodes(cluster, change)
     names = _node_names(cluster, indexes)
-    gone = set(names)
-    cluster.nodes[:] = [node for i, node in enumerate(cluster.nodes) if i not in set(indexes)]
-    cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
-    on_nodes = pods_by_node(cluster.pods, gone)
+    on_nodes = pods_by_node(cluster.pods, set(names))
     for name in names:
         remove_pods(scenario, on_nodes.get(name, []), name, f"node {name} removed")
+    scenario.remove_nodes(names)
     return _selected_detail(change, names)
 
 
@@ -353,20 +450,11 @@ def pods_by_node(pods: list[dict], names: set[str]) -> dict[str, list[dict]]:
     return out
 
 
-def drop_pods(cluster: Cluster, pods: list[dict]) -> None:
-    """Take ``pods`` (these very objects) out of the cluster's pod list, in one pass; their
-    ResourceClaims go or lose them as the resourceclaim controller handles a deleted pod."""
-    if pods:
-        ids = {id(pod) for pod in pods}
-        cluster.pods[:] = [pod for pod in cluster.pods if id(pod) not in ids]
-        cluster.resource_claims = claims_after_pods_deleted(cluster.resource_claims, pods)
-
-
 def remove_pods(scenario: Scenario, pods: list[dict], node_name: str, why: str) -> None:
     """Take ``pods`` out of the cluster; budgets lose the healthy ones; controller-managed pods are
     listed for re-creation, pods nothing re-creates as lost (DaemonSet and static pods, which live and
     die with their node, only counted in a note)."""
-    drop_pods(scenario.cluster, pods)
+    scenario.drop_pods(pods)
     node_bound = 0
     for pod in pods:
         scenario.budgets.pod_gone(pod)
@@ -400,15 +488,12 @@ def _add_node(scenario: Scenario, change: Change) -> str:
     slices = [s for s in cluster.resource_slices if (s.get("spec") or {}).get("nodeName") == source]
     for name in names:
         node = new_node(template, name)
-        cluster.nodes.append(node)
-        if csi_node is not None:
-            cluster.csi_nodes.append({**copy.deepcopy(csi_node), "metadata": {"name": name}})
-        cluster.resource_slices += [node_slice(s, source, name) for s in slices]
+        scenario.add_nodes([node], [{**copy.deepcopy(csi_node), "metadata": {"name": name}}] if csi_node else [],
+                           [node_slice(s, source, name) for s in slices])
         pods = daemon_pods if daemon_pods is not None else _daemon_pods_for(cluster, node)
-        for pod in pods:
-            started = daemon_pod_on(pod, name)
-            cluster.pods.append(started)
-            scenario.started.append({"pod": pod_key(started), "node": name})
+        started = [daemon_pod_on(pod, name) for pod in pods]
+        scenario.start_pods(started)
+        scenario.started += [{"pod": pod_key(pod), "node": name} for pod in started]
     if daemon_pods is None and _daemonset_templates(cluster):
         scenario.notes.append("DaemonSets are read from their running pods: nodeSelector and tolerations "
                               "checked, their node affinity is not visible in pods")
@@ -631,7 +716,7 @@ def _patch(scenario: Scenario, change: Change) -> str:
                 problem = check_dra_shape(patched)
                 if problem:
                     raise InputError(f"--patch {ref}: {problem}")
-            objects[i] = patched
+            scenario.replace_object(CLUSTER_KINDS[kind], i, patched)
             return ""
     raise InputError(f"--patch {ref}: no {kind} {rest!r} in the cluster")
 
@@ -649,10 +734,11 @@ _HANDLERS = {
 }
 
 
-def scenario_for(cluster: Cluster, changes: list[Change], setup=None) -> Scenario:
-    """Apply ``changes`` in order, then place the pods they displaced (queue order)."""
+def scenario_for(cluster: Cluster, changes: list[Change], setup=None, snapshot: Snapshot | None = None) -> Scenario:
+    """Apply ``changes`` in order, then place the pods they displaced (queue order); ``snapshot`` as
+    ``new_scenario`` takes it."""
     from kwhatif.whatif.replace import place_displaced
 
-    scenario = apply_changes(cluster, changes)
+    scenario = apply_changes(cluster, changes, snapshot)
     place_displaced(scenario, setup)
     return scenario

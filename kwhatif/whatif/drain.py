@@ -31,8 +31,7 @@ from kwhatif.errors import InputError
 from kwhatif.preemption import utc_now
 from kwhatif.queue import SchedulingQueue, deciding_ties, pod_priority
 from kwhatif.versions import DEFAULT, Features
-from kwhatif.whatif.changes import (Change, Scenario, drop_pods, is_recreated, pods_by_node, select_nodes,
-                                    set_unschedulable)
+from kwhatif.whatif.changes import Change, Scenario, is_recreated, pods_by_node, select_nodes, set_unschedulable
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, kubectl_verdict
 from kwhatif.whatif.eviction import TOO_MANY_REQUESTS, pod_key
 from kwhatif.whatif.replace import Placer, replacement
@@ -97,13 +96,15 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
           setup=None, clock: Callable[[], datetime] = utc_now, snapshot=None, memo=None) -> DrainReport:
     """Drain ``nodes`` (each once, in the order given) or the nodes ``selector`` picks in ``scenario``'s
     cluster, changing it. The drain happens when the cluster was captured, else at the ``clock``'s now.
-    ``snapshot``: the scenario's cluster as a scheduler snapshot (a fork the caller reverts; no pod on the
-    drained nodes uses a ResourceClaim): the drain's cordons and evictions are made on it too and the
-    replacements placed there, instead of on a snapshot built for this drain; ``memo``: the engine's memo
-    of that snapshot, kept by the caller across its forks (a sweep)."""
+    The drain changes the scenario's state (``Scenario``: cordons, evictions and the replacements' bindings
+    made on its snapshot and its exported cluster at once). ``snapshot``: the scenario's cluster as a
+    scheduler snapshot already (a fork the caller reverts), taken as the scenario's state; ``memo``: the
+    engine's memo of that snapshot, kept by the caller across its forks (a sweep)."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
+    if snapshot is not None:
+        scenario.use(snapshot)
     cluster = scenario.cluster
     indexes = select_nodes(cluster, target)
     names = [cluster.nodes[i]["metadata"]["name"] for i in indexes]
@@ -111,18 +112,16 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
     scenario.changes.append(f"drain {' '.join(names)}" + (" (cluster-autoscaler rules)"
                                                          if options.rules != "kubectl" else ""))
     for i in indexes:  # kubectl cordons every node before it drains the first
-        node = cluster.nodes[i] = {**cluster.nodes[i], "spec": dict(cluster.nodes[i].get("spec") or {})}
+        node = {**cluster.nodes[i], "spec": dict(cluster.nodes[i].get("spec") or {})}
         if options.rules == "cluster-autoscaler":
             mark_to_be_deleted(node, now)
         else:
             set_unschedulable(node, True)
+        scenario.set_node(i, node)
     report = DrainReport(scenario, options, names, [], warnings=list(cluster.warnings),
                          features=setup.features if setup is not None else DEFAULT)
-    if snapshot is not None:
-        for i in indexes:
-            snapshot.update_node(cluster.nodes[i])
     removed = frozenset(names) if options.rules == "cluster-autoscaler" else frozenset()
-    run = _DrainRun(report, Placer(cluster, setup, snapshot, skip=removed, memo=memo), now)
+    run = _DrainRun(report, Placer(scenario, setup, skip=removed, memo=memo), now)
     on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     for name in names:
         if run.waiting_on is not None:
@@ -187,7 +186,7 @@ class _DrainRun:
             return
         self.moment += 1
         gone = [o.pod for o in outcomes if o.action in ("evict", "delete") and self._evict(o)]
-        self._remove(gone)
+        self.scenario.drop_pods(gone)
         self._place_replacements(name)
         if self.waiting:
             self._give_up(name)
@@ -223,12 +222,6 @@ class _DrainRun:
         if outcome.recreated:
             self.queue.add(outcome, pod_priority(outcome.pod), f"{self.moment:09d}")
         return True
-
-    def _remove(self, pods: list[dict]) -> None:
-        """Evicted pods leave the cluster (and the engine's snapshot once placements began)."""
-        drop_pods(self.scenario.cluster, pods)
-        for pod in pods:
-            self.placer.forget(pod)
 
     def _place_replacements(self, node: str) -> None:
         self.popped = []
@@ -280,6 +273,6 @@ class _DrainRun:
         self.moment += 1
         for outcome in retried:
             if self._evict(outcome, freed_by=pod_key(replaced)):
-                self._remove([outcome.pod])
+                self.scenario.drop_pods([outcome.pod])
                 self.waiting.remove(outcome)
                 outcome.budget = None

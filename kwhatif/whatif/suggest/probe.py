@@ -87,17 +87,14 @@ class Prober:
 def verify_flags(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup,
                  changes: list[Change], prober: "Prober | None" = None) -> ScheduleResult | None:
     """The attempt after the cluster changes, as ``place`` with those flags would make it: the changes
-    module applies them, on a fork of the prober's snapshot when one can hold them exactly
-    (``Scenario.replay_on``), else on a snapshot of the changed cluster; the replacements of the pods
-    taken away are placed there first (queue order)."""
+    module applies them to a scenario on a fork of the prober's snapshot (else on a snapshot of the
+    changed cluster); the replacements of the pods taken away are placed there first (queue order)."""
     existing = prober is not None and prober.existing
     try:
-        scenario = apply_changes(cluster, changes)
-        if prober is not None:
-            with prober.snapshot.forked():
-                if scenario.replay_on(prober.snapshot, cluster):
-                    return _attempt_after(raw, source, setup, scenario, existing)
-        return _attempt_after(raw, source, setup, scenario, existing)
+        if prober is None:
+            return _attempt_after(raw, source, setup, apply_changes(cluster, changes), existing)
+        with prober.snapshot.forked():
+            return _attempt_after(raw, source, setup, apply_changes(cluster, changes, prober.snapshot), existing)
     except KwhatifError:
         return None
 

@@ -1,0 +1,260 @@
+"""One scenario state (issue 28): every change, drain and placement of a scenario is made on its snapshot
+and its exported Cluster by one operation, so the scenario's state is always what a snapshot built from
+scratch from the exported Cluster holds; made on a fork of a snapshot already built, it answers as on a
+snapshot of its own, and the revert gives the fork's base back.
+
+Randomized: clusters with zones, images, DaemonSet, ReplicaSet, bare, pending (nominated) and finished
+pods, PodDisruptionBudgets and GPU claims; sequences of every change, then a drain."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timezone
+
+import pytest
+
+from kwhatif.errors import InputError
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif.changes import Change, apply_change, new_scenario
+from kwhatif.whatif.drain import drain
+from kwhatif.whatif.drain_rules import DrainOptions
+from kwhatif.whatif.replace import place_displaced
+from tests.builders import cluster, make_node, make_pod
+from tests.test_snapshot_changes import digest
+
+GPU = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}
+ANTI = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+
+
+def NOW() -> datetime:
+    return datetime(2026, 1, 2, tzinfo=timezone.utc)
+
+
+def _owner(kind: str, name: str) -> list[dict]:
+    return [{"apiVersion": "apps/v1", "kind": kind, "name": name, "uid": f"uid-{name}", "controller": True}]
+
+
+def random_cluster(rng: random.Random):
+    names = [f"n{i}" for i in range(rng.randint(3, 5))]
+    objects = []
+    for i, name in enumerate(names):
+        node = make_node(name).capacity(cpu=str(rng.choice([2, 4])), memory="8Gi", pods="20").label(
+            "topology.kubernetes.io/zone", "ab"[i % 2])
+        if rng.random() < 0.5:
+            node = node.images(("registry.example.com/app:1", 300_000_000))
+        objects.append(node.obj())
+        objects.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                        "metadata": {"name": f"{name}-gpus"},
+                        "spec": {"driver": "gpu.example.com", "nodeName": name,
+                                 "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                                 "devices": [{"name": "gpu-0"}, {"name": "gpu-1"}]}})
+    objects += [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+         "metadata": {"name": "one-gpu", "namespace": "default"}, "spec": {"spec": GPU}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+         "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+         "status": {"currentHealthy": 3, "desiredHealthy": 1, "disruptionsAllowed": 2, "expectedPods": 4}},
+    ]
+    used_gpus: dict[str, int] = {}
+    for i in range(rng.randint(6, 14)):
+        node = rng.choice(names)
+        kind = rng.choice(["web", "web", "db", "gpu", "bare", "ds", "pending", "done"])
+        pod = make_pod(f"{kind}-{i}").uid(f"uid-{kind}-{i}").req(cpu=rng.choice(["250m", "500m", "1"]))
+        if kind in ("web", "db", "gpu"):
+            pod = pod.label("app", kind).set("metadata.ownerReferences", _owner("ReplicaSet", f"{kind}-rs"))
+        if kind == "db":
+            pod = pod.affinity(ANTI)
+            if rng.random() < 0.5:
+                pod = pod.host_port(5432)
+        if kind == "ds":
+            pod = pod.set("metadata.ownerReferences", _owner("DaemonSet", "agent"))
+        if kind == "gpu" and used_gpus.get(node, 0) < 2:
+            device = f"gpu-{used_gpus.get(node, 0)}"
+            used_gpus[node] = used_gpus.get(node, 0) + 1
+            claim = f"{kind}-{i}-gpu"
+            pod = (pod.set("spec.resourceClaims", [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}])
+                   .set("status.resourceClaimStatuses", [{"name": "gpu", "resourceClaimName": claim}]))
+            objects.append({
+                "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                "metadata": {"name": claim, "namespace": "default", "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Pod", "name": f"{kind}-{i}", "uid": f"uid-{kind}-{i}",
+                     "controller": True}]},
+                "spec": GPU,
+                "status": {"allocation": {
+                    "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": node,
+                                             "device": device}]},
+                    "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                        {"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
+                    "reservedFor": [{"resource": "pods", "name": f"{kind}-{i}", "uid": f"uid-{kind}-{i}"}]}})
+        if kind == "pending":
+            pod = pod.label("app", "web").set("spec.priority", 10)
+            if rng.random() < 0.6:
+                pod = pod.nominated(node)
+        elif kind == "done":
+            pod = pod.node(node).set("status.phase", "Succeeded")
+        else:
+            pod = pod.node(node).set("status.phase", "Running")
+        objects.append(pod.obj())
+    return cluster([o for o in objects if o["kind"] == "Node"], [o for o in objects if o["kind"] == "Pod"],
+                   [o for o in objects if o["kind"] not in ("Node", "Pod")])
+
+
+def random_changes(rng: random.Random, c) -> list[Change]:
+    nodes = [n["metadata"]["name"] for n in c.nodes]
+    pods = [f"default/{p['metadata']['name']}" for p in c.pods]
+    out = []
+    for _ in range(rng.randint(1, 5)):
+        kind = rng.choice(["cordon", "uncordon", "taint", "taint", "label", "remove-node", "add-node", "evict",
+                           "delete-pod", "patch"])
+        node = rng.choice(nodes)
+        if kind in ("cordon", "uncordon", "remove-node"):
+            out.append(Change(kind, nodes=(node,)))
+        elif kind == "taint":
+            out.append(Change(kind, nodes=(node,), argument=rng.choice(
+                ["k=v:NoSchedule", "k=v:NoExecute", "k-", "node.kubernetes.io/unschedulable-"])))
+        elif kind == "label":
+            out.append(Change(kind, nodes=(node,), argument=rng.choice(["disk=ssd", "disk-"])))
+        elif kind == "add-node":
+            out.append(Change(kind, argument=f"{node}={rng.randint(1, 2)}"))
+        elif kind in ("evict", "delete-pod"):
+            out.append(Change(kind, argument=rng.choice(pods)))
+        else:
+            out.append(Change("patch", target=rng.choice(["resourceclaimtemplate/default/one-gpu",
+                                                          "deviceclass/gpu"]),
+                              argument='[{"op": "add", "path": "/metadata/labels", "value": {"patched": "yes"}}]'))
+    return out
+
+
+def _state(snapshot: Snapshot) -> dict:
+    store = snapshot.resource_claims
+    return {**digest(snapshot), "claims": sorted(map(repr, store.objects())), "inUse": dict(store.in_use),
+            "templates": sorted(map(repr, store.templates.items()))}
+
+
+def _run(c, changes: list[Change], drained: str, snapshot: Snapshot | None):
+    """The scenario after ``changes`` and a drain of ``drained`` (when it is still there), its report."""
+    scenario = new_scenario(c, snapshot)
+    for change in changes:
+        apply_change(scenario, change)
+    place_displaced(scenario)
+    report = None
+    if any(n["metadata"]["name"] == drained for n in scenario.cluster.nodes):
+        report = drain(scenario, (drained,), None, DrainOptions(force=True, ignore_daemonsets=True),
+                       clock=NOW).to_dict()
+    return scenario, report
+
+
+def _applicable(c, changes: list[Change]) -> list[Change]:
+    """The changes that apply in order (one that is an input error where it comes is left out)."""
+    scenario = new_scenario(c)
+    kept = []
+    for change in changes:
+        try:
+            apply_change(scenario, change)
+        except InputError:
+            continue
+        kept.append(change)
+    return kept
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_scenario_state_is_always_a_snapshot_of_its_exported_cluster(seed):
+    rng = random.Random(seed)
+    c = random_cluster(rng)
+    changes = _applicable(c, random_changes(rng, c))
+    drained = rng.choice(c.nodes)["metadata"]["name"]
+
+    scenario, report = _run(c, changes, drained, None)
+    assert _state(scenario.state()) == _state(Snapshot(scenario.cluster))
+
+    base = Snapshot(c)
+    before = _state(base)
+    with base.forked():
+        forked, forked_report = _run(c, changes, drained, base)
+        assert forked.state() is base
+        assert _state(base) == _state(Snapshot(forked.cluster))
+        assert forked.to_dict() == scenario.to_dict() and forked_report == report
+    assert _state(base) == before
+
+
+# --- questions asked after the changes are asked of the scenario's state ----------------------------
+
+
+def _gpu_dump(tmp_path):
+    import json
+
+    from tests.test_changes import _gpu_cluster_objects
+
+    dump = tmp_path / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": _gpu_cluster_objects()}))
+    return dump
+
+
+def _exported(tmp_path, scenario) -> str:
+    """The scenario's exported cluster as a dump, for the same question asked without changes."""
+    import dataclasses
+    import json
+
+    from kwhatif.state.cluster import KINDS
+
+    items = [obj for kind, attr in KINDS.items() for obj in getattr(scenario.cluster, attr)
+             if not dataclasses.is_dataclass(obj)]
+    path = tmp_path / "exported.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return str(path)
+
+
+def test_a_pod_of_the_cluster_is_taken_from_the_scenarios_state(tmp_path):
+    """``place pod/NAME`` after changes: the replacement of train-0 (bound to n2 with n2's only GPU) taken
+    off n2 in the scenario's own state, its claim left allocated there as the cluster holds it; answered
+    as on a dump of the changed cluster."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from kwhatif.cli.app import app
+    from kwhatif.whatif import attempt_cluster_pod
+    from kwhatif.whatif.changes import scenario_for
+
+    dump = _gpu_dump(tmp_path)
+    scenario = scenario_for(cluster([], [], json.loads(dump.read_text())["items"]),
+                            [Change("remove-node", nodes=("n1",))])
+    state = scenario.state()
+    attempt = attempt_cluster_pod(scenario.cluster, "default", "train-0", scenario=scenario)
+    assert attempt.snapshot is state and attempt.cluster is scenario.cluster
+    assert _state(state) == _state(Snapshot(attempt.cluster))  # train-0 off n2, its claim still allocated
+
+    runner = CliRunner()
+    changed = runner.invoke(app, ["place", "pod/train-0", "--cluster", str(dump), "--remove-node", "n1", "-o", "json"])
+    on_dump = runner.invoke(app, ["place", "pod/train-0", "--cluster", _exported(tmp_path, scenario_for(
+        cluster([], [], json.loads(dump.read_text())["items"]), [Change("remove-node", nodes=("n1",))])), "-o", "json"])
+    assert changed.exit_code == on_dump.exit_code, changed.stdout
+    answer, expected = json.loads(changed.stdout), json.loads(on_dump.stdout)
+    assert answer["message"] == expected["message"] == attempt.result.message
+    for key in ("feasible", "filtered", "scores", "selected", "preemption", "dra"):
+        assert answer[key] == expected[key], key
+
+
+def test_a_manifests_objects_join_the_scenarios_state():
+    """A manifest's claims, templates and other objects joined to the scenario's state (no snapshot
+    built for them) hold what a snapshot of the joined cluster holds."""
+    import json
+
+    from kwhatif.whatif.changes import scenario_for
+    from kwhatif.whatif.workloads import join_objects
+    from tests.test_changes import _gpu_cluster_objects
+
+    scenario = scenario_for(cluster([], [], _gpu_cluster_objects()), [Change("remove-node", nodes=("n1",))])
+    state = scenario.state()
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "mine", "namespace": "default"}, "spec": GPU}
+    template = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "two-gpus", "namespace": "default"}, "spec": {"spec": GPU}}
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "labels": {"team": "a"}}}
+    joined = join_objects(scenario.cluster, json.loads(json.dumps([claim, template, namespace])))
+    assert scenario.state_for(joined) is state and scenario.cluster is joined
+    assert _state(state) == _state(Snapshot(joined))
+    assert state.namespace_labels["ml"] == {"team": "a"}
