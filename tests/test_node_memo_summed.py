@@ -1,6 +1,7 @@
 """NodeMemo.summed (per-domain totals kept from step to step, only changed nodes summed again) equals the
-sum computed afresh after every change a sequence or a what-if makes: pods assumed and forgotten, forks
-reverted and committed, nodes updated, the list of nodes rebuilt (the nodes hosting affinity pods) or
+sum computed afresh after every change a sequence or a what-if makes (the changed nodes read from the
+snapshot's change feed, or from every node's generation when the feed started anew): pods assumed and
+forgotten, forks reverted and committed, nodes updated, the list of nodes rebuilt (the nodes hosting affinity pods) or
 another list given; keys at 0 stay while some node's map holds them, and ``ordered`` gives them in the
 order a sum in node order makes them."""
 
@@ -10,6 +11,7 @@ import random
 
 import pytest
 
+from kwhatif.state import snapshot as snapshot_module
 from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.nodeinfo import PodInfo
 from tests.builders import make_node, make_pod, snapshot
@@ -45,7 +47,11 @@ def _pod(rng: random.Random, name: str, node: str) -> dict:
 
 
 @pytest.mark.parametrize("seed", range(25))
-def test_summed_equals_a_fresh_sum_after_every_change(seed):
+@pytest.mark.parametrize("feed", [None, 3])
+def test_summed_equals_a_fresh_sum_after_every_change(seed, feed, monkeypatch):
+    """``feed``: the snapshot's change feed starts anew every few changes (readers then look at every node)."""
+    if feed is not None:
+        monkeypatch.setattr(snapshot_module, "MAX_FEED", feed)
     rng = random.Random(seed)
     names = [f"n{i}" for i in range(rng.randint(1, 8))]
     nodes = [make_node(name).label("zone", rng.choice("ab")).obj() for name in names]

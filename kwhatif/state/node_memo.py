@@ -9,7 +9,8 @@ cluster-level objects (Services, namespaces, ...: ``objects_generation``) are th
 node through the Snapshot gives it a new generation (its image states changing with another node's
 images too), and copies of nodes (preemption dry runs, nominated
 pods assumed) are never served from or stored in the memo, so a reused value is exactly the value a
-fresh computation would give; tests/test_sequence_incremental.py checks every step against one. Nothing
+fresh computation would give. Values kept for a whole list of nodes (``summed``, ``kept``) learn which
+nodes changed from the snapshot's change feed, not from a pass over every node; tests/test_sequence_incremental.py checks every step against one. Nothing
 DynamicResources computes is kept: its Filter reads the snapshot's ResourceClaims (devices taken by pods
 on other nodes, network-attached devices shared by many nodes), so it runs in full at every step
 (tests/test_sequence_dra.py checks DRA sequences against fresh evaluations).
@@ -23,6 +24,7 @@ reverted) find the values of the classes they share.
 
 from __future__ import annotations
 
+from itertools import compress
 from operator import attrgetter, is_, ne
 from typing import Callable
 
@@ -117,23 +119,16 @@ class NodeMemo:
         keys in the order a sum in node order makes them (for a caller whose result depends on it)."""
         key = (id(owner), ("summed", kind))
         kept: _Sum | None = self._tables.get(key)
-        generations = list(map(_generation, nodes))
+        feed = self._snapshot.changed_nodes
         if kept is None:
-            kept = self._tables[key] = _Sum(nodes, generations, [compute(ni) for ni in nodes])
+            kept = self._tables[key] = _Sum(nodes, list(map(_generation, nodes)), [compute(ni) for ni in nodes], feed)
         elif kept.source is not nodes and len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)):
             kept.source = nodes  # another list of the same nodes (those hosting affinity pods, listed anew)
         if kept.source is not nodes or len(kept.nodes) != len(nodes):
-            kept.rebase(nodes, generations, compute)
-        elif generations != kept.generations:
-            changed = list(map(ne, generations, kept.generations))  # the few changed nodes found in C
-            index = -1
-            while True:
-                try:
-                    index = changed.index(True, index + 1)
-                except ValueError:
-                    break
+            kept.rebase(nodes, list(map(_generation, nodes)), compute, feed)
+        else:
+            for index in kept.changed(feed):
                 kept.replace(index, compute(nodes[index]))
-            kept.generations = generations
         if ordered:
             totals = kept.totals
             return {name: totals[name] for value in kept.values if value for name in value}
@@ -147,20 +142,13 @@ class NodeMemo:
         that are the node's alone (``Kept.values[index] = value``). A pass over the generations in C."""
         table = (id(owner), ("kept", kind))
         kept: Kept | None = self._tables.get(table)
-        generations = list(map(_generation, nodes))
+        feed = self._snapshot.changed_nodes
         if kept is None or kept.source is not nodes or kept.key != key:
-            kept = self._tables[table] = Kept(nodes, generations, key)
-        elif generations != kept.generations:
-            changed = list(map(ne, generations, kept.generations))
+            kept = self._tables[table] = Kept(nodes, list(map(_generation, nodes)), key, feed)
+        else:
             values = kept.values
-            index = -1
-            while True:
-                try:
-                    index = changed.index(True, index + 1)
-                except ValueError:
-                    break
+            for index in kept.changed(feed):
                 values[index] = MISSING
-            kept.generations = generations
         return kept
 
     def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object]):
@@ -173,25 +161,65 @@ class NodeMemo:
         return value
 
 
-class _Sum:
+class _Tracked:
+    """Values kept for a list of nodes (a copy of it keeps them alive, so their ids stay theirs), with
+    each node's generation when its value was made, brought up to date from the snapshot's change feed
+    (``Snapshot.changed_nodes``): only the nodes given a generation since are looked at."""
+
+    __slots__ = ("source", "nodes", "generations", "feed", "mark", "_ids")
+
+    def track(self, nodes: list[NodeInfo], generations: list[int], feed: list[NodeInfo]) -> None:
+        self.source, self.nodes, self.generations = nodes, list(nodes), generations
+        self.feed, self.mark = feed, len(feed)
+        self._ids: dict[int, int] | None = None
+
+    def changed(self, feed: list[NodeInfo]) -> list[int]:
+        """The positions (in order) whose node's generation is not the one kept, their generations
+        updated: from the feed's entries since the last call, or a pass over every node when the feed
+        is another (the snapshot started a new one)."""
+        generations = self.generations
+        if feed is self.feed:
+            if self.mark == len(feed):
+                return []
+            if self._ids is None:
+                self._ids = {id(ni): index for index, ni in enumerate(self.nodes)}
+            ids = self._ids
+            positions = sorted({index for ni in feed[self.mark:] if (index := ids.get(id(ni))) is not None})
+            self.mark = len(feed)
+            nodes = self.nodes
+            out = [index for index in positions if nodes[index].generation != generations[index]]
+            for index in out:
+                generations[index] = nodes[index].generation
+            return out
+        now = list(map(_generation, self.nodes))
+        self.feed, self.mark = feed, len(feed)
+        if now == generations:
+            return []
+        changed = list(map(ne, now, generations))
+        self.generations = now
+        return list(compress(range(len(now)), changed))
+
+
+class _Sum(_Tracked):
     """``NodeMemo.summed``'s state: the nodes' generations and maps when summed, the totals, and how
     many maps hold each key (a key leaves the totals with its last map)."""
 
-    __slots__ = ("source", "nodes", "generations", "values", "totals", "holders")
+    __slots__ = ("values", "totals", "holders")
 
-    def __init__(self, nodes: list[NodeInfo], generations: list[int], values: list[dict | None]) -> None:
-        # The list given (the same object at the next attempt: the same nodes, as long as the node set is
-        # unchanged, which drops every table), and its nodes then (kept alive, so their ids stay theirs).
-        self.source, self.nodes = nodes, list(nodes)
-        self.generations, self.values = generations, values
+    def __init__(self, nodes: list[NodeInfo], generations: list[int], values: list[dict | None],
+                 feed: list[NodeInfo]) -> None:
+        # The list given is the same object at the next attempt (the same nodes, as long as the node set
+        # is unchanged, which drops every table).
+        self.track(nodes, generations, feed)
+        self.values = values
         self.totals: dict = {}
         self.holders: dict = {}
         for value in values:
             if value:
                 self._add(value, 1)
 
-    def rebase(self, nodes: list[NodeInfo], generations: list[int], compute: Callable[[NodeInfo], dict | None]
-               ) -> None:
+    def rebase(self, nodes: list[NodeInfo], generations: list[int], compute: Callable[[NodeInfo], dict | None],
+               feed: list[NodeInfo]) -> None:
         """The sum over another list of nodes: the maps of nodes no longer listed taken out, those of
         nodes listed anew or changed computed, those of unchanged nodes kept (the old nodes are alive
         until here, so an id names the same node in both lists)."""
@@ -214,8 +242,8 @@ class _Sum:
         for index in set(range(len(self.nodes))) - kept_positions:
             if self.values[index]:
                 self._add(self.values[index], -1)
-        self.source, self.nodes = nodes, list(nodes)
-        self.generations, self.values = generations, values
+        self.track(nodes, generations, feed)
+        self.values = values
 
     def replace(self, index: int, value: dict | None) -> None:
         old = self.values[index]
@@ -237,16 +265,16 @@ class _Sum:
                 del totals[key]
 
 
-class Kept:
-    """``NodeMemo.kept``'s state: the list of nodes (and a copy keeping them alive), their generations
-    when the values were stored, the key, and the values by position (``MISSING`` where none is kept)."""
+class Kept(_Tracked):
+    """``NodeMemo.kept``'s state: the nodes, their names, the key, and the values by position
+    (``MISSING`` where none is kept)."""
 
-    __slots__ = ("source", "nodes", "names", "generations", "key", "values", "_positions")
+    __slots__ = ("names", "key", "values", "_positions")
 
-    def __init__(self, nodes: list[NodeInfo], generations: list[int], key) -> None:
-        self.source, self.nodes = nodes, list(nodes)
+    def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo]) -> None:
+        self.track(nodes, generations, feed)
         self.names = [ni.name for ni in nodes]
-        self.generations, self.key = generations, key
+        self.key = key
         self.values: list = [MISSING] * len(nodes)
         self._positions: dict[str, int] | None = None
 

@@ -28,6 +28,9 @@ from kwhatif.state.nodeinfo import ImageStateSummary, NodeInfo, PodInfo, Resourc
 from kwhatif.state.nominator import Nominator
 
 
+MAX_FEED = 1 << 16  # entries of the change feed before it starts anew
+
+
 class Snapshot:
     def __init__(self, cluster: Cluster) -> None:
         with bulk_allocation():
@@ -67,6 +70,9 @@ class Snapshot:
         self._affinity_lists: tuple[list[NodeInfo], list[NodeInfo]] | None = None
         self.namespace_labels = cluster.namespace_labels()
         self.generation = 0  # the last generation handed to a node
+        # The change feed: every node given a generation (or its old one back by a revert), in order;
+        # a new list once it is long (a reader holding the old one then looks at every node).
+        self.changed_nodes: list[NodeInfo] = []
         self.objects_generation = 0  # changes whenever set_cluster replaces the cluster-level objects
         self.node_set_generation = 0  # changes whenever nodes are added or removed
         self._forks: list[_Fork] = []
@@ -111,8 +117,7 @@ class Snapshot:
         for ni, names in zip(self.node_info_list, node_images):
             states = {name: summaries[name] for name in names}
             if touch and states != ni.image_states:
-                self.generation += 1
-                ni.generation = self.generation
+                self._new_generation(ni)
             ni.image_states = states
         self._image_summaries = summaries
 
@@ -134,8 +139,7 @@ class Snapshot:
             for ni in self.node_info_list:
                 if ni is not new and not counted.isdisjoint(ni.image_states):
                     ni.image_states = {name: summaries[name] for name in ni.image_states}
-                    self.generation += 1
-                    ni.generation = self.generation
+                    self._new_generation(ni)
         new.image_states = {name: summaries[name] for name in sizes}
 
     @property
@@ -296,6 +300,7 @@ class Snapshot:
         self.resource_claims.revert()
         for ni, saved in top.nodes.values():
             ni.restore(saved)
+            self._feed(ni)
         if top.pvc_counts is not None:
             self.used_pvc_counts = top.pvc_counts
         if top.node_set is not None:
@@ -350,8 +355,17 @@ class Snapshot:
             saved = self._forks[-1].nodes
             if id(ni) not in saved:
                 saved[id(ni)] = (ni, ni.snapshot())
+        self._new_generation(ni)
+
+    def _new_generation(self, ni: NodeInfo) -> None:
         self.generation += 1
         ni.generation = self.generation
+        self._feed(ni)
+
+    def _feed(self, ni: NodeInfo) -> None:
+        if len(self.changed_nodes) >= MAX_FEED:
+            self.changed_nodes = []
+        self.changed_nodes.append(ni)
 
     def _writable_pvc_counts(self) -> dict[str, int]:
         if self._forks and self._forks[-1].pvc_counts is None:
