@@ -83,11 +83,11 @@ def budget_cluster(allowed: int) -> list[dict]:
 
     p2 (8 cpu): db-2, db-3   25%   first in cluster-autoscaler's order: both go, the budget is used up
     p0 (4 cpu): db-0         25%   then blocked (NotEnoughPdb), as p1
-    p1 (4 cpu): db-1         25%
+    p1 (3 cpu): db-1         33%   (frees less than p0)
     p3 (4 cpu): web-1        25%   goes anyway
     With 2 disruptions allowed, p0 drained first (1 left), then p2 (both pods pass the check): p0, p2, p3.
     """
-    nodes = [node("p2", "8"), node("p0", "4"), node("p1", "4"), node("p3", "4"), node("t", "16", True)]
+    nodes = [node("p2", "8"), node("p0", "4"), node("p1", "3"), node("p3", "4"), node("t", "16", True)]
     pods = [pod("db-2", "p2", "1", "StatefulSet"), pod("db-3", "p2", "1", "StatefulSet"),
             pod("db-0", "p0", "1", "StatefulSet"), pod("db-1", "p1", "1", "StatefulSet"), pod("web-1", "p3", "1")]
     pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "db", "namespace": "default"},
@@ -184,3 +184,23 @@ def test_gpus_are_counted_on_the_nodes_that_stay(tmp_path):
         "g0": ("nvidia.com/gpu", "NoPlaceToMovePods: default/train-1 fits on no other node"),
         "g1": ("nvidia.com/gpu", "NotUnderutilized"), "c0": ("cpu", None)}
     assert drained_alone(path, ["c0"]) == report["verification"]["placements"] == {"default/api-1": "g0"}
+
+
+def test_spreading_counts_the_pods_that_leave(tmp_path):
+    """s spreads over zones (maxSkew 1), a: 2 (n0, t), b: 1 (u, full). Moving s-1 from n0 to t keeps a at
+    2: the model must take s-1 out of zone a when n0 goes, or it sees 3 - 1 > maxSkew and keeps n0."""
+    zone = "topology.kubernetes.io/zone"
+    spread = [{"maxSkew": 1, "topologyKey": zone, "whenUnsatisfiable": "DoNotSchedule",
+               "labelSelector": {"matchLabels": {"app": "s"}}}]
+    nodes = [make_node(name).capacity(cpu="4", memory="8Gi", pods="110").label(zone, z).obj()
+             for name, z in (("n0", "a"), ("t", "a"), ("u", "b"))]
+    pods = [pod("s-1", "n0", "1"), pod("s-2", "t", "1"), pod("s-3", "u", "1"), pod("f-1", "t", "2"),
+            pod("f-2", "u", "3")]
+    for p in pods[:3]:
+        p["spec"]["topologySpreadConstraints"] = spread
+    path = write_list(tmp_path / "c.json", nodes + pods)
+    code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
+    assert code == 0 and report["optimal"]["answer"] == "solver"
+    assert [(a["nodes"], a["verified"]) for a in report["optimal"]["attempts"]] == [(["n0"], True)]
+    assert report["nodes"][0]["pods"] == [{"pod": "default/s-1", "node": "t"}]
+    assert drained_alone(path, ["n0"]) == {"default/s-1": "t"}

@@ -7,14 +7,16 @@ The model chooses the nodes to remove; every pod to move from a removed node goe
 where the profile's Filter plugins pass for it on the cluster as it is (``optimal.static_model``, per kind
 of pod and node) and the counted constraints of ``optimal.Solver`` hold: cpu, memory, ephemeral-storage,
 extended resources (``nvidia.com/gpu``) and the pod count against what the node has free, host ports,
-required anti-affinity, topology spreading and required affinity between the moved pods. Budgets:
+required anti-affinity, topology spreading (the removed nodes' pods taken out of their domains) and
+required affinity between the moved pods. Budgets:
 cluster-autoscaler lets a node go while each budget of its pods has a disruption left, and charges it
 with the healthy pods of the nodes already removed; so, per budget, the removed nodes' healthy pods but
 those of the node drained last (the one with the most) stay under disruptionsAllowed. Objective: the most
 nodes, then the most freed (cpu, memory and GPUs, each as a share of the candidates').
 
-The model does not see everything: the moved pods' filters and spreading see the pods of the removed
-nodes still there, and kube-scheduler places one pod at a time by score where the model packs. So every
+The model does not see everything: the moved pods' filters (pod anti-affinity, affinity) see the pods
+of the removed nodes still there, and kube-scheduler places one pod at a time by score where the model
+packs. So every
 answer is verified by one drain of the whole set with cluster-autoscaler's rules (``drain_order``:
 the nodes with the largest pods first, each budget's last node last); a set whose drain leaves a pod Pending or a node blocked is excluded (a no-good cut
 on exactly that set) and the model solved again, within the time limit (all solves together) and at most
@@ -46,19 +48,20 @@ class _Model:
     """The removal model: a boolean per candidate on top of the placement of its pods."""
 
     def __init__(self, snapshot: Snapshot, setup: SchedulerSetup, moving: dict[str, list[PodInfo]],
-                 budgets, greedy_set: set[str], greedy_nodes: dict[str, str]) -> None:
+                 budgets, greedy_order: list[str], greedy_nodes: dict[str, str]) -> None:
         self.moving = moving
         self.origin: dict[str, str] = {}
         pods = []
-        for name in sorted(moving, key=lambda n: n not in greedy_set):  # the greedy's pods first: hinted
+        for name in moving:
             for pi in moving[name]:
                 unbound = PodInfo({**pi.pod, "spec": {**pi.spec, "nodeName": ""}})
                 self.origin[unbound.key] = name
                 pods.append((unbound, False))
-        self.solver = solver = Solver(group_pods(pods), snapshot, setup, greedy_nodes)
-        solver.constrain()
+        self.solver = solver = Solver(group_pods(pods), snapshot, setup, {})
         model = self.model = solver.model
         self.removed = {n: model.NewBoolVar(f"r_{n}") for n in moving}
+        solver.departures = {n: (moving[n], self.removed[n]) for n in moving}
+        solver.constrain()
         self.by_type: dict[int, list[tuple[int, object]]] = {}
         for (i, u), var in solver.x.items():
             self.by_type.setdefault(i, []).append((u, var))
@@ -72,8 +75,24 @@ class _Model:
                 model.Add(solver.x[(i, u)] <= cap * (len(unit.nodes) - sum(gone)))
         self.touched = self._budgets(budgets)
         self.weight = self._objective(snapshot)
+        self._hint(greedy_order, greedy_nodes)
+
+    def _hint(self, greedy_order: list[str], greedy_nodes: dict[str, str]) -> None:
+        """cluster-autoscaler's answer as the solver's first solution: its nodes removed, its pods where it
+        put them, each budget's last node the last of its order."""
+        solver, model = self.solver, self.model
+        type_of = {t.name_of(k): i for i, t in enumerate(solver.types) for k in range(t.count)}
+        counts = Counter((type_of[pod], solver.unit_of[node]) for pod, node in greedy_nodes.items()
+                         if pod in type_of and node in solver.unit_of)
+        model.ClearHints()
+        for key, var in solver.x.items():
+            model.AddHint(var, counts.get(key, 0))
         for n, var in self.removed.items():
-            model.AddHint(var, n in greedy_set)
+            model.AddHint(var, n in greedy_order)
+        for b, last in self.last.items():
+            here = [n for n in greedy_order if n in last]
+            for n, var in last.items():
+                model.AddHint(var, bool(here) and n == here[-1])
 
     def _budgets(self, budgets) -> dict[int, dict[str, int]]:
         """Per budget the removed nodes' healthy pods, but the last node's, stay under disruptionsAllowed;
@@ -85,9 +104,10 @@ class _Model:
                     by = touched.setdefault(b, {})
                     by[name] = by.get(name, 0) + int(is_healthy(pi.pod))
         model = self.model
+        self.last: dict[int, dict[str, object]] = {}
         for b, by in touched.items():
             allowed = int(budgets.status(b).get("disruptionsAllowed") or 0)
-            last = {n: model.NewBoolVar(f"last{b}_{n}") for n in by}
+            last = self.last[b] = {n: model.NewBoolVar(f"last{b}_{n}") for n in by}
             for n, var in last.items():
                 model.Add(var <= self.removed[n])
             model.Add(sum(last.values()) <= 1)
@@ -195,8 +215,7 @@ def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | No
         else:
             moving[row["node"]] = pods
     greedy_nodes = {p["pod"]: p["node"] for r in greedy["nodes"] for p in r["pods"]}  # the last move wins
-    built = _Model(snapshot, setup or SchedulerSetup(), moving, scenario.budgets, set(greedy["removable"]),
-                   greedy_nodes)
+    built = _Model(snapshot, setup or SchedulerSetup(), moving, scenario.budgets, greedy["removable"], greedy_nodes)
     for name, why in built.no_place().items():
         next(r for r in rows if r["node"] == name)["reason"] = why
     attempts, answer, status, bound, spent = [], None, "UNKNOWN", None, 0.0
@@ -205,11 +224,15 @@ def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | No
         solved.parameters.max_time_in_seconds = time_limit - spent
         solved.parameters.num_workers = workers
         solved.parameters.random_seed = seed
+        # probing and symmetry detection take most of the time on a model with an integer per kind of pod
+        # and node (1,000 nodes: presolve alone outlasts 10 s); without them it is proven in seconds
+        solved.parameters.cp_model_probing_level = 0
+        solved.parameters.symmetry_level = 0
         status = _STATUS.get(int(solved.Solve(built.model)), "UNKNOWN")
         spent += solved.WallTime()
         if status not in ("OPTIMAL", "FEASIBLE"):
             break
-        bound = int(solved.BestObjectiveBound() + 1e-6) // built.weight
+        bound = min(int(solved.BestObjectiveBound() + 1e-6) // built.weight, len(moving))
         names = drain_order([n for n in moving if solved.Value(built.removed[n])], moving, built.touched)
         verification = verify_removal(cluster, setup, names, now) if names else None
         attempts.append({"nodes": names, "status": status, "verified": verification is None

@@ -411,6 +411,9 @@ class Solver:
         self.model = self.cp.CpModel()
         self.x: dict[tuple[int, int], object] = {}  # (type, unit) -> count
         self.stays: list[tuple[int, object]] = []  # (type, stayed) per node with movable pods
+        # node -> its pods that leave the cluster and the 0/1 expression saying whether they do (the nodes a
+        # consolidation removes): spreading counts them until then
+        self.departures: dict[str, tuple[list[PodInfo], object]] = {}
 
     def _static_models(self, setup: SchedulerSetup) -> list[TypeModel]:
         """Each type's static answer. Movable pods that no node accepts (kwhatif's filters reject them
@@ -616,10 +619,19 @@ class Solver:
         if not domains:
             return
         total = sum(spread.counts.values()) + sum(self.types[j].count for j in matching)
+        leaving: dict[str, list[tuple[int, object]]] = {}
+        for name, (pods, gone) in self.departures.items():
+            labels = self.snapshot.get(name).labels
+            n = sum(1 for p in pods if p.namespace == t.info.namespace and c.selector.matches(p.labels))
+            if n and name in spread.included and c.topology_key in labels:
+                leaving.setdefault(labels[c.topology_key], []).append((n, gone))
         counts = {}
         for value in domains:
-            var = model.NewIntVar(spread.counts[value], total, f"n{i}_{c.topology_key}_{value}")
-            model.Add(var == spread.counts[value] + sum(v for vs in added.get(value, {}).values() for v in vs))
+            out = leaving.get(value, [])
+            var = model.NewIntVar(max(spread.counts[value] - sum(n for n, _ in out), 0), total,
+                                  f"n{i}_{c.topology_key}_{value}")
+            model.Add(var == spread.counts[value] + sum(v for vs in added.get(value, {}).values() for v in vs)
+                      - sum(n * gone for n, gone in out))
             counts[value] = var
         if len(domains) < c.min_domains:
             low = 0
