@@ -258,3 +258,33 @@ def test_a_manifests_objects_join_the_scenarios_state():
     assert scenario.state_for(joined) is state and scenario.cluster is joined
     assert _state(state) == _state(Snapshot(joined))
     assert state.namespace_labels["ml"] == {"team": "a"}
+
+
+@pytest.mark.parametrize("command", ["place", "preempt"])
+def test_a_manifests_own_claim_after_the_changes_sees_the_replacements_device(tmp_path, command):
+    """The GPU defect's case with the claim in the manifest: the pod's ResourceClaim joins the scenario's
+    state, where train-0's replacement holds n2's only GPU: nothing fits (it was "Fits on n2")."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from kwhatif.cli.app import app
+
+    dump = _gpu_dump(tmp_path)
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "q-gpu", "namespace": "default"}, "spec": GPU}
+    pod = make_pod("q").req(cpu="1").set("spec.resourceClaims", [{"name": "gpu", "resourceClaimName": "q-gpu"}]).obj()
+    manifest = tmp_path / "q.json"
+    manifest.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [claim, pod]}))
+    runner = CliRunner()
+
+    def answer(*flags) -> tuple[str | None, str | None]:
+        run = runner.invoke(app, [command, str(manifest), "--cluster", str(dump), *flags, "-o", "json"])
+        data = json.loads(run.stdout)
+        data = data["placements"][0] if command == "place" else data  # a List: placed as a sequence
+        node = data["node"] if command == "place" else (data["selected"] or [None])[0]
+        return node, data["message"]
+
+    assert answer() == ("n2", None)
+    node, message = answer("--remove-node", "n1")
+    assert node is None and message.startswith("0/1 nodes are available: 1 cannot allocate all claims.")
