@@ -288,3 +288,30 @@ def test_a_manifests_own_claim_after_the_changes_sees_the_replacements_device(tm
     assert answer() == ("n2", None)
     node, message = answer("--remove-node", "n1")
     assert node is None and message.startswith("0/1 nodes are available: 1 cannot allocate all claims.")
+
+
+@pytest.mark.parametrize("changes", [
+    [Change("add-node", argument="a-1=2")],
+    [Change("add-node", argument="g-1")],
+    [Change("taint", nodes=("g-1",), argument="nvidia.com/gpu-"), Change("cordon", nodes=("a-2",))],
+    [Change("remove-node", nodes=("a-1",)), Change("add-node", argument="a-2=3")],
+])
+def test_a_workloads_sequence_after_changes_on_a_fork_of_its_base_equals_one_on_the_changed_cluster(changes):
+    """``place --suggest`` for a workload proves an add-node suggestion by making the change on a fork of
+    the first run's snapshot (a Scenario): the same sequence as on a snapshot of the changed cluster."""
+    from kwhatif.whatif.changes import scenario_for
+    from kwhatif.whatif.suggest_workload import _Workload
+    from kwhatif.whatif import SchedulerSetup
+    from tests.test_suggest_workload import DAEMONS, POOLS, SERVICE, _deployment
+
+    objects = [(_deployment("web", 14, "1"), "m.yaml"), (SERVICE, "m.yaml")]
+    c = cluster(POOLS, DAEMONS)
+    workload = _Workload(objects, c, SchedulerSetup(), None, False, None)
+    assert workload.run() is not None
+    before = _state(workload.base)
+    on_fork = workload.run(changes=changes)
+    assert _state(workload.base) == before
+    changed = scenario_for(c, changes).cluster
+    fresh = _Workload(objects, changed, SchedulerSetup(), None, False, None).run()
+    assert (on_fork.placed, on_fork.by_node, on_fork.short_free) == (fresh.placed, fresh.by_node, fresh.short_free)
+    assert (on_fork.failure and on_fork.failure.message) == (fresh.failure and fresh.failure.message)

@@ -126,26 +126,47 @@ class _Workload:
 
     def run(self, objects: list[tuple[dict, str]] | None = None, changes: list[Change] = ()) -> _Run | None:
         """The sequence with the objects (default: as given) after the cluster changes; None when the
-        input is refused (a request admission rejects, a change that cannot apply)."""
-        try:
-            cluster = scenario_for(self.cluster, list(changes), self.setup).cluster if changes else self.cluster
-            expansion = expand_objects(objects or self.objects, cluster, self.replicas, self.in_order)
-            joined = join_objects(cluster, expansion.objects)
-            pods = prepare_pods(expansion.pods, joined)
-        except KwhatifError:
-            return None
+        input is refused (a request admission rejects, a change that cannot apply). The first run's
+        snapshot is the base: the changes are made on a fork of it by a scenario (``changes.Scenario``);
+        other objects (a patched template) reuse a fork when only their controller objects differ from
+        the first run's, and are placed on a snapshot of their own otherwise."""
         if self.base is None:
-            self.base, self.base_pods, self.expansion = Snapshot(joined), pods, expansion
-        extension = _extension(self.base.cluster, joined)
-        snapshot = self.base if extension is not None else Snapshot(joined)
+            prepared = self._prepared(objects or self.objects, self.cluster)
+            if prepared is None:
+                return None
+            joined, pods, self.expansion = prepared
+            self.base, self.base_pods = Snapshot(joined), pods
+        base = self.base
+        if changes and objects is None:
+            with base.forked():
+                try:
+                    scenario = scenario_for(base.cluster, list(changes), self.setup, base)
+                except KwhatifError:
+                    return None
+                prepared = self._prepared(self.objects, scenario.cluster)  # its objects already joined
+                if prepared is None:
+                    return None
+                return self._place(scenario.state_for(prepared[0]), prepared[1])
+        cluster = scenario_for(self.cluster, list(changes), self.setup).cluster if changes else self.cluster
+        prepared = self._prepared(objects or self.objects, cluster)
+        if prepared is None:
+            return None
+        joined, pods, _ = prepared
+        snapshot = base if _only_controllers_differ(base.cluster, joined) else Snapshot(joined)
         with snapshot.forked():
-            if extension is not None and extension[0]:
-                snapshot.add_nodes(extension[0])
-            for pod in extension[1] if extension is not None else ():
-                snapshot.assume_pod(PodInfo(pod))
             if snapshot.cluster is not joined:
                 snapshot.set_cluster(joined)
             return self._place(snapshot, pods)
+
+    def _prepared(self, objects: list[tuple[dict, str]], cluster: Cluster) -> tuple | None:
+        """The objects expanded against ``cluster`` and joined to it, their pods prepared: (joined cluster,
+        pods, expansion), or None when the input is refused."""
+        try:
+            expansion = expand_objects(objects, cluster, self.replicas, self.in_order)
+            joined = join_objects(cluster, expansion.objects)
+            return joined, prepare_pods(expansion.pods, joined), expansion
+        except KwhatifError:
+            return None
 
     def _place(self, snapshot: Snapshot, pods: list) -> _Run:
         placer = self._placer(snapshot)
@@ -212,23 +233,17 @@ def _short_free(snapshot: Snapshot, result: ScheduleResult) -> dict[str, tuple[i
     return out
 
 
-def _extension(base: Cluster, other: Cluster) -> tuple[list[dict], list[dict]] | None:
-    """The nodes and bound pods ``other`` appends to ``base`` when that is all it changes, but for
-    ReplicaSets, StatefulSets and ReplicationControllers (which only system default spreading reads,
-    from ``snapshot.cluster`` at each attempt): what a fork of ``base``'s snapshot holds exactly (nodes
-    added like a pool with their DaemonSet pods, a patched template's ReplicaSet). None otherwise."""
-    extra: dict[str, list] = {}
+def _only_controllers_differ(base: Cluster, other: Cluster) -> bool:
+    """Whether ``other`` is ``base`` but for ReplicaSets, StatefulSets and ReplicationControllers (which
+    only system default spreading reads, from ``snapshot.cluster`` at each attempt): what a fork of
+    ``base``'s snapshot reading ``other`` holds exactly (a patched template's ReplicaSet)."""
     for f in dataclasses.fields(base):
         a, b = getattr(base, f.name), getattr(other, f.name)
         if f.name in CONTROLLER_LISTS or not isinstance(a, list):
             continue
-        grows = f.name in ("nodes", "pods")
-        if len(b) < len(a) or (len(b) > len(a) and not grows) or any(x is not y and x != y for x, y in zip(a, b)):
-            return None
-        extra[f.name] = b[len(a):]
-    if any(not (pod.get("spec") or {}).get("nodeName") for pod in extra["pods"]):
-        return None
-    return extra["nodes"], extra["pods"]
+        if len(a) != len(b) or any(x is not y and x != y for x, y in zip(a, b)):
+            return False
+    return True
 
 
 def suggest_workload(objects: list[tuple[dict, str]], cluster: Cluster, setup: SchedulerSetup | None, *,
