@@ -1,25 +1,31 @@
 """The snapshot file ``*.kwi.json.gz``: a cluster as scheduling sees it, for offline and repeated runs.
 
-A gzip of one JSON document::
+A gzip of one JSON document (format 2)::
 
-    {"kind": "KwhatifSnapshot", "version": 1,
+    {"kind": "KwhatifSnapshot", "version": 2,
      "metadata": {"server", "context", "capturedAt", "counts", "missingPermissions", "kwhatifVersion", ...},
-     "podTemplates": [{"metadata": {...}, "spec": {...}, "status": {...}}, ...],
+     "podValues": [{"app": "web", ...}, [{"name": "app", "image": ...}], "default-scheduler", ...],
+     "podTemplates": [{"metadata": {"namespace": 0, "labels": 5, ...}, "spec": {"containers": 1, ...},
+                       "status": {}}, ...],
+     "pods": {"template": [0, 0, 1, ...], "name": [...], "uid": [...], "creationTimestamp": [...],
+              "deletionTimestamp": [null, ...], "nodeName": [...], "phase": [...], "startTime": [...],
+              "nominatedNodeName": [...], "overrides": {"<pod index>": {"spec": {"nodeName": null}, ...}}},
      "nodeImages": [{"names": [...], "sizeBytes": n}, ...],
-     "objects": {"Node": [{..., "status": {"images": [3, 17, ...], ...}}, ...],
-                 "Pod": [{"template": 0, "metadata": {"name", "uid", ...},
-                          "spec": {"nodeName"}, "status": {"phase", "startTime"}}, ...], ...}}
+     "objects": {"Node": [{..., "status": {"images": [3, 17, ...], ...}}, ...], "Service": [...], ...}}
 
-Pods are stored as a template shared by a workload's replicas plus their own few fields
-(``compact_pods``), and a node's images as indexes into one table of the images of all nodes
-(``compact_node_images``): loading mostly creates Python objects, and both cut their number
-several times. Every other kind is stored as plain objects.
+Pods are stored as a template shared by a workload's replicas, whose fields' values are indexes into
+one table of distinct values, plus a column per field of their own (``compact_pods``); a node's
+images as indexes into one table of the images of all nodes (``compact_node_images``): loading
+mostly creates Python objects, and the tables and columns cut their number several times. Every
+other kind is stored as plain objects. Format 1 (still read) kept each pod as an object
+``{"template": i, "metadata": {"name", "uid", ...}, "spec": {"nodeName"}, "status": {...}}`` under
+``objects.Pod``, with templates of plain values.
 
 Objects hold only the fields kube-scheduler reads (``strip_object``): no managedFields, no
 environment, commands or probes, no volume contents but the sources the volume plugins inspect, no
 annotations but the few the volume binder reads. Secrets and ConfigMaps are never read at all.
 Objects are stored after API defaulting and priority admission, so loading does no per-object
-defaulting: a 150,000-pod snapshot loads in about two seconds.
+defaulting: a 150,000-pod snapshot loads in well under a second.
 """
 
 from __future__ import annotations
@@ -38,7 +44,8 @@ from kwhatif.api.bulk import bulk_allocation
 from kwhatif.state.cluster import KINDS, Cluster, TemplatedPods
 
 SNAPSHOT_KIND = "KwhatifSnapshot"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # written; 1 (pods as objects referring to templates) is read too
+READ_VERSIONS = (1, 2)
 GZIP_MAGIC = b"\x1f\x8b"
 # 150,000 pods: level 1 takes 0.4 s for a 14 MB file, level 6 (gzip's default) 2.3 s for 12 MB.
 COMPRESS_LEVEL = 1
@@ -234,51 +241,84 @@ def strip_object(obj: dict) -> dict:
     return _STRIPPERS[obj["kind"]](obj)
 
 
-# The fields that differ between the replicas of one workload; everything else of a pod goes into a
-# shared template (see compact_pods).
+# The fields that differ between the replicas of one workload, in the order a stripped pod lists them;
+# everything else of a pod goes into a shared template (see compact_pods).
 _POD_INSTANCE_FIELDS = (
-    ("metadata", frozenset({"name", "uid", "creationTimestamp", "deletionTimestamp"})),
-    ("spec", frozenset({"nodeName"})),
-    ("status", frozenset({"phase", "startTime", "nominatedNodeName"})),
+    ("metadata", ("name", "uid", "creationTimestamp", "deletionTimestamp")),
+    ("spec", ("nodeName",)),
+    ("status", ("phase", "startTime", "nominatedNodeName")),
 )
+_PARTS = tuple(part for part, _ in _POD_INSTANCE_FIELDS)
+_OWN = {part: frozenset(own) for part, own in _POD_INSTANCE_FIELDS}
+# The columns of "pods" (format 2): the template, then each per-pod field.
+POD_COLUMNS = ("template",) + tuple(name for _, own in _POD_INSTANCE_FIELDS for name in own)
 
 
-def compact_pods(pods: list[dict]) -> tuple[list[dict], list[dict]]:
-    """Pods as (templates, instances): the replicas of a workload share one template.
+def compact_pods(pods: list[dict]) -> tuple[list, list[dict], dict]:
+    """Pods as (values, templates, columns): the replicas of a workload share one template, and the
+    templates share their fields' values.
 
-    A pod is stored as ``{"template": i, "metadata": {name, uid, ...}, "spec": {nodeName},
-    "status": {phase, startTime, ...}}``; templates hold the rest of metadata, spec and status.
-    150,000 pods come from a few thousand templates, so the file parses several times faster than
-    150,000 full pods would (most of the cost of loading is creating Python objects).
+    A template is ``{"metadata": {field: value index}, "spec": {...}, "status": {...}}`` with every
+    field but the per-pod ones, each value stored once in ``values``; ``columns`` holds one list per
+    POD_COLUMNS entry (the template index, then each per-pod field, null where a pod does not have
+    it). A pod with an explicit null in a per-pod field keeps its per-pod fields as they are under
+    ``columns["overrides"][str(index)]``. 150,000 pods come from a few tens of thousands of templates
+    made of a few thousand distinct values, and columns make no object per pod: the file parses
+    several times faster and into less memory than 150,000 full pods would.
     """
-    index: dict[bytes, int] = {}
+    value_index: dict[bytes, int] = {}
+    values: list = []
+    template_index: dict[bytes, int] = {}
     templates: list[dict] = []
-    instances: list[dict] = []
-    for pod in pods:
-        template: dict = {}
-        instance: dict = {}
-        for part, own in _POD_INSTANCE_FIELDS:
+    columns: dict[str, list] = {name: [] for name in POD_COLUMNS}
+    own_columns = [(part, own, [columns[name] for name in own]) for part, own in _POD_INSTANCE_FIELDS]
+    overrides: dict[str, dict] = {}
+    for n, pod in enumerate(pods):
+        shared = []
+        own_parts = {}
+        for part, own, cols in own_columns:
             value = pod.get(part) or {}
-            template[part] = {k: v for k, v in value.items() if k not in own}
-            instance[part] = {k: v for k, v in value.items() if k in own}
-        key = orjson.dumps(template, option=orjson.OPT_SORT_KEYS)
-        i = index.get(key)
+            shared.append({k: v for k, v in value.items() if k not in _OWN[part]})
+            own_parts[part] = mine = {k: v for k, v in value.items() if k in _OWN[part]}
+            for name, col in zip(own, cols):
+                col.append(mine.get(name))
+        if None in (v for mine in own_parts.values() for v in mine.values()):
+            overrides[str(n)] = own_parts
+        key = orjson.dumps(shared)
+        i = template_index.get(key)
         if i is None:
-            i = index[key] = len(templates)
+            i = template_index[key] = len(templates)
+            template = {}
+            for part, fields in zip(_PARTS, shared):
+                refs = template[part] = {}
+                for k, v in fields.items():
+                    value_key = orjson.dumps(v)
+                    j = value_index.get(value_key)
+                    if j is None:
+                        j = value_index[value_key] = len(values)
+                        values.append(v)
+                    refs[k] = j
             templates.append(template)
-        instance["template"] = i
-        instances.append(instance)
-    return templates, instances
+        columns["template"].append(i)
+    if overrides:
+        columns["overrides"] = overrides
+    return values, templates, columns
 
 
-_OWN_METADATA, _OWN_SPEC, _OWN_STATUS = (own for _, own in _POD_INSTANCE_FIELDS)
+def _own_fields(template: dict, names: tuple, values: tuple) -> dict:
+    out = dict(template)
+    for name, value in zip(names, values):
+        if value is not None:
+            out[name] = value
+    return out
 
 
 def expand_pods(templates: list, instances: list, path: str) -> TemplatedPods:
-    """Full pod dicts from templates and instances, with the template of each. Pods of one template
-    share their nested values (labels, containers ...), which nothing in kwhatif modifies."""
+    """Format 1: full pod dicts from templates and instances, with the template of each. Pods of one
+    template share their nested values (labels, containers ...), which nothing in kwhatif modifies."""
     pods = []
     template_of = []
+    own_metadata, own_spec, own_status = _OWN["metadata"], _OWN["spec"], _OWN["status"]
     try:
         for p in instances:
             i = p["template"]
@@ -289,11 +329,71 @@ def expand_pods(templates: list, instances: list, path: str) -> TemplatedPods:
                          "spec": {**t["spec"], **spec},
                          "status": {**t["status"], **status}})
             # Its PodInfo is the template's but for its own fields (PodInfo.replica), unless it has others.
-            template_of.append(i if _OWN_METADATA.issuperset(meta) and _OWN_SPEC.issuperset(spec)
-                               and _OWN_STATUS.issuperset(status) else -1)
+            template_of.append(i if own_metadata.issuperset(meta) and own_spec.issuperset(spec)
+                               and own_status.issuperset(status) else -1)
     except (KeyError, IndexError, TypeError) as exc:
         raise InputError(f"{path}: malformed snapshot: pod {len(pods)}: bad template reference ({exc!r})") from None
     return TemplatedPods(pods, template_of, len(templates))
+
+
+def expand_pod_columns(doc: dict, path: str) -> TemplatedPods:
+    """Format 2: full pod dicts from the value table, the templates and the columns (``compact_pods``),
+    with the template of each. Pods share their nested values, templates their fields' values."""
+    values = doc.get("podValues")
+    columns = doc.get("pods")
+    if not isinstance(values, list) or not isinstance(columns, dict) or \
+            not isinstance(doc.get("podTemplates"), list):
+        raise InputError(f"{path}: malformed snapshot: 'podValues' and 'podTemplates' must be lists and "
+                         f"'pods' a map of columns")
+    try:
+        parts = [tuple({k: values[i] for k, i in t[part].items()} for part in _PARTS) for t in doc["podTemplates"]]
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise InputError(f"{path}: malformed snapshot: pod template: bad value reference ({exc!r})") from None
+    template_of = columns.get("template")
+    if not isinstance(template_of, list) or template_of and (
+            set(map(type, template_of)) != {int} or min(template_of) < 0 or max(template_of) >= len(parts)):
+        raise InputError(f"{path}: malformed snapshot: pods.template must list template indexes "
+                         f"(0 to {len(parts) - 1})")
+    count = len(template_of)
+    cols = []
+    for name in POD_COLUMNS[1:]:
+        col = columns.get(name)
+        if col is None:
+            col = [None] * count
+        elif not isinstance(col, list) or len(col) != count:
+            raise InputError(f"{path}: malformed snapshot: pods.{name} must be a list of {count} values")
+        cols.append(col)
+    meta_own, _, status_own = (own for _, own in _POD_INSTANCE_FIELDS)
+    pods = []
+    for t, name, uid, created, deleted, node, phase, start, nominated in zip(template_of, *cols):
+        tm, tsp, tst = parts[t]
+        if deleted is None and name is not None and uid is not None and created is not None:
+            meta = {**tm, "name": name, "uid": uid, "creationTimestamp": created}
+        else:
+            meta = _own_fields(tm, meta_own, (name, uid, created, deleted))
+        if nominated is None and phase is not None and start is not None:
+            status = {**tst, "phase": phase, "startTime": start}
+        else:
+            status = _own_fields(tst, status_own, (phase, start, nominated))
+        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+                     "spec": {**tsp} if node is None else {**tsp, "nodeName": node}, "status": status})
+    overrides = columns.get("overrides") or {}
+    if not isinstance(overrides, dict):
+        raise InputError(f"{path}: malformed snapshot: pods.overrides must be a map of pod index to fields")
+    if overrides:
+        template_of = list(template_of)
+        for index, own in overrides.items():
+            try:
+                n = int(index)
+                pod = pods[n]
+                parts_of = parts[template_of[n]]
+                for part, template in zip(_PARTS, parts_of):
+                    pod[part] = {**template, **own[part]}
+                    if not _OWN[part].issuperset(own[part]):
+                        template_of[n] = -1  # fields of its own beyond the per-pod ones: its own PodInfo
+            except (KeyError, IndexError, TypeError, ValueError) as exc:
+                raise InputError(f"{path}: malformed snapshot: pods.overrides.{index}: ({exc!r})") from None
+    return TemplatedPods(pods, template_of, len(parts))
 
 
 def compact_node_images(nodes: list[dict]) -> tuple[list[dict], list[dict]]:
@@ -323,8 +423,8 @@ def expand_node_images(table: list, nodes: list, path: str) -> None:
     """Replace image indexes by the (shared) image entries, in place."""
     try:
         for node in nodes:
-            status = node.get("status")
-            if status and status.get("images"):
+            status = node.get("status") if isinstance(node, dict) else None
+            if isinstance(status, dict) and status.get("images"):  # else its shape check says what is wrong
                 status["images"] = [table[i] for i in status["images"]]
     except (IndexError, TypeError) as exc:
         raise InputError(f"{path}: malformed snapshot: node image reference ({exc!r})") from None
@@ -349,19 +449,17 @@ def snapshot_document(cluster: Cluster, metadata: dict | None = None, stripped: 
     meta["warnings"] = list(cluster.warnings)
     meta["kwhatifVersion"] = __version__
     objects = {}
-    templates: list[dict] = []
     for kind, attr in KINDS.items():
         items = getattr(cluster, attr)
         if items:
             strip = _STRIPPERS[kind]
             objects[kind] = list(items) if stripped else [strip(o) for o in items]
     images: list[dict] = []
-    if "Pod" in objects:
-        templates, objects["Pod"] = compact_pods(objects["Pod"])
+    values, templates, columns = compact_pods(objects.pop("Pod", []))
     if "Node" in objects:
         images, objects["Node"] = compact_node_images(objects["Node"])
-    return {"kind": SNAPSHOT_KIND, "version": FORMAT_VERSION, "metadata": meta, "podTemplates": templates,
-            "nodeImages": images, "objects": objects}
+    return {"kind": SNAPSHOT_KIND, "version": FORMAT_VERSION, "metadata": meta, "podValues": values,
+            "podTemplates": templates, "pods": columns, "nodeImages": images, "objects": objects}
 
 
 def snapshot_bytes(cluster: Cluster, metadata: dict | None = None, stripped: bool = False) -> bytes:
@@ -423,12 +521,27 @@ def read_document(path: str) -> dict:
         kind = doc.get("kind") if isinstance(doc, dict) else type(doc).__name__
         raise InputError(f"{path}: not a kwhatif snapshot (kind {kind!r}, expected {SNAPSHOT_KIND!r})")
     version = doc.get("version")
-    if version != FORMAT_VERSION:
+    if version not in READ_VERSIONS or type(version) is not int:
         raise InputError(f"{path}: snapshot format version {version!r} is not supported by this kwhatif "
-                         f"(it reads version {FORMAT_VERSION}); re-take the snapshot or upgrade kwhatif")
+                         f"(it reads versions {', '.join(map(str, READ_VERSIONS))}); re-take the snapshot or "
+                         f"upgrade kwhatif")
     if not isinstance(doc.get("objects"), dict) or not isinstance(doc.get("metadata") or {}, dict):
         raise InputError(f"{path}: malformed snapshot: 'objects' must be a map of kind to object list")
     return doc
+
+
+def document_objects(doc: dict, path: str) -> dict[str, list]:
+    """The objects of a read document by kind, in the file's order, pods after nodes (format 2 keeps
+    them apart, as columns): what ``snapshot --summary`` lists."""
+    if doc["version"] < 2:
+        return doc["objects"]
+    pods = expand_pod_columns(doc, path).pods
+    out: dict[str, list] = {} if "Node" in doc["objects"] or not pods else {"Pod": list(pods)}
+    for kind, items in doc["objects"].items():
+        out[kind] = items
+        if kind == "Node" and pods:
+            out["Pod"] = list(pods)
+    return out
 
 
 def cluster_from_snapshot(path: str) -> Cluster:
@@ -443,6 +556,11 @@ def cluster_from_snapshot(path: str) -> Cluster:
     if isinstance(warnings, list):
         cluster.warnings = [str(w) for w in warnings]
     with bulk_allocation():
+        if doc["version"] >= 2:
+            if "Pod" in doc["objects"]:
+                raise InputError(f"{path}: malformed snapshot: format {doc['version']} keeps pods under 'pods', "
+                                 f"not objects.Pod")
+            _set_pods(cluster, expand_pod_columns(doc, path), path)
         for kind, items in doc["objects"].items():
             if not isinstance(items, list):
                 raise InputError(f"{path}: malformed snapshot: objects.{kind} must be a list")
@@ -451,13 +569,17 @@ def cluster_from_snapshot(path: str) -> Cluster:
                 cluster.skipped_kinds[kind] += len(items)
                 continue
             if kind == "Pod":
-                cluster.templated_pods = expand_pods(doc.get("podTemplates") or [], items, path)
-                items = list(cluster.templated_pods.pods)
-                defer_check([(pod, path) for pod in items], SHAPES["Pod"])
-            else:
-                if kind == "Node":
-                    expand_node_images(doc.get("nodeImages") or [], items, path)
-                for obj in items:
-                    check_shape(obj, SHAPES.get(kind, OBJECT), path, f"objects.{kind}: {describe(obj)}")
+                _set_pods(cluster, expand_pods(doc.get("podTemplates") or [], items, path), path)
+                continue
+            if kind == "Node":
+                expand_node_images(doc.get("nodeImages") or [], items, path)
+            for obj in items:
+                check_shape(obj, SHAPES.get(kind, OBJECT), path, f"objects.{kind}: {describe(obj)}")
             setattr(cluster, attr, items)
     return cluster
+
+
+def _set_pods(cluster: Cluster, pods: TemplatedPods, path: str) -> None:
+    cluster.templated_pods = pods
+    cluster.pods = list(pods.pods)
+    defer_check([(pod, path) for pod in cluster.pods], SHAPES["Pod"])

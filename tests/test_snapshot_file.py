@@ -176,11 +176,62 @@ def test_resize_statuses_and_conditions_kept_only_when_they_matter():
 def test_pods_of_a_workload_share_a_template():
     pods = [strip_object(api_pod(i, f"node-{i % 3:05d}", "shop", "web")) for i in range(30)]
     pods += [strip_object(api_pod(100 + i, "node-00000", "shop", "api")) for i in range(5)]
-    templates, instances = compact_pods(pods)
+    values, templates, columns = compact_pods(pods)
     assert len(templates) == 2
-    assert set(instances[0]) == {"template", "metadata", "spec", "status"}
-    assert set(instances[0]["metadata"]) == {"name", "uid", "creationTimestamp"}
-    assert instances[0]["spec"] == {"nodeName": "node-00000"}
+    assert set(templates[0]) == {"metadata", "spec", "status"}
+    assert set(templates[0]["metadata"]) == {"namespace", "labels", "ownerReferences"}
+    # the two workloads' templates share the values they have in common (namespace, tolerations ...)
+    assert templates[0]["metadata"]["namespace"] == templates[1]["metadata"]["namespace"]
+    assert templates[0]["spec"]["tolerations"] == templates[1]["spec"]["tolerations"]
+    assert len(values) < sum(len(t[part]) for t in templates for part in t)
+    assert set(columns) == {"template", "name", "uid", "creationTimestamp", "deletionTimestamp", "nodeName",
+                            "phase", "startTime", "nominatedNodeName"}
+    assert columns["template"] == [0] * 30 + [1] * 5
+    assert columns["nodeName"][:2] == ["node-00000", "node-00001"] and columns["deletionTimestamp"] == [None] * 35
+
+
+def as_format_1(doc: dict) -> dict:
+    """A format-2 document written as format 1 was: pods as objects referring to plain templates."""
+    values, columns = doc["podValues"], doc["pods"]
+    templates = [{part: {k: values[i] for k, i in fields.items()} for part, fields in t.items()}
+                 for t in doc["podTemplates"]]
+    own = {"metadata": ("name", "uid", "creationTimestamp", "deletionTimestamp"), "spec": ("nodeName",),
+           "status": ("phase", "startTime", "nominatedNodeName")}
+    pods = []
+    for n, template in enumerate(columns["template"]):
+        pod = {"template": template}
+        for part, names in own.items():
+            pod[part] = {name: columns[name][n] for name in names if columns[name][n] is not None}
+        pod.update(columns.get("overrides", {}).get(str(n), {}))
+        pods.append(pod)
+    objects = dict(doc["objects"])
+    objects = {"Node": objects.pop("Node"), "Pod": pods, **objects} if "Node" in objects else {"Pod": pods, **objects}
+    out = {k: v for k, v in doc.items() if k not in ("podValues", "pods")}
+    return {**out, "version": 1, "podTemplates": templates, "objects": objects}
+
+
+def test_format_1_files_load_as_before(tmp_path):
+    """Snapshots written in format 1 load into the same pods, field order included, as format 2 does;
+    a pod with an explicit null in a field of its own keeps it."""
+    cluster = cluster_of(api_cluster())
+    cluster.pods[3]["status"]["nominatedNodeName"] = None
+    cluster.pods[4]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    path = tmp_path / "c.kwi.json.gz"
+    write_snapshot(cluster, str(path))
+    doc = orjson.loads(gzip.decompress(path.read_bytes()))
+    assert doc["version"] == 2 and list(doc["pods"]["overrides"]) == ["3"]
+    old = tmp_path / "v1.kwi.json.gz"
+    old.write_bytes(gzip.compress(orjson.dumps(as_format_1(doc))))
+    new, back = cluster_from_snapshot(str(path)), cluster_from_snapshot(str(old))
+    assert orjson.dumps(new.pods) == orjson.dumps(back.pods)
+    assert normalised(new.pods) == normalised([strip_object(p) for p in cluster.pods])
+    assert new.pods[3]["status"] == {"phase": "Running", "startTime": cluster.pods[3]["status"]["startTime"],
+                                     "nominatedNodeName": None}
+    assert new.counts() == back.counts() == cluster.counts()
+    summary = runner.invoke(app, ["snapshot", "--summary", str(old)])
+    assert summary.exit_code == 0 and "snapshot format v1" in summary.stdout
+    assert runner.invoke(app, ["snapshot", "--summary", str(path)]).stdout.split("snapshot format v2")[1] == \
+        summary.stdout.split("snapshot format v1")[1]
 
 
 def _pod_info_fields(pi: PodInfo) -> dict:
@@ -215,14 +266,19 @@ def _replica_variants() -> list[dict]:
     return pods
 
 
-def test_replicas_of_a_template_get_the_pod_info_of_their_own(tmp_path):
+@pytest.mark.parametrize("version", [1, 2])
+def test_replicas_of_a_template_get_the_pod_info_of_their_own(tmp_path, version):
     """Pods loaded from a snapshot share a PodInfo computed once per template (PodInfo.replica): every
     field equals the PodInfo computed from the pod alone, also for a pod hand-edited in the file to
     differ from its template, and for pods added, removed or replaced after loading."""
     path = tmp_path / "c.kwi.json.gz"
     write_snapshot(cluster_of([api_node(i) for i in range(3)] + _replica_variants()), str(path))
     doc = orjson.loads(gzip.decompress(path.read_bytes()))
-    edited = doc["objects"]["Pod"][5]
+    if version == 1:
+        doc = as_format_1(doc)
+        edited = doc["objects"]["Pod"][5]
+    else:
+        edited = doc["pods"].setdefault("overrides", {})["5"] = {"metadata": {}, "spec": {}, "status": {}}
     edited["metadata"]["labels"] = {"app": "edited"}
     edited["spec"]["priority"] = 7
     path.write_bytes(gzip.compress(orjson.dumps(doc)))
@@ -269,9 +325,9 @@ def test_is_snapshot_and_auto_detection(tmp_path):
 
 def test_rejects_other_versions_and_files(tmp_path):
     doc = read_document_of(tmp_path)
-    bad = tmp_path / "v2.kwi.json.gz"
-    bad.write_bytes(gzip.compress(orjson.dumps({**doc, "version": 2})))
-    with pytest.raises(InputError, match="snapshot format version 2 is not supported"):
+    bad = tmp_path / "v3.kwi.json.gz"
+    bad.write_bytes(gzip.compress(orjson.dumps({**doc, "version": 3})))
+    with pytest.raises(InputError, match=r"snapshot format version 3 is not supported .*reads versions 1, 2\)"):
         cluster_from_snapshot(str(bad))
     gz_yaml = tmp_path / "dump.yaml.gz"
     gz_yaml.write_bytes(gzip.compress(b"apiVersion: v1\nkind: List\nitems: []\n"))

@@ -95,14 +95,14 @@ def show_summary(path: str) -> None:
     from rich.table import Table
 
     from kwhatif.render.table import make_console
-    from kwhatif.snapshot_file import is_snapshot, read_document
+    from kwhatif.snapshot_file import document_objects, is_snapshot, read_document
 
     if not is_snapshot(path):
         _show_dump_summary(path)
         return
     doc = read_document(path)
     meta = doc.get("metadata") or {}
-    objects = doc["objects"]
+    objects = document_objects(doc, path)
     console = make_console()
     console.print(f"[bold]{path}[/]  ({human_size(os.path.getsize(path))}, snapshot format v{doc['version']}, "
                   f"written by kwhatif {meta.get('kwhatifVersion') or '?'})", soft_wrap=True)

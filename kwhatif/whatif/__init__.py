@@ -253,6 +253,7 @@ def lease_warning(cluster: Cluster, setup: SchedulerSetup, scheduler_name: str) 
     try:
         settings = leader.LeaderElectionSettings.from_config({"leaderElection": setup.leader_election or {}})
         leases = leader.select_scheduler_leases(cluster.leases, [settings])
-    except ValueError:
+        at = leader.parse_time(captured_at)
+    except ValueError:  # a capture time that is no timestamp (a hand-edited file) says nothing either
         return None
-    return leader.scheduling_warning(leases, leader.parse_time(captured_at), settings, scheduler_name)
+    return leader.scheduling_warning(leases, at, settings, scheduler_name)
