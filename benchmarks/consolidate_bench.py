@@ -57,9 +57,10 @@ def main(argv: list[str] | None = None) -> None:
         report, o_wall, o_cpu = timed(lambda: consolidate_optimal(cluster, None, None, options,
                                                                   time_limit=args.time_limit))
         o = report["optimal"]
-        eligible = sum(1 for r in report["nodes"] if r["reason"] not in ("NotUnderutilized",
-                                                                          "ScaleDownDisabledAnnotation"))
-        print(f"{args.size} nodes, threshold {threshold:g}: {eligible} under it; greedy {len(greedy['removable'])} "
+        under = [r for r in report["nodes"] if r["reason"] not in ("NotUnderutilized", "ScaleDownDisabledAnnotation")]
+        drainable = sum(1 for r in under if not (r["reason"] or "").startswith("BlockedByPod"))
+        print(f"{args.size} nodes, threshold {threshold:g}: {len(under)} under it, {drainable} drainable; greedy "
+              f"{len(greedy['removable'])} "
               f"(verified {greedy['verification'] is None or greedy['verification']['verified']}; "
               f"{g_wall:.1f} s wall, {g_cpu:.1f} s cpu); optimal {o['removable']} ({o['answer']}, {o['status']}, "
               f"bound {o['bound']}, sets tried {[(len(a['nodes']), a['verified']) for a in o['attempts']]}, "

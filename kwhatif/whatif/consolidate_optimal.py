@@ -38,7 +38,7 @@ from kwhatif.whatif.consolidate import (GPU, ConsolidateOptions, candidate_rows,
                                         pods_to_move, verify_removal)
 from kwhatif.whatif.drain_rules import AutoscalerRules, drain_time
 from kwhatif.whatif.eviction import is_healthy
-from kwhatif.whatif.optimal import _STATUS, NOT_MODELLED, Solver, group_pods
+from kwhatif.whatif.optimal import NOT_MODELLED, SOLVER_STATUS, Solver, group_pods
 
 MAX_ATTEMPTS = 10
 SHARE = 10_000  # the tie-break's resolution: a resource's freed share of the candidates', in 1/10,000
@@ -228,7 +228,7 @@ def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | No
         # and node (1,000 nodes: presolve alone outlasts 10 s); without them it is proven in seconds
         solved.parameters.cp_model_probing_level = 0
         solved.parameters.symmetry_level = 0
-        status = _STATUS.get(int(solved.Solve(built.model)), "UNKNOWN")
+        status = SOLVER_STATUS.get(int(solved.Solve(built.model)), "UNKNOWN")
         spent += solved.WallTime()
         if status not in ("OPTIMAL", "FEASIBLE"):
             break

@@ -60,7 +60,7 @@ ORTOOLS_MISSING = "--optimal needs OR-Tools (CP-SAT): pip install 'kwhatif[optim
 MODELLED_FILTERS = (node_resources_fit.NodeResourcesFit.name, pod_topology_spread.NAME)
 NOT_MODELLED = ["volume counts (NodeVolumeLimits) and DRA devices between placed pods",
                 "cycles of required pod affinity between different kinds of pods"]
-_STATUS = {0: "UNKNOWN", 1: "MODEL_INVALID", 2: "FEASIBLE", 3: "INFEASIBLE", 4: "OPTIMAL"}
+SOLVER_STATUS = {0: "UNKNOWN", 1: "MODEL_INVALID", 2: "FEASIBLE", 3: "INFEASIBLE", 4: "OPTIMAL"}
 
 
 def cp_model():
@@ -679,7 +679,7 @@ class Solver:
         solver.parameters.num_workers = workers
         solver.parameters.random_seed = seed
         code = solver.Solve(self.model)
-        status = _STATUS.get(int(code), "UNKNOWN")
+        status = SOLVER_STATUS.get(int(code), "UNKNOWN")
         new_total = sum(t.count for t in self.types if not t.movable)
         bound = min(new_total, int((solver.BestObjectiveBound() + self.movable_total + 1e-6) // self.weight)) \
             if status in ("OPTIMAL", "FEASIBLE", "UNKNOWN") else 0
