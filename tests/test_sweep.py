@@ -13,10 +13,11 @@ from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
 from kwhatif.whatif import sweep
-from kwhatif.whatif.changes import Change, apply_changes, new_scenario
+from kwhatif.whatif.changes import Change, apply_changes, drop_pods, new_scenario
 from kwhatif.whatif.drain import drain
 from kwhatif.whatif.drain_rules import DrainOptions
 from kwhatif.whatif.replace import place_displaced
+from kwhatif.whatif.sequence import latest_start_time
 from tests.builders import cluster, make_node, make_pod
 from tests.test_sequence_incremental import generate
 
@@ -253,6 +254,34 @@ def test_a_warm_memo_reused_across_tasks_answers_as_a_fresh_one(seed):
         for fn, item in tasks:
             assert fn(warm, item) == fn(sweep.SweepBase(c, None, options, now=warm.now), item)
         assert len(warm.memo()._frameworks) == 1  # one framework, its tables kept from task to task
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_latest_start_without_a_pass_over_every_pod(seed):
+    """What a drain task's engine starts from (the latest start time of the pods left once some of one node's
+    pods were evicted), found from the base's sorted start times, equals the pass over every pod."""
+    rng = random.Random(seed)
+    nodes = [make_node(f"n{i}").capacity(cpu="4", memory="8Gi", pods="110").obj() for i in range(5)]
+    forms = ("2026-01-01T00:00:0{}Z", "2026-01-01T00:00:0{}.5Z", "2026-01-01T01:00:0{}+01:00", None)
+    pods = []
+    for i in range(rng.randint(1, 25)):
+        pod = make_pod(f"p{i}").node(f"n{rng.randrange(5)}").obj()
+        form = rng.choice(forms)
+        if form:
+            pod["status"] = {"phase": "Running", "startTime": form.format(rng.randrange(4))}
+        pods.append(pod)
+    c = cluster(nodes, pods, [])
+    base = sweep.SweepBase(c, None, DrainOptions())
+    checked = 0
+    for name in [n["metadata"]["name"] for n in c.nodes]:
+        scenario = new_scenario(c)
+        on_node = base.pods_on(name)
+        drop_pods(scenario.cluster, rng.sample(on_node, rng.randint(0, len(on_node))))
+        found = base.latest_start(name, scenario.cluster)
+        if found is not None:
+            assert found == latest_start_time(scenario.cluster)
+            checked += 1
+    assert checked
 
 
 # --- consolidation (cluster-autoscaler's scale-down simulation) ---------------------------------------

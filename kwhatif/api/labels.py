@@ -171,14 +171,29 @@ def from_label_selector(selector: Mapping | None) -> Selector:
     return Selector(tuple(reqs), source=selector)
 
 
+_BUDGET_SELECTORS: dict[int, tuple[Mapping, Selector | None]] = {}  # id(raw selector) -> (it, parsed)
+_BUDGET_SELECTORS_KEPT = 1 << 16
+
+
 def disruption_budget_selector(pdb: Mapping) -> Selector | None:
     """A PodDisruptionBudget's selector, or None when it selects no pod: a nil, empty or invalid
-    selector (as preemption's filterPodsWithPDBViolation reads it)."""
+    selector (as preemption's filterPodsWithPDBViolation reads it). Kept by the selector object (input
+    objects are never changed in place): every eviction check and preemption attempt reads every budget."""
+    raw = (pdb.get("spec") or {}).get("selector")
+    kept = _BUDGET_SELECTORS.get(id(raw))
+    if kept is not None and kept[0] is raw:
+        return kept[1]
     try:
-        selector = from_label_selector((pdb.get("spec") or {}).get("selector"))
+        selector = from_label_selector(raw)
     except SelectorError:
-        return None
-    return None if selector.nothing or selector.is_everything else selector
+        selector = None
+    if selector is not None and (selector.nothing or selector.is_everything):
+        selector = None
+    if raw is not None:
+        if len(_BUDGET_SELECTORS) >= _BUDGET_SELECTORS_KEPT:
+            _BUDGET_SELECTORS.clear()
+        _BUDGET_SELECTORS[id(raw)] = (raw, selector)
+    return selector
 
 
 def from_node_selector_requirements(exprs: list) -> Selector:

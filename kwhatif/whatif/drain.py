@@ -93,13 +93,15 @@ class DrainReport:
 
 
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
-          setup=None, clock: Callable[[], datetime] = utc_now, snapshot=None, memo=None) -> DrainReport:
+          setup=None, clock: Callable[[], datetime] = utc_now, snapshot=None, memo=None,
+          start_time: Callable[[], datetime | None] | None = None) -> DrainReport:
     """Drain ``nodes`` (each once, in the order given) or the nodes ``selector`` picks in ``scenario``'s
     cluster, changing it. The drain happens when the cluster was captured, else at the ``clock``'s now.
     The drain changes the scenario's state (``Scenario``: cordons, evictions and the replacements' bindings
     made on its snapshot and its exported cluster at once). ``snapshot``: the scenario's cluster as a
     scheduler snapshot already (a fork the caller reverts), taken as the scenario's state; ``memo``: the
-    engine's memo of that snapshot, kept by the caller across its forks (a sweep)."""
+    engine's memo of that snapshot, kept by the caller across its forks (a sweep); ``start_time``: the
+    cluster's latest pod start time when the replacements' placement begins, if the caller knows it."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
@@ -121,7 +123,7 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
     report = DrainReport(scenario, options, names, [], warnings=list(cluster.warnings),
                          features=setup.features if setup is not None else DEFAULT)
     removed = frozenset(names) if options.rules == "cluster-autoscaler" else frozenset()
-    run = _DrainRun(report, Placer(scenario, setup, skip=removed, memo=memo), now)
+    run = _DrainRun(report, Placer(scenario, setup, skip=removed, memo=memo, start_time=start_time), now)
     on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     for name in names:
         if run.waiting_on is not None:

@@ -12,6 +12,8 @@ so a question asked afterwards sees the same cluster.
 from __future__ import annotations
 
 import copy
+from datetime import datetime
+from typing import Callable
 
 from kwhatif.queue import deciding_ties, pod_priority, queue_order
 from kwhatif.whatif.eviction import pod_key
@@ -37,9 +39,13 @@ class Placer:
     """Places pods one at a time on the scenario's state with the sequence engine; each pod that fits
     is bound there, and the scenario's exported cluster lists it (``Scenario.attempted``)."""
 
-    def __init__(self, scenario, setup=None, skip: frozenset[str] = frozenset(), memo=None) -> None:
+    def __init__(self, scenario, setup=None, skip: frozenset[str] = frozenset(), memo=None,
+                 start_time: Callable[[], datetime | None] | None = None) -> None:
         self.scenario = scenario
         self.memo = memo  # the engine's per-node values when the caller keeps them across forks (a sweep)
+        # The cluster's latest pod start time when the caller knows it without a pass over every pod (a
+        # sweep; None from it: not known), asked when the engine is made.
+        self.start_time = start_time
         self.setup = setup
         self.skip = skip  # nodes never tried (cluster-autoscaler's nodes being removed)
         self._engine = None
@@ -61,7 +67,8 @@ class Placer:
         if self._engine is None:
             from kwhatif.whatif.sequence import SequencePlacer
 
-            self._engine = SequencePlacer(self.scenario.state(), self.setup, skip=self.skip, memo=self.memo)
+            self._engine = SequencePlacer(self.scenario.state(), self.setup, skip=self.skip, memo=self.memo,
+                                          base_start_time=self.start_time() if self.start_time else None)
         return self._engine
 
 

@@ -166,10 +166,15 @@ def latest_start_time(cluster: Cluster, clock: Callable[[], datetime] = utc_now)
         key = start_time_key((pod.get("status") or {}).get("startTime"))
         if key is not None and (latest is None or key > latest):
             latest = key
-    if latest is None:
+    return start_moment(latest, clock)
+
+
+def start_moment(key: str | None, clock: Callable[[], datetime] = utc_now) -> datetime:
+    """The moment a ``start_time_key`` names (None: the clock's now, to the second)."""
+    if key is None:
         return clock().replace(microsecond=0)
-    return datetime.strptime(latest[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc) + timedelta(
-        microseconds=int(latest[20:26]))
+    return datetime.strptime(key[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc) + timedelta(
+        microseconds=int(key[20:26]))
 
 
 def _rfc3339(moment: datetime) -> str:

@@ -19,13 +19,14 @@ reported in cluster order whatever the order they ran in.
 from __future__ import annotations
 
 import heapq
+from operator import itemgetter
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import InputError, KwhatifError
 from kwhatif.framework.config import SchedulerSetup
-from kwhatif.preemption import utc_now
+from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.node_memo import MAX_CLASSES, NodeMemo
 from kwhatif.state.nodeinfo import PodInfo
@@ -38,15 +39,16 @@ from kwhatif.whatif.drain_rules import (DAEMONSET_FATAL, LOCAL_STORAGE_FATAL, UN
 from kwhatif.whatif.eviction import pod_key, pod_phase
 from kwhatif.whatif.owners import Owners
 from kwhatif.whatif.replace import place_displaced
+from kwhatif.whatif.sequence import start_moment
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 NO_ROOM = "no room"
 # A node that cannot be drained is counted under the first of its blockers in this order.
 BLOCKER_ORDER = ("PDB", "unmanaged", "local storage", "DaemonSet", NO_ROOM)
 # What one process's memo may hold: a pod class's values take about MEMO_BYTES_PER_NODE per node
-# (measured on the generated 5,000-node cluster: ~0.5 MB per class).
+# (measured on the generated 5,000-node cluster: ~1.9 MB per class, most of it the Filter verdicts).
 MEMO_BYTES = 1 << 30
-MEMO_BYTES_PER_NODE = 100
+MEMO_BYTES_PER_NODE = 400
 
 
 @dataclass
@@ -70,6 +72,7 @@ class SweepBase:
         self._pods_on: dict[str, list[dict]] | None = None
         self._replicas: dict[tuple[str, str], int] | None = None
         self._memo: NodeMemo | None = None
+        self._starts: list[tuple[str, dict]] | None = None
 
     def memo(self) -> NodeMemo:
         """The engine's memo of the base snapshot, kept by this process from one task to the next."""
@@ -86,12 +89,24 @@ class SweepBase:
                     self._pods_on.setdefault(name, []).append(pod)
         return self._pods_on.get(node, [])
 
+    def latest_start(self, node: str, cluster: Cluster) -> datetime | None:
+        """The latest pod start time in ``cluster``, a task's scenario in which only pods of ``node`` may have
+        left the base (``sequence.latest_start_time`` without a pass over every pod); None: no pod left has one."""
+        if self._starts is None:
+            keyed = ((start_time_key((pod.get("status") or {}).get("startTime")), pod) for pod in self.cluster.pods)
+            self._starts = sorted(((key, pod) for key, pod in keyed if key is not None), key=itemgetter(0),
+                                  reverse=True)
+        for key, pod in self._starts:
+            if (pod.get("spec") or {}).get("nodeName") != node or any(p is pod for p in cluster.pods):
+                return start_moment(key)
+        return None
+
     def __getstate__(self) -> dict:  # the indexes are rebuilt where the base is unpickled
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._pods_on = self._replicas = self._memo = None
+        self._pods_on = self._replicas = self._memo = self._starts = None
 
 
 def memo_classes(nodes: int) -> int:
@@ -228,7 +243,8 @@ def drain_node(base: SweepBase, node: str) -> dict:
         else:
             with _OnFork(base, scenario.cluster) as snapshot:
                 report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
-                               snapshot=snapshot, memo=base.memo())
+                               snapshot=snapshot, memo=base.memo(),
+                               start_time=lambda: base.latest_start(node, scenario.cluster))
     except KwhatifError as exc:  # this node's question has no answer (the single drain says the same)
         return {**node_summary({"pods": [], "safe": False}, node), "blocker": "error", "error": str(exc)}
     return node_summary(report.to_dict(), node)
