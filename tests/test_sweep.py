@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
 from kwhatif.whatif import sweep
-from kwhatif.whatif.changes import Change, apply_changes, drop_pods, new_scenario
+from kwhatif.whatif.changes import Change, apply_changes, new_scenario
 from kwhatif.whatif.drain import drain
 from kwhatif.whatif.drain_rules import DrainOptions
 from kwhatif.whatif.replace import place_displaced
@@ -276,7 +276,7 @@ def test_latest_start_without_a_pass_over_every_pod(seed):
     for name in [n["metadata"]["name"] for n in c.nodes]:
         scenario = new_scenario(c)
         on_node = base.pods_on(name)
-        drop_pods(scenario.cluster, rng.sample(on_node, rng.randint(0, len(on_node))))
+        scenario.drop_pods(rng.sample(on_node, rng.randint(0, len(on_node))))
         found = base.latest_start(name, scenario.cluster)
         if found is not None:
             assert found == latest_start_time(scenario.cluster)
