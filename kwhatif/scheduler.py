@@ -17,7 +17,7 @@ import functools
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from itertools import compress, repeat
-from operator import is_, not_
+from operator import attrgetter, eq, is_, not_
 from typing import Callable
 
 from kwhatif.api.defaults import Admission
@@ -32,7 +32,7 @@ from kwhatif.framework.interface import (
     PluginError,
     Status,
 )
-from kwhatif.framework.runtime import Framework, NodePluginScores, PluginScore
+from kwhatif.framework.runtime import Framework, NodeScores
 from kwhatif.framework.types import Diagnosis, FitError, NodeToStatus
 from kwhatif.preemption import Evaluator, preemption_outcome, utc_now
 from kwhatif.result import ScheduleResult
@@ -47,6 +47,7 @@ EXTENDER_NAME = "Extender"  # kube-scheduler's pseudo plugin name for extenders
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+_name = attrgetter("name")
 FILTER_CHUNK = 128  # nodes whose node-local Filter verdicts are looked up in the memo together
 
 
@@ -178,14 +179,18 @@ class Scheduler:
                     result.nodes_examined = 1
             else:
                 feasible = self._walk(state, pod, candidates, statuses, walk, result, rejected_nominated)
-            errors = [st for st in statuses.statuses.values() if st.code == Code.ERROR]
+            if walk is None or result.nominated_node_fast_path:
+                errors = [st for st in statuses.statuses.values() if st.code == Code.ERROR]
+            else:  # a walk stops at the first error: the last status set, if any
+                last = next(reversed(statuses.statuses.values()), None)
+                errors = [last] if last is not None and last.code == Code.ERROR else []
             if errors and not result.nominated_node_fast_path:  # the fast path never filters other nodes
                 result.filtered.update(statuses.statuses)
                 result.error = result.message = errors[0].message
                 return result
             feasible = self._run_extender_filters(pod, feasible, statuses, result)
             result.filtered.update(statuses.statuses)
-        result.feasible = [ni.name for ni in feasible]
+        result.feasible = list(map(_name, feasible))
         # A single attempt reports the first cycle's sample beside its answer (a walk has its own).
         sampled = (walk is None or result.nominated_node_fast_path) and len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND
 
@@ -206,9 +211,9 @@ class Scheduler:
         sample_state = state.clone() if sampled and self.parallelism == 1 else None
         try:
             scores = self._prioritize(state, pod, feasible, result)
-            result.scores = {nps.name: nps for nps in scores}
-            best = max(nps.total_score for nps in scores)
-            result.selected = sorted(nps.name for nps in scores if nps.total_score == best)
+            result.scores = scores
+            best = max(scores.totals)
+            result.selected = sorted(compress(scores.nodes, map(eq, scores.totals, repeat(best))))
             if result.nominated_node_fast_path:
                 result.selected = [pod.nominated_node_name]
             if sampled:
@@ -364,7 +369,7 @@ class Scheduler:
         result.nodes_examined = processed
         if len(self.snapshot.node_info_list) >= MIN_FEASIBLE_NODES_TO_FIND:  # as a single attempt reports it
             deterministic = examined == len(order) or (whole and self.parallelism == 1)
-            result.sampling = Sampling(k, self.parallelism, deterministic, [ni.name for ni in feasible], [],
+            result.sampling = Sampling(k, self.parallelism, deterministic, list(map(_name, feasible)), [],
                                        processed)
         return feasible
 
@@ -436,8 +441,9 @@ class Scheduler:
         status = fw.run_pre_score(state, pod, nodes)
         if status is not None:
             raise PluginError(status)
-        totals = {nps.name: nps.total_score + sum(result.extender_scores.get(nps.name, {}).values())
-                  for nps in fw.run_score(state, pod, nodes)}
+        scores = fw.run_score(state, pod, nodes)
+        totals = {name: total + sum(result.extender_scores.get(name, {}).values())
+                  for name, total in zip(scores.nodes, scores.totals)}
         best = max(totals.values())
         return sorted(name for name, total in totals.items() if total == best)
 
@@ -461,7 +467,7 @@ class Scheduler:
         return feasible
 
     def _prioritize(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                    result: ScheduleResult) -> list[NodePluginScores]:
+                    result: ScheduleResult) -> NodeScores:
         """prioritizeNodes: PreScore and Score plugins, then the interested extenders in parallel.
 
         A node gets an "Extender" entry only when some extender answered for it: extenders without a
@@ -490,10 +496,9 @@ class Scheduler:
                     extra[host] = extra.get(host, 0) + weighted
                     per_node = result.extender_scores.setdefault(host, {})
                     per_node[extender.name] = per_node.get(extender.name, 0) + weighted
-            for nps in scores:
-                if nps.name in extra:
-                    nps.scores.append(PluginScore(EXTENDER_NAME, extra[nps.name]))
-                    nps.total_score += extra[nps.name]
+            for name in scores:
+                if name in extra:
+                    scores.add(name, EXTENDER_NAME, extra[name])
         # Scoring only happens when a node is selected, which is when kube-scheduler would bind: through
         # the first interested binder extender, if any. kwhatif never calls it; it reports it.
         result.extender_bind = next((e.name for e in self.extenders if e.is_binder() and e.is_interested(pod)),

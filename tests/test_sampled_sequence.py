@@ -120,7 +120,7 @@ def expected_step(objects: list[dict], bound: list[dict], raw: dict, setup, star
     framework.run_pre_filter(state, pod)
     assert all(framework.run_filter_with_nominated_pods(state, pod, ni) is None for ni in sample)
     assert framework.run_pre_score(state, pod, sample) is None
-    totals = {nps.name: nps.total_score for nps in framework.run_score(state, pod, sample)}
+    totals = {nps.name: nps.total_score for nps in framework.run_score(state, pod, sample).values()}
     best = max(totals.values())
     tie_set = sorted(name for name, total in totals.items() if total == best)
     return {"node": tie_set[0], "tieSet": tie_set, "total": best, "feasibleCount": len(sample),

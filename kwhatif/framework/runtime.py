@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 
 from kwhatif.framework.config import EXTENSION_POINTS, PluginSetError, Profile, SchedulerSetup, plugins_by_point
 from kwhatif.framework.cycle_state import CycleState
@@ -24,6 +26,7 @@ from kwhatif.framework.types import NodeToStatus
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 _SUCCESS = Code.SUCCESS
+_name = attrgetter("name")
 
 
 @dataclass(slots=True)
@@ -57,6 +60,63 @@ class NodePluginScores:
 
     def __repr__(self) -> str:
         return f"NodePluginScores({self.name!r}, {self.scores!r}, {self.total_score})"
+
+
+class NodeScores(Mapping):
+    """Every scored node's NodePluginScores by name (in the order scored), made when first read, with
+    the totals of all (``totals``, by position in ``nodes``): a sequence reads the totals of thousands
+    of nodes and the records of one."""
+
+    def __init__(self, nodes: list[str], plugins: tuple[str, ...], columns: list[list[int]],
+                 summed: list[list[int]]) -> None:
+        """``columns``: each plugin's weighted scores; ``summed``: those that are not all 0."""
+        self.nodes = nodes
+        self.plugins = plugins
+        self.columns = columns
+        self.totals = list(map(sum, zip(*summed))) if len(summed) > 1 else list(summed[0]) if summed else [0] * len(
+            nodes)
+        self._index: dict[str, int] | None = None
+        self._lookups = 0
+        self._made: dict[str, NodePluginScores] = {}
+
+    def index(self, name: str) -> int | None:
+        """The node's position: the first few looked up in the list (a sequence reads the bound node's
+        record only), then in a map of them all."""
+        if self._index is None:
+            self._lookups += 1
+            if self._lookups <= 4:
+                try:
+                    return self.nodes.index(name)
+                except ValueError:
+                    return None
+            self._index = {name: index for index, name in enumerate(self.nodes)}
+        return self._index.get(name)
+
+    def __getitem__(self, name: str) -> NodePluginScores:
+        made = self._made.get(name)
+        if made is None:
+            index = self.index(name)
+            if index is None:
+                raise KeyError(name)
+            made = self._made[name] = NodePluginScores(
+                name, None, self.totals[index], self.plugins, tuple(column[index] for column in self.columns))
+        return made
+
+    def __contains__(self, name) -> bool:
+        return self.index(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.nodes)
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def add(self, name: str, plugin: str, value: int) -> None:
+        """A score from outside the plugins (the extenders') for the node: in its records and total."""
+        nps = self[name]
+        nps.scores.append(PluginScore(plugin, value))
+        nps.total_score += value
+        self.totals[self.index(name)] += value
 
 
 class Framework:
@@ -290,7 +350,7 @@ class Framework:
                 return Status(Code.ERROR, [f'running PreScore plugin "{pl.name}": {status.message}'], pl.name)
         return None
 
-    def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[NodePluginScores]:
+    def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> "NodeScores":
         """Score, NormalizeScore and weights, per node and plugin (RunScorePlugins)."""
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
         memo = self.memo
@@ -301,9 +361,10 @@ class Framework:
             def local_scores(ni: NodeInfo) -> tuple[int, ...]:
                 return tuple(pl.score(state, pod, ni) for pl in local)
 
-            rows = memo.values(memo.table(self, ("score", tuple(pl.name for pl in local))), nodes, local_scores)
-            local_columns = {pl.name: list(column) for pl, column in zip(local, zip(*rows))} if rows else {
-                pl.name: [] for pl in local}
+            columns = memo.columns(memo.table(self, ("score", tuple(pl.name for pl in local))), nodes, local_scores,
+                                   len(local))
+            # copies: the memo changes its columns in place, and the scores are read later (NodeScores)
+            local_columns = {pl.name: list(column) for pl, column in zip(local, columns)}
         raw: list[list[int]] = []
         for pl in plugins:
             try:
@@ -312,21 +373,18 @@ class Framework:
                 raise PluginError(Status(Code.ERROR, [f'running Score plugins: plugin "{pl.name}" failed with: '
                                                       f"{exc.status.message}"], pl.name)) from None
         names = [pl.name for pl in plugins]
-        if any(column and not (MIN_NODE_SCORE <= min(column) and max(column) <= MAX_NODE_SCORE) for column in raw):
+        bounds = [(min(column), max(column)) if column else (0, 0) for column in raw]
+        if any(not (MIN_NODE_SCORE <= lo and hi <= MAX_NODE_SCORE) for lo, hi in bounds):
             for index in range(len(nodes)):
                 for name, column in zip(names, raw):
                     if not MIN_NODE_SCORE <= column[index] <= MAX_NODE_SCORE:
                         raise PluginError(Status(Code.ERROR, [
                             f'plugin "{name}" returns an invalid score {column[index]}, it should in '
                             f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"], name))
-        weights = [self.score_weights[name] for name in names]
-        columns = [column if weight == 1 else [value * weight for value in column]
-                   for weight, column in zip(weights, raw)]
-        names = tuple(names)
-        if not columns:
-            return [NodePluginScores(ni.name, [], 0) for ni in nodes]
-        return [NodePluginScores(ni.name, None, sum(weighted), names, weighted)
-                for ni, weighted in zip(nodes, zip(*columns))]
+        columns = [column if weight == 1 or bound == (0, 0) else [value * weight for value in column]
+                   for weight, column, bound in zip((self.score_weights[name] for name in names), raw, bounds)]
+        return NodeScores(list(map(_name, nodes)), tuple(names), columns,
+                          [column for column, bound in zip(columns, bounds) if bound != (0, 0)])
 
     @staticmethod
     def _plugin_scores(pl: Plugin, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],

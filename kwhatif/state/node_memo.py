@@ -34,6 +34,9 @@ from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 MAX_CLASSES = 16
 _generation = attrgetter("generation")
+_name = attrgetter("name")
+# A by-name table's keys for the values ``values`` and the columns ``columns`` keep by position.
+_POSITIONS, _COLUMNS = object(), object()
 MISSING = _MISSING = object()  # "not kept": a sentinel that no value equals (list.index finds it)
 
 
@@ -92,7 +95,39 @@ class NodeMemo:
         return self._tables.setdefault((id(owner), kind), {})
 
     def values(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object]) -> list:
-        """``compute(node)`` for each node, reused from ``table`` where the node has not changed."""
+        """``compute(node)`` for each node, reused from ``table`` where the node has not changed; kept by
+        position while the same nodes are given again (a sequence scoring every node): then only the
+        nodes fed since are looked up. Read-only for the caller."""
+        kept: Kept | None = table.get(_POSITIONS)
+        if kept is not None and (kept.source is nodes or (
+                len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)))):
+            kept.source = nodes
+            table[(_POSITIONS, "misses")] = 0
+            values = kept.values
+            for index in kept.changed(self._snapshot.changed_nodes):
+                values[index] = self.value(table, nodes[index], compute)
+            return values
+        values = self._by_name(table, nodes, compute)
+        self._keep(table, _POSITIONS, nodes, values)
+        return values
+
+    def _keep(self, table: dict, key, nodes: list[NodeInfo], values: list) -> None:
+        """Keep ``values`` by position of ``nodes`` in ``table`` under ``key``, unless some node is a copy.
+        After a few lists in a row that were not the kept one (a sampled sequence scores another window
+        of nodes at every step), only every 16th is kept."""
+        misses = table.get((key, "misses"), -1) + 1
+        table[(key, "misses")] = misses
+        if misses > 2 and misses % 16:
+            table.pop(key, None)
+            return
+        live = self._snapshot.node_info_map
+        if all(map(is_, map(live.get, map(_name, nodes)), nodes)):
+            kept = table[key] = Kept(nodes, list(map(_generation, nodes)), None, self._snapshot.changed_nodes)
+            kept.values = values
+        else:
+            table.pop(key, None)
+
+    def _by_name(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object]) -> list:
         get = table.get
         # One comprehension for the kept values (a sequence step finds nearly all), then the rest.
         out = [entry[2] if (entry := get(ni.name)) is not None and entry[0] is ni and entry[1] == ni.generation
@@ -108,6 +143,26 @@ class NodeMemo:
             value = out[index] = compute(ni)
             if live.get(ni.name) is ni:
                 table[ni.name] = (ni, ni.generation, value)
+
+    def columns(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], tuple], width: int
+                ) -> list[list]:
+        """``values`` (tuples of ``width`` values) as ``width`` columns, kept by position while the same
+        nodes are given again (the feasible nodes of a sequence scoring every node): only the nodes fed
+        since are looked up. Read-only for the caller."""
+        kept: Kept | None = table.get(_COLUMNS)
+        if kept is not None and (kept.source is nodes or (
+                len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)))):
+            kept.source = nodes
+            table[(_COLUMNS, "misses")] = 0
+            columns = kept.values
+            for index in kept.changed(self._snapshot.changed_nodes):
+                for column, value in zip(columns, self.value(table, nodes[index], compute)):
+                    column[index] = value
+            return columns
+        rows = self._by_name(table, nodes, compute)
+        columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(width)]
+        self._keep(table, _COLUMNS, nodes, columns)
+        return columns
 
     def summed(self, owner: object, kind, nodes: list[NodeInfo],
                compute: Callable[[NodeInfo], dict | None], ordered: bool = False) -> dict:
@@ -269,14 +324,20 @@ class Kept(_Tracked):
     """``NodeMemo.kept``'s state: the nodes, their names, the key, and the values by position
     (``MISSING`` where none is kept)."""
 
-    __slots__ = ("names", "key", "values", "_positions")
+    __slots__ = ("_names", "key", "values", "_positions")
 
     def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo]) -> None:
         self.track(nodes, generations, feed)
-        self.names = [ni.name for ni in nodes]
+        self._names: list[str] | None = None
         self.key = key
         self.values: list = [MISSING] * len(nodes)
         self._positions: dict[str, int] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        if self._names is None:
+            self._names = list(map(_name, self.nodes))
+        return self._names
 
     def position(self, name: str) -> int | None:
         """The position of the node named ``name`` in the list."""
