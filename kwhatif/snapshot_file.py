@@ -324,10 +324,13 @@ def expand_pods(templates: list, instances: list, path: str) -> TemplatedPods:
             i = p["template"]
             t = templates[i]
             meta, spec, status = p["metadata"], p["spec"], p["status"]
+            template_status = t["status"]
             pods.append({"apiVersion": "v1", "kind": "Pod",
                          "metadata": {**t["metadata"], **meta},
                          "spec": {**t["spec"], **spec},
-                         "status": {**t["status"], **status}})
+                         # the instance's own dict where the template adds nothing (a parsed dict, used once)
+                         "status": {**template_status, **status} if template_status or type(status) is not dict
+                         else status})
             # Its PodInfo is the template's but for its own fields (PodInfo.replica), unless it has others.
             template_of.append(i if own_metadata.issuperset(meta) and own_spec.issuperset(spec)
                                and own_status.issuperset(status) else -1)

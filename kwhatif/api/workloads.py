@@ -298,11 +298,19 @@ class _Expander:
         self.nodes = nodes
         self.node_checks = node_checks
         self.replicas = replicas
-        self.existing_pods = set(existing_pods)
-        self.names = NameGenerator(self.existing_pods)
+        self._existing_source = existing_pods
+        self._existing_pods: set[tuple[str, str]] | None = None
+        self.names = NameGenerator(exists=lambda namespace, name: (namespace, name) in self.existing_pods)
         self.daemon_pods_on = daemon_pods_on
         self.objects: list[dict] = []
         self.notes: list[str] = []
+
+    @property
+    def existing_pods(self) -> set[tuple[str, str]]:
+        """The cluster's pods by (namespace, name), gathered when first asked (a named Pod never asks)."""
+        if self._existing_pods is None:
+            self._existing_pods = set(self._existing_source)
+        return self._existing_pods
 
     # --- helpers -----------------------------------------------------------------------------------
 
@@ -646,8 +654,8 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
 
     Pods come in input order (``kwhatif.queue`` puts them in scheduling-queue order). ``replicas`` overrides every
     workload's count. ``nodes`` and ``node_checks`` are needed for DaemonSets. ``existing_pods``
-    (namespace, name: the cluster's pods) are not made again (a StatefulSet's existing ordinals) and
-    generated names avoid them; ``daemon_pods_on`` maps a DaemonSet (namespace, name) to the nodes
+    (namespace, name: the cluster's pods; read only when a name is generated or an ordinal checked)
+    are not made again (a StatefulSet's existing ordinals) and generated names avoid them; ``daemon_pods_on`` maps a DaemonSet (namespace, name) to the nodes
     where the cluster already runs its pod. Claims without a class get the default of
     ``storage_classes`` and the input's StorageClasses.
     """

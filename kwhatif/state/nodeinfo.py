@@ -313,6 +313,9 @@ class PodInfo:
         """Parse all four term lists now, as a pod is added to a NodeInfo (the Snapshot does it, so that
         they are built, and frozen, with the rest of the cluster). As there (``podInfo, _ :=
         NewPodInfo(pod)``), a list with a term that does not parse is dropped: it holds no terms."""
+        if None not in (self._required_affinity_terms, self._required_anti_affinity_terms,
+                        self._preferred_affinity_terms, self._preferred_anti_affinity_terms):
+            return  # parsed already (a replica has its template's)
         for terms in (PodInfo.required_affinity_terms, PodInfo.required_anti_affinity_terms,
                       PodInfo.preferred_affinity_terms, PodInfo.preferred_anti_affinity_terms):
             terms.parse_or_drop(self)

@@ -42,7 +42,7 @@ def expand_objects(objects: list[tuple[dict, str]], cluster: Cluster, replicas: 
     # Where DaemonSets already run is a pass over every pod: only when one is placed.
     daemon_sets = any(obj.get("kind") == "DaemonSet" for obj, _ in objects)
     expansion = expand(objects, nodes=cluster.nodes, replicas=replicas, node_checks=DAEMON_NODE_CHECKS,
-                       existing_pods={_key(p) for p in cluster.pods},
+                       existing_pods=(_key(p) for p in cluster.pods),  # read only if a name is generated
                        daemon_pods_on=_daemon_pods_on(cluster) if daemon_sets else {},
                        storage_classes=cluster.storage_classes)
     if not in_order:
