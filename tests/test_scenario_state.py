@@ -105,6 +105,7 @@ def random_cluster(rng: random.Random):
 def random_changes(rng: random.Random, c) -> list[Change]:
     nodes = [n["metadata"]["name"] for n in c.nodes]
     pods = [f"default/{p['metadata']['name']}" for p in c.pods]
+    claims = [f"default/{claim['metadata']['name']}" for claim in c.resource_claims]
     out = []
     for _ in range(rng.randint(1, 5)):
         kind = rng.choice(["cordon", "uncordon", "taint", "taint", "label", "remove-node", "add-node", "evict",
@@ -121,6 +122,9 @@ def random_changes(rng: random.Random, c) -> list[Change]:
             out.append(Change(kind, argument=f"{node}={rng.randint(1, 2)}"))
         elif kind in ("evict", "delete-pod"):
             out.append(Change(kind, argument=rng.choice(pods)))
+        elif claims and rng.random() < 0.5:  # re-created without its allocation: its device is free
+            out.append(Change("patch", target=f"resourceclaim/{rng.choice(claims)}",
+                              argument='[{"op": "remove", "path": "/status"}]'))
         else:
             out.append(Change("patch", target=rng.choice(["resourceclaimtemplate/default/one-gpu",
                                                           "deviceclass/gpu"]),
