@@ -64,8 +64,9 @@ class Scenario:
     changes did to pods.
 
     Every change goes through one method here that makes it on both (``set_node``, ``add_nodes``,
-    ``remove_nodes``, ``drop_pods``, ``start_pods``, ``replace_object``, ``attempted``): nobody else edits
-    the exported lists or the snapshot of a scenario. The snapshot is built from the cluster when first
+    ``remove_nodes``, ``drop_pods``, ``start_pods``, ``replace_object``, ``attempted``, and for a question
+    asked afterwards ``take_pod`` and ``state_for``): nobody else edits the exported lists or the snapshot
+    of a scenario (the budgets change the PodDisruptionBudgets' status in the one Cluster both read). The snapshot is built from the cluster when first
     asked for (``state()``; changes made before then are simply in it), or given: a fork of a snapshot
     of the cluster the scenario started from (``new_scenario(cluster, snapshot)``), which the caller
     reverts when done with the scenario."""
