@@ -395,26 +395,41 @@ class Scheduler:
         """The walk of ``_walk`` over kept verdicts: (the feasible nodes, the nodes examined). A stretch of
         nodes that cannot hold the (k+1)-th feasible node is taken at once; its missing verdicts are
         computed (and kept where they are the node's alone: no nominated pods, no error), so no node
-        past the end of the walk is filtered. The stretch where the walk ends goes node by node."""
-        fw = self.framework
+        past the end of the walk is filtered. The stretch where the walk ends goes node by node.
+        A walk that examined every node is kept too: the next one from the same start, with no verdict
+        changed since (the missing ones computed first, as that walk would), is the same walk."""
         nodes, names, values = kept.nodes, kept.names, kept.values
         rejected_statuses = statuses.statuses
+        walked = kept.walked
+        known: dict[int, Status | None] = {}  # verdicts computed here that are not kept (nominated pods)
+        if walked is not None and walked[0] == (start, k) and not rejected_statuses:
+            version = kept.version
+            missing = list(compress(range(len(values)), map(is_, values, repeat(MISSING))))
+            if missing:
+                found, error = self._verdicts(state, pod, kept, missing)
+                if not error:
+                    known = dict(zip(missing, found))
+            if kept.version == version:
+                rejected_statuses.update(walked[3])
+                return list(walked[1]), walked[2]
+        kept.walked = None
+        fresh = not rejected_statuses
         feasible: list[NodeInfo] = []
         examined = 0
         for lo, hi in ((start, len(nodes)), (0, start)):
             while lo < hi:
                 top = lo + min(hi - lo, k + 1 - len(feasible))
                 chunk = values[lo:top]
-                missing = list(map(is_, chunk, repeat(MISSING)))
                 error = False
-                if True in missing:
-                    indices = list(compress(range(len(chunk)), missing))
-                    for index, (ni, status) in zip(indices, self._filter(state, pod, [nodes[lo + i] for i in indices])):
-                        chunk[index] = status
-                        if status is not None and status.code == Code.ERROR:
-                            error = True
-                        elif not fw.handle.nominated_pods_for_node(ni.name):
-                            values[lo + index] = status
+                if any(map(is_, chunk, repeat(MISSING))):
+                    indices = list(compress(range(lo, top), map(is_, chunk, repeat(MISSING))))
+                    for index in indices:
+                        if index in known:
+                            chunk[index - lo] = known[index]
+                    indices = [index for index in indices if index not in known]
+                    found, error = self._verdicts(state, pod, kept, indices)
+                    for index, status in zip(indices, found):
+                        chunk[index - lo] = status
                 passed = list(map(is_, chunk, repeat(None)))
                 if error or len(feasible) + passed.count(True) > k:
                     for ni, status in zip(nodes[lo:top], chunk):
@@ -433,7 +448,40 @@ class Scheduler:
                     rejected_statuses.update(zip(compress(names[lo:top], failed), compress(chunk, failed)))
                     examined += top - lo
                 lo = top
+        if fresh:
+            kept.walked = ((start, k), list(feasible), examined, dict(rejected_statuses))
         return feasible, examined
+
+    def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int]
+                  ) -> tuple[list[Status | None], bool]:
+        """The Filter verdicts of the nodes at ``positions`` of the kept list, and whether one is an error;
+        kept where they are the node's alone. A verdict equal to the one the node had is kept as that
+        object; any other changes ``kept.version`` (a kept walk is then out of date). The verdicts of nodes
+        with nominated pods are not kept, but compared with the last one found (``kept.unkept``)."""
+        fw = self.framework
+        nodes, values, previous = kept.nodes, kept.values, kept.previous
+        found: list[Status | None] = []
+        error = False
+        for position, (ni, status) in zip(positions, self._filter(state, pod, [nodes[p] for p in positions])):
+            old = previous.pop(position, MISSING)
+            if status is not None and status.code == Code.ERROR:
+                error = True
+                kept.version += 1
+            elif fw.handle.nominated_pods_for_node(ni.name):  # not kept; the last one compared
+                old = kept.unkept.get(position, MISSING)
+                if old is not MISSING and old == status:
+                    status = old
+                else:
+                    kept.version += 1
+                    kept.unkept[position] = status
+            else:
+                if old is not MISSING and old == status:
+                    status = old
+                else:
+                    kept.version += 1
+                values[position] = status
+            found.append(status)
+        return found, error
 
     def _top_of(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], result: ScheduleResult) -> list[str]:
         """The top-score nodes when only ``nodes`` are scored (normalization among them)."""

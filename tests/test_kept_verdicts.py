@@ -98,6 +98,8 @@ class _Changes:
                 raw = _placed_pod(rng)
                 raw["metadata"]["name"] = f"nominated-{len(self.pending)}-{rng.randrange(10**6)}"
                 raw["spec"]["priorityClassName"] = rng.choice(("p0", "p1000"))
+                # big enough, at times, that the node no longer fits the pods placed while it is held
+                raw["spec"]["containers"][0]["resources"]["requests"]["cpu"] = rng.choice(("100m", "3", "7"))
                 self.pending.append(raw)
                 target = rng.choice(sorted(self.nodes))
             for snapshot in snapshots:

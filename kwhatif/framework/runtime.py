@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from operator import attrgetter
 
 from kwhatif.framework.config import EXTENSION_POINTS, PluginSetError, Profile, SchedulerSetup, plugins_by_point
@@ -67,14 +68,23 @@ class NodeScores(Mapping):
     the totals of all (``totals``, by position in ``nodes``): a sequence reads the totals of thousands
     of nodes and the records of one."""
 
-    def __init__(self, nodes: list[str], plugins: tuple[str, ...], columns: list[list[int]],
-                 summed: list[list[int]]) -> None:
-        """``columns``: each plugin's weighted scores; ``summed``: those that are not all 0."""
+    def __init__(self, nodes: list[str], plugins: tuple[str, ...], columns: list[list[int]], weights: list[int],
+                 bounds: list[tuple[int, int]]) -> None:
+        """``columns``: each plugin's scores, counted ``weights`` times; ``bounds``: their least and
+        greatest. The totals are summed in C: a constant column as one number, a small weight as the
+        column taken that many times."""
         self.nodes = nodes
         self.plugins = plugins
-        self.columns = columns
-        self.totals = list(map(sum, zip(*summed))) if len(summed) > 1 else list(summed[0]) if summed else [0] * len(
-            nodes)
+        self.columns, self.weights = columns, weights
+        constant = sum(lo * weight for (lo, hi), weight in zip(bounds, weights) if lo == hi)
+        parts = []
+        for column, weight, (lo, hi) in zip(columns, weights, bounds):
+            if lo != hi:
+                parts.extend([column] * weight if weight <= 4 else [[value * weight for value in column]])
+        if constant:
+            parts.append(repeat(constant, len(nodes)))
+        self.totals = (list(map(sum, zip(*parts))) if len(parts) > 1 else list(parts[0]) if parts
+                       else [0] * len(nodes))
         self._index: dict[str, int] | None = None
         self._lookups = 0
         self._made: dict[str, NodePluginScores] = {}
@@ -98,8 +108,8 @@ class NodeScores(Mapping):
             index = self.index(name)
             if index is None:
                 raise KeyError(name)
-            made = self._made[name] = NodePluginScores(
-                name, None, self.totals[index], self.plugins, tuple(column[index] for column in self.columns))
+            made = self._made[name] = NodePluginScores(name, None, self.totals[index], self.plugins, tuple(
+                column[index] * weight for column, weight in zip(self.columns, self.weights)))
         return made
 
     def __contains__(self, name) -> bool:
@@ -381,10 +391,8 @@ class Framework:
                         raise PluginError(Status(Code.ERROR, [
                             f'plugin "{name}" returns an invalid score {column[index]}, it should in '
                             f"the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"], name))
-        columns = [column if weight == 1 or bound == (0, 0) else [value * weight for value in column]
-                   for weight, column, bound in zip((self.score_weights[name] for name in names), raw, bounds)]
-        return NodeScores(list(map(_name, nodes)), tuple(names), columns,
-                          [column for column, bound in zip(columns, bounds) if bound != (0, 0)])
+        return NodeScores(list(map(_name, nodes)), tuple(names), raw, [self.score_weights[name] for name in names],
+                          bounds)
 
     @staticmethod
     def _plugin_scores(pl: Plugin, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],

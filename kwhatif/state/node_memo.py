@@ -201,9 +201,11 @@ class NodeMemo:
         if kept is None or kept.source is not nodes or kept.key != key:
             kept = self._tables[table] = Kept(nodes, list(map(_generation, nodes)), key, feed)
         else:
-            values = kept.values
+            values, previous = kept.values, kept.previous
             for index in kept.changed(feed):
-                values[index] = MISSING
+                if values[index] is not MISSING:
+                    previous.setdefault(index, values[index])
+                    values[index] = MISSING
         return kept
 
     def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object]):
@@ -322,14 +324,21 @@ class _Sum(_Tracked):
 
 class Kept(_Tracked):
     """``NodeMemo.kept``'s state: the nodes, their names, the key, and the values by position
-    (``MISSING`` where none is kept)."""
+    (``MISSING`` where none is kept); for the caller, the values the changed nodes had
+    (``previous``, by position, until it computes them again), the last values it computed but did not
+    keep (``unkept``), a ``version`` it changes when a value does, and what it derived from all the
+    values (``walked``)."""
 
-    __slots__ = ("_names", "key", "values", "_positions")
+    __slots__ = ("_names", "key", "values", "_positions", "previous", "unkept", "version", "walked")
 
     def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo]) -> None:
         self.track(nodes, generations, feed)
         self._names: list[str] | None = None
         self.key = key
+        self.previous: dict[int, object] = {}
+        self.unkept: dict[int, object] = {}
+        self.version = 0
+        self.walked = None
         self.values: list = [MISSING] * len(nodes)
         self._positions: dict[str, int] | None = None
 
