@@ -282,7 +282,7 @@ def compact_pods(pods: list[dict]) -> tuple[list, list[dict], dict]:
             own_parts[part] = mine = {k: v for k, v in value.items() if k in _OWN[part]}
             for name, col in zip(own, cols):
                 col.append(mine.get(name))
-        if None in (v for mine in own_parts.values() for v in mine.values()):
+        if any(None in mine.values() for mine in own_parts.values()):
             overrides[str(n)] = own_parts
         key = orjson.dumps(shared)
         i = template_index.get(key)
