@@ -284,6 +284,25 @@ def test_latest_start_without_a_pass_over_every_pod(seed):
     assert checked
 
 
+def _square_or_fail(base, item):
+    if item == base:
+        raise ValueError(f"task {item} failed")
+    return item * item
+
+
+def test_the_local_pool_answers_in_item_order_and_raises_a_task_error():
+    """Each forked worker takes a contiguous segment; the answers come back in the items' order, and a
+    task's exception is raised in the caller (not a hang)."""
+    from kwhatif.whatif import sweep_pool
+
+    items = list(range(23))
+    counted = []
+    assert sweep_pool.run(_square_or_fail, -1, items, workers=3, on_done=counted.append) == [i * i for i in items]
+    assert sum(counted) == len(items)
+    with pytest.raises(ValueError, match="task 17 failed"):
+        sweep_pool.run(_square_or_fail, 17, items, workers=2)
+
+
 # --- consolidation (cluster-autoscaler's scale-down simulation) ---------------------------------------
 
 

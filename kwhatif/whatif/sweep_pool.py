@@ -3,16 +3,18 @@
 A task is ``fn(base, item)`` with ``fn`` a module-level function and a plain-data answer, so every
 path gives the same list of answers (in ``items`` order). The local pool forks: its workers inherit
 the base (cluster and scheduler snapshot) built once in this process instead of reading it again
-(``gc.freeze`` first, so the collector does not copy the shared pages into every worker), and takes
-consecutive items a few at a time (a sweep orders its items so that neighbours share work). On Ray
-the base is put in the object store once; each Ray worker process fetches it at its first task and
-keeps it for the next ones.
+(``gc.freeze`` first, so the collector does not copy the shared pages into every worker); each
+worker takes one contiguous segment of the items (a sweep orders its items so that neighbours share
+work: the engine's memo kept in a worker serves its next tasks). On Ray the base is put in the object
+store once; each Ray worker process fetches it at its first task and keeps it for the next ones; the
+items go in segments of consecutive ones.
 """
 
 from __future__ import annotations
 
 import gc
 import multiprocessing
+import multiprocessing.connection
 import os
 from typing import Callable, Sequence
 
@@ -51,22 +53,54 @@ def run(fn: Callable, base, items: Sequence, workers: int | None = None, ray: st
     gc.collect()
     gc.freeze()
     try:
-        results: list = [None] * len(items)
-        chunk = max(1, min(8, len(items) // (4 * workers)))
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            for index, answer in pool.imap_unordered(_pool_task, [(fn, i, item) for i, item in enumerate(items)],
-                                                     chunk):
-                results[index] = answer
-                done(1)
-        return results
+        return _run_segments(fn, items, workers, done)
     finally:
         gc.unfreeze()
         _BASE = None
 
 
-def _pool_task(task: tuple) -> tuple[int, object]:
-    fn, index, item = task
-    return index, fn(_BASE, item)
+def _run_segments(fn: Callable, items: Sequence, workers: int, done: Callable[[int], None]) -> list:
+    """Each forked worker takes one contiguous segment of ``items`` and sends each answer as it has it."""
+    context = multiprocessing.get_context("fork")
+    bounds = [len(items) * w // workers for w in range(workers + 1)]
+    expected: dict = {}  # each worker's pipe -> answers still to come
+    processes = []
+    try:
+        for start, stop in zip(bounds, bounds[1:]):
+            reader, writer = context.Pipe(duplex=False)
+            process = context.Process(target=_segment, args=(fn, items, start, stop, writer), daemon=True)
+            process.start()
+            writer.close()
+            expected[reader] = stop - start
+            processes.append(process)
+        results: list = [None] * len(items)
+        while any(expected.values()):
+            for reader in multiprocessing.connection.wait([r for r, n in expected.items() if n]):
+                try:
+                    index, answer, error = reader.recv()
+                except EOFError:  # the worker ended before its last answer (killed)
+                    raise RuntimeError("a sweep worker process ended before its tasks were done") from None
+                if error is not None:
+                    raise error
+                results[index] = answer
+                expected[reader] -= 1
+                done(1)
+        return results
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+            process.join()
+
+
+def _segment(fn: Callable, items: Sequence, start: int, stop: int, writer) -> None:
+    for index in range(start, stop):
+        try:
+            writer.send((index, fn(_BASE, items[index]), None))
+        except Exception as exc:  # noqa: BLE001 - the driver raises it
+            writer.send((index, None, exc))
+            break
+    writer.close()
 
 
 # --- Ray ---------------------------------------------------------------------------------------------
@@ -74,9 +108,10 @@ def _pool_task(task: tuple) -> tuple[int, object]:
 _RAY_CACHE: dict[str, object] = {}  # in a Ray worker process: the base of the running sweep
 
 
-def _ray_task(fn: Callable, wrapped: list, item) -> object:
-    """In a Ray worker: the base from the object store (once per worker process), then the task.
-    The reference comes wrapped in a list so that Ray passes it instead of resolving it per task."""
+def _ray_task(fn: Callable, wrapped: list, segment: Sequence) -> list:
+    """In a Ray worker: the base from the object store (once per worker process, which keeps it and
+    its memo for the next segments), then a segment of consecutive tasks. The reference comes wrapped
+    in a list so that Ray passes it instead of resolving it per task."""
     import ray
 
     ref = wrapped[0]
@@ -84,7 +119,7 @@ def _ray_task(fn: Callable, wrapped: list, item) -> object:
     if base is None:
         _RAY_CACHE.clear()
         base = _RAY_CACHE[ref.hex()] = ray.get(ref)
-    return fn(base, item)
+    return [fn(base, item) for item in segment]
 
 
 def _check_reachable(address: str) -> None:
@@ -123,15 +158,18 @@ def _run_ray(fn: Callable, base, items: Sequence, address: str, workers: int | N
     try:
         ref = ray.put(base)
         remote = ray.remote(_ray_task)
-        futures = {remote.remote(fn, [ref], item): i for i, item in enumerate(items)}
+        # Consecutive items together (a sweep orders them so that neighbours share work), a few
+        # segments per CPU so that the CPUs stay busy to the end.
+        size = max(1, -(-len(items) // (4 * max(1, int(ray.cluster_resources().get("CPU", 1))))))
+        futures = {remote.remote(fn, [ref], items[start:start + size]): start for start in range(0, len(items), size)}
         results: list = [None] * len(items)
         pending = list(futures)
         while pending:
             finished, pending = ray.wait(pending, num_returns=len(pending), timeout=0.2)
             for future in finished:
-                results[futures[future]] = ray.get(future)
-            if finished:
-                done(len(finished))
+                answers = ray.get(future)
+                results[futures[future]:futures[future] + len(answers)] = answers
+                done(len(answers))
         return results
     finally:
         if started:
