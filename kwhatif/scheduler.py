@@ -349,7 +349,7 @@ class Scheduler:
         k = self._num_to_find(len(order))
         kept = self._kept_verdicts(state, pod, order) if whole else None
         if kept is not None:
-            feasible, examined = self._walk_kept(state, pod, kept, start, k, statuses)
+            feasible, examined = self._walk_kept(state, pod, kept, start, k, statuses, self._held_nodes())
         else:
             feasible, examined = [], 0
             for ni, status in self._filter(state, pod, order[start:] + order[:start]):
@@ -384,14 +384,19 @@ class Scheduler:
         if key is None:
             return None
         kept = fw.memo.kept(fw, "verdicts", order, key)
-        for name in self.snapshot.nominator.nodes():
+        for name in self._held_nodes():
             index = kept.position(name)
-            if index is not None and fw.handle.nominated_pods_for_node(name):
+            if index is not None:
                 kept.values[index] = MISSING
         return kept
 
+    def _held_nodes(self) -> set[str]:
+        """The nodes with pods nominated to them that the filters count (the scheduling queue's)."""
+        handle = self.framework.handle
+        return {name for name in self.snapshot.nominator.nodes() if handle.nominated_pods_for_node(name)}
+
     def _walk_kept(self, state: CycleState, pod: PodInfo, kept: Kept, start: int, k: int,
-                   statuses: NodeToStatus) -> tuple[list[NodeInfo], int]:
+                   statuses: NodeToStatus, held: set[str]) -> tuple[list[NodeInfo], int]:
         """The walk of ``_walk`` over kept verdicts: (the feasible nodes, the nodes examined). A stretch of
         nodes that cannot hold the (k+1)-th feasible node is taken at once; its missing verdicts are
         computed (and kept where they are the node's alone: no nominated pods, no error), so no node
@@ -406,7 +411,7 @@ class Scheduler:
             version = kept.version
             missing = list(compress(range(len(values)), map(is_, values, repeat(MISSING))))
             if missing:
-                found, error = self._verdicts(state, pod, kept, missing)
+                found, error = self._verdicts(state, pod, kept, missing, held)
                 if not error:
                     known = dict(zip(missing, found))
             if kept.version == version:
@@ -427,7 +432,7 @@ class Scheduler:
                         if index in known:
                             chunk[index - lo] = known[index]
                     indices = [index for index in indices if index not in known]
-                    found, error = self._verdicts(state, pod, kept, indices)
+                    found, error = self._verdicts(state, pod, kept, indices, held)
                     for index, status in zip(indices, found):
                         chunk[index - lo] = status
                 passed = list(map(is_, chunk, repeat(None)))
@@ -452,22 +457,28 @@ class Scheduler:
             kept.walked = ((start, k), list(feasible), examined, dict(rejected_statuses))
         return feasible, examined
 
-    def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int]
+    def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int], held: set[str]
                   ) -> tuple[list[Status | None], bool]:
         """The Filter verdicts of the nodes at ``positions`` of the kept list, and whether one is an error;
-        kept where they are the node's alone. A verdict equal to the one the node had is kept as that
-        object; any other changes ``kept.version`` (a kept walk is then out of date). The verdicts of nodes
-        with nominated pods are not kept, but compared with the last one found (``kept.unkept``)."""
+        kept where they are the node's alone (not ``held``: no nominated pods). A verdict equal to the one
+        the node had is kept as that object; any other changes ``kept.version`` (a kept walk is then out of
+        date). The verdicts of held nodes are compared with the last one found (``kept.unkept``)."""
         fw = self.framework
         nodes, values, previous = kept.nodes, kept.values, kept.previous
+        todo = [nodes[p] for p in positions]
+        local = fw.local_filter_statuses(state, pod, todo)
         found: list[Status | None] = []
         error = False
-        for position, (ni, status) in zip(positions, self._filter(state, pod, [nodes[p] for p in positions])):
+        for position, ni, local_status in zip(positions, todo, local or repeat(None)):
+            if local is None or ni.name in held:
+                status = fw.run_filter_with_nominated_pods(state, pod, ni)
+            else:  # the node-local verdict kept for an unchanged node, then the other plugins
+                status = local_status or fw.run_filter(state, pod, ni, fw.local_filter_count)
             old = previous.pop(position, MISSING)
             if status is not None and status.code == Code.ERROR:
                 error = True
                 kept.version += 1
-            elif fw.handle.nominated_pods_for_node(ni.name):  # not kept; the last one compared
+            elif ni.name in held:  # not kept; the last one compared
                 old = kept.unkept.get(position, MISSING)
                 if old is not MISSING and old == status:
                     status = old

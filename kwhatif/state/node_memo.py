@@ -185,8 +185,10 @@ class NodeMemo:
             for index in kept.changed(feed):
                 kept.replace(index, compute(nodes[index]))
         if ordered:
+            if kept.order is None:
+                kept.order = list(dict.fromkeys(name for value in kept.values if value for name in value))
             totals = kept.totals
-            return {name: totals[name] for value in kept.values if value for name in value}
+            return {name: totals[name] for name in kept.order}
         return kept.totals
 
     def kept(self, owner: object, kind, nodes: list[NodeInfo], key) -> "Kept":
@@ -199,7 +201,10 @@ class NodeMemo:
         kept: Kept | None = self._tables.get(table)
         feed = self._snapshot.changed_nodes
         if kept is None or kept.source is not nodes or kept.key != key:
+            old = kept
             kept = self._tables[table] = Kept(nodes, list(map(_generation, nodes)), key, feed)
+            if old is not None and old.source is nodes:  # the same nodes: what is derived from them stays
+                kept._names, kept._positions, kept._ids = old._names, old._positions, old._ids
         else:
             values, previous = kept.values, kept.previous
             for index in kept.changed(feed):
@@ -261,7 +266,7 @@ class _Sum(_Tracked):
     """``NodeMemo.summed``'s state: the nodes' generations and maps when summed, the totals, and how
     many maps hold each key (a key leaves the totals with its last map)."""
 
-    __slots__ = ("values", "totals", "holders")
+    __slots__ = ("values", "totals", "holders", "order")
 
     def __init__(self, nodes: list[NodeInfo], generations: list[int], values: list[dict | None],
                  feed: list[NodeInfo]) -> None:
@@ -269,6 +274,8 @@ class _Sum(_Tracked):
         # is unchanged, which drops every table).
         self.track(nodes, generations, feed)
         self.values = values
+        # The keys in the order a sum in node order makes them, while no map's keys changed.
+        self.order: list | None = None
         self.totals: dict = {}
         self.holders: dict = {}
         for value in values:
@@ -301,9 +308,12 @@ class _Sum(_Tracked):
                 self._add(self.values[index], -1)
         self.track(nodes, generations, feed)
         self.values = values
+        self.order = None
 
     def replace(self, index: int, value: dict | None) -> None:
         old = self.values[index]
+        if self.order is not None and list(old or ()) != list(value or ()):
+            self.order = None
         if old:
             self._add(old, -1)
         if value:
@@ -334,13 +344,13 @@ class Kept(_Tracked):
     def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo]) -> None:
         self.track(nodes, generations, feed)
         self._names: list[str] | None = None
+        self._positions: dict[str, int] | None = None
         self.key = key
         self.previous: dict[int, object] = {}
         self.unkept: dict[int, object] = {}
         self.version = 0
         self.walked = None
         self.values: list = [MISSING] * len(nodes)
-        self._positions: dict[str, int] | None = None
 
     @property
     def names(self) -> list[str]:

@@ -151,7 +151,7 @@ class Snapshot:
         return self._affinity_node_lists()[1]
 
     def _affinity_node_lists(self) -> tuple[list[NodeInfo], list[NodeInfo]]:
-        """The nodes (in node order) hosting pods with (anti-)affinity, rebuilt after a change."""
+        """The nodes (in node order) hosting pods with (anti-)affinity, rebuilt after a change of who is in them."""
         if self._affinity_lists is None:
             nodes = self.node_info_list
             self._affinity_lists = ([ni for ni in nodes if ni.pods_with_affinity],
@@ -186,8 +186,10 @@ class Snapshot:
         self._touch(ni)
         if pi.has_affinity:
             pi.parse_terms()
-            self._affinity_lists = None
+        listed = _affinity_membership(ni)
         ni.add_pod(pi)
+        if _affinity_membership(ni) != listed:
+            self._affinity_lists = None
         if pi.pvc_keys:
             counts = self._writable_pvc_counts()
             for key in pi.pvc_keys:
@@ -202,8 +204,9 @@ class Snapshot:
         if not any(p is pi or p.key == pi.key for p in ni.pods):
             raise KeyError(f"pod {pi.key} is not on node {ni.name}")
         self._touch(ni)
+        listed = _affinity_membership(ni)
         ni.remove_pod(pi)
-        if pi.has_affinity:
+        if _affinity_membership(ni) != listed:
             self._affinity_lists = None
         self._release_pvcs([pi])
         if pi.spec.get("resourceClaims"):
@@ -404,6 +407,12 @@ class _Fork:
         self.nodes_updated = False
         self.objects: tuple | None = None
         self.nominator: Nominator | None = None
+
+
+def _affinity_membership(ni: NodeInfo) -> tuple[bool, bool]:
+    """Whether the node is in the lists of nodes hosting pods with (anti-)affinity: they are made again
+    only when that changes (the same lists let the plugins' kept sums stay theirs)."""
+    return bool(ni.pods_with_affinity), bool(ni.pods_with_required_anti_affinity)
 
 
 def _allocatable(node: dict) -> Resource:
