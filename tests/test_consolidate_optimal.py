@@ -189,22 +189,39 @@ def test_gpus_are_counted_on_the_nodes_that_stay(tmp_path):
 
 def test_spreading_counts_the_pods_that_leave(tmp_path):
     """s spreads over zones (maxSkew 1), a: 2 (n0, t), b: 1 (u, full). Moving s-1 from n0 to t keeps a at
-    2: the model must take s-1 out of zone a when n0 goes, or it sees 3 - 1 > maxSkew and keeps n0."""
+    2: the model must take s-1 out of zone a when n0 goes, or it sees 3 - 1 > maxSkew and keeps n0. x (3
+    cpu, zone b, tainted for big-1) could go alone (big-1 to n0) but not with n0: the largest set is n0,
+    which frees more."""
     zone = "topology.kubernetes.io/zone"
     spread = [{"maxSkew": 1, "topologyKey": zone, "whenUnsatisfiable": "DoNotSchedule",
                "labelSelector": {"matchLabels": {"app": "s"}}}]
-    nodes = [make_node(name).capacity(cpu="4", memory="8Gi", pods="110").label(zone, z).obj()
-             for name, z in (("n0", "a"), ("t", "a"), ("u", "b"))]
+    nodes = [make_node(name).capacity(cpu=cpu, memory="8Gi", pods="110").label(zone, z).obj()
+             for name, cpu, z in (("n0", "4", "a"), ("t", "4", "a"), ("u", "4", "b"), ("x", "3", "b"))]
+    nodes[3]["spec"]["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]  # not for s
     pods = [pod("s-1", "n0", "1"), pod("s-2", "t", "1"), pod("s-3", "u", "1"), pod("f-1", "t", "2"),
-            pod("f-2", "u", "3")]
+            pod("f-2", "u", "3"), pod("big-1", "x", "1500m")]
     for p in pods[:3]:
         p["spec"]["topologySpreadConstraints"] = spread
+    pods[5]["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
     path = write_list(tmp_path / "c.json", nodes + pods)
     code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
     assert code == 0 and report["optimal"]["answer"] == "solver"
+    assert report["optimal"]["greedy"]["removable"] == ["n0"]  # then big-1 finds no room
     assert [(a["nodes"], a["verified"]) for a in report["optimal"]["attempts"]] == [(["n0"], True)]
     assert report["nodes"][0]["pods"] == [{"pod": "default/s-1", "node": "t"}]
     assert drained_alone(path, ["n0"]) == {"default/s-1": "t"}
+
+
+def test_nothing_to_solve_when_cluster_autoscaler_takes_every_candidate(tmp_path):
+    path = write_list(tmp_path / "c.json", [node("n0", "4"), node("t", "4", True), pod("a-1", "n0", "1")])
+    code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
+    assert code == 0 and report["removable"] == ["n0"] and report["verification"]["verified"]
+    optimal = report["optimal"]
+    assert (optimal["answer"], optimal["status"], optimal["bound"], optimal["attempts"], optimal["variables"]) == (
+        "greedy", "OPTIMAL", 1, [], 0)
+    _, out = cli("drain", "--consolidate", "--optimal", "-c", path)
+    assert out.splitlines()[-1] == ("cluster-autoscaler's order removes 1 node(s); it takes every candidate the "
+                                    "drainability rules let go: the largest (nothing to solve).")
 
 
 # 0-2: greedy = optimal; 6, 9: cluster-autoscaler's order removes one node fewer; 3: its set does not

@@ -240,8 +240,10 @@ def optimal_lines(optimal: dict, short: Callable[[str], str]) -> list[str]:
                                           f"{len(a['blockedNodes'])} node(s) blocked" if a["blockedNodes"] else "")
                         if part) or "a pod lands on a removed node"
         lines.append(f"  excluded: {', '.join(short(n) for n in a['nodes'])} (the drain of the set: {why})")
-    lines.append(f"Solver: OR-Tools CP-SAT, {optimal['podTypes']} kind(s) of pods, {optimal['variables']:,} variables, "
-                 f"{len(optimal['attempts'])} set(s) solved (-o json: every set tried and the solver's time).")
+    if optimal["attempts"] or optimal["status"] != "OPTIMAL":
+        lines.append(f"Solver: OR-Tools CP-SAT, {optimal['podTypes']} kind(s) of pods, {optimal['variables']:,} "
+                     f"variables, {len(optimal['attempts'])} set(s) solved (-o json: every set tried and the solver's "
+                     f"time).")
     return lines
 
 
@@ -253,6 +255,8 @@ def _largest(optimal: dict) -> str:
                                                 if refuted else ")")
                  if status == "OPTIMAL" else f"found within the time limit ({status}, at most {optimal['bound']:,})")
         return f"the largest set: {count:,} node(s), {proof}."
+    if not tried and status == "OPTIMAL":
+        return "it takes every candidate the drainability rules let go: the largest (nothing to solve)."
     if any(a["verified"] for a in tried):
         return "the solver's verified set is smaller; cluster-autoscaler's set is the answer."
     why = (f"the {refuted} set(s) it found did not pass the drain" if refuted else f"the solver found no set ({status})")

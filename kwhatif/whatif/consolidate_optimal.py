@@ -21,7 +21,8 @@ answer is verified by one drain of the whole set with cluster-autoscaler's rules
 the nodes with the largest pods first, each budget's last node last); a set whose drain leaves a pod Pending or a node blocked is excluded (a no-good cut
 on exactly that set) and the model solved again, within the time limit (all solves together) and at most
 ``MAX_ATTEMPTS`` times. The answer is the first verified set, or cluster-autoscaler's own when none is
-verified or its set is larger.
+verified or its set is larger. When cluster-autoscaler's verified set already takes every candidate there
+is nothing to solve: it is the largest.
 """
 
 from __future__ import annotations
@@ -214,12 +215,18 @@ def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | No
             row["reason"] = blocked
         else:
             moving[row["node"]] = pods
-    greedy_nodes = {p["pod"]: p["node"] for r in greedy["nodes"] for p in r["pods"]}  # the last move wins
-    built = _Model(snapshot, setup or SchedulerSetup(), moving, scenario.budgets, greedy["removable"], greedy_nodes)
-    for name, why in built.no_place().items():
-        next(r for r in rows if r["node"] == name)["reason"] = why
-    attempts, answer, status, bound, spent = [], None, "UNKNOWN", None, 0.0
-    while len(attempts) < MAX_ATTEMPTS and spent < time_limit:
+    greedy_verified = greedy["verification"] is None or greedy["verification"]["verified"]
+    attempts, answer, status, bound, spent, built = [], None, "UNKNOWN", None, 0.0, None
+    if greedy_verified and set(moving) <= set(greedy["removable"]):  # every candidate goes: nothing to solve
+        status = "OPTIMAL"
+        bound = len(moving)
+    else:
+        greedy_nodes = {p["pod"]: p["node"] for r in greedy["nodes"] for p in r["pods"]}  # the last move wins
+        built = _Model(snapshot, setup or SchedulerSetup(), moving, scenario.budgets, greedy["removable"],
+                       greedy_nodes)
+        for name, why in built.no_place().items():
+            next(r for r in rows if r["node"] == name)["reason"] = why
+    while built is not None and len(attempts) < MAX_ATTEMPTS and spent < time_limit:
         solved = built.solver.cp.CpSolver()
         solved.parameters.max_time_in_seconds = time_limit - spent
         solved.parameters.num_workers = workers
@@ -241,9 +248,7 @@ def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | No
             answer = (names, built.placement(solved, names), verification)
             break
         built.exclude(names)
-    greedy_count = len(greedy["removable"]) if greedy["verification"] is None or \
-        greedy["verification"]["verified"] else 0
-    use_solver = answer is not None and len(answer[0]) >= greedy_count
+    use_solver = answer is not None and len(answer[0]) >= (len(greedy["removable"]) if greedy_verified else 0)
     if use_solver:
         names, placed, verification = answer
         for row in rows:
@@ -255,15 +260,14 @@ def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | No
         report = dict(greedy)
     report["optimal"] = {
         "answer": "solver" if use_solver else "greedy",
-        "greedy": {"removable": greedy["removable"], "verified": greedy["verification"] is None
-                   or greedy["verification"]["verified"]},
+        "greedy": {"removable": greedy["removable"], "verified": greedy_verified},
         "status": status, "bound": bound, "removable": len(report["removable"]),
         "attempts": [{"nodes": a["nodes"], "status": a["status"], "verified": a["verified"],
                       "pending": len(a["verification"]["pending"]) if a["verification"] else 0,
                       "blockedNodes": a["verification"]["blockedNodes"] if a["verification"] else []}
                      for a in attempts],
         "maxAttempts": MAX_ATTEMPTS, "timeLimitSeconds": time_limit, "solverSeconds": round(spent, 3),
-        "wallSeconds": round(time.perf_counter() - started, 3), "podTypes": built.solver.kinds,
-        "variables": len(built.model.Proto().variables), "notModelled": list(NOT_MODELLED),
-        "warnings": list(built.solver.warnings)}
+        "wallSeconds": round(time.perf_counter() - started, 3), "podTypes": built.solver.kinds if built else 0,
+        "variables": len(built.model.Proto().variables) if built else 0, "notModelled": list(NOT_MODELLED),
+        "warnings": list(built.solver.warnings) if built else []}
     return report
