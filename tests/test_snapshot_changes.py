@@ -199,3 +199,45 @@ def test_remove_nodes_at_once_is_a_snapshot_without_them():
     assert digest(snap) == digest(one_by_one) == digest(without)
     with pytest.raises(KeyError):
         snap.remove_nodes(["n2", "n2"])
+
+
+def _image_states_by_definition(node_objects: list[dict]) -> tuple[list, list]:
+    """Each node's image states as ImageStateSummary is defined: an image name's size is the first
+    node's (in node order) that lists it, its count the number of distinct node names listing it."""
+    sizes: dict[str, int] = {}
+    nodes_with: dict[str, set[str]] = {}
+    per_node = []
+    for node in node_objects:
+        names: dict[str, None] = {}
+        for image in (node.get("status") or {}).get("images") or []:
+            for name in image.get("names") or []:
+                sizes.setdefault(name, int(image.get("sizeBytes") or 0))
+                nodes_with.setdefault(name, set()).add(node["metadata"]["name"])
+                names[name] = None
+        per_node.append(names)
+    states = [[(name, sizes[name], len(nodes_with[name])) for name in names] for names in per_node]
+    return states, [(name, size, len(nodes_with[name])) for name, size in sizes.items()]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_image_states_as_defined(seed):
+    """The snapshot's image states, dict order included, on nodes that share image entries (as a
+    snapshot file's table makes them) or have copies of them, list a name twice, differ in an image's
+    size, or share a node name."""
+    import random
+
+    rng = random.Random(seed)
+    table = [{"names": rng.sample([f"img-{i}:1" for i in range(8)], rng.randint(0, 3)),
+              "sizeBytes": rng.choice((10**6, 10**8, 10**9))} for _ in range(10)]
+    node_objects = []
+    for i in range(rng.randint(1, 12)):
+        images = [rng.choice(table) for _ in range(rng.randint(0, 5))]
+        images = [dict(image) if rng.random() < 0.3 else image for image in images]
+        name = f"n{rng.randint(0, 6) if rng.random() < 0.3 else 100 + i}"
+        node_objects.append(make_node(name).capacity(cpu="4", memory="8Gi", pods="20").obj())
+        node_objects[-1]["metadata"]["uid"] = f"uid-{i}"  # two nodes of one name stay two
+        node_objects[-1]["status"]["images"] = images
+    snap = Snapshot(cluster(node_objects))
+    states, summaries = _image_states_by_definition([ni.node for ni in snap.node_info_list])
+    assert [[(k, v.size, v.num_nodes) for k, v in ni.image_states.items()] for ni in snap.node_info_list] == states
+    assert [(k, v.size, v.num_nodes) for k, v in snap._image_summaries.items()] == summaries

@@ -18,7 +18,9 @@ namespaces, PDBs, volumes, DRA objects) and gives them an ``objects_generation``
 
 from __future__ import annotations
 
+from collections import Counter
 from contextlib import contextmanager
+from itertools import chain
 
 from kwhatif.api.resources import resource_list
 from kwhatif.api.bulk import bulk_allocation
@@ -100,20 +102,30 @@ class Snapshot:
         """ImageStateSummary per node: the image's size and on how many nodes it is present. All nodes
         with an image share its (read-only) summary. ``touch``: a node whose states change gets a new
         generation (its ImageLocality score may differ)."""
-        sizes: dict[str, int] = {}
-        nodes_with: dict[str, set[str]] = {}
+        sizes: dict[str, int] = {}  # the first node's size of each image name
         node_images: list[dict[str, None]] = []
+        # A snapshot file's nodes share their image entries (one table): each entry's names read once.
+        names_of: dict[int, list] = {}  # id(image) -> its names, while the nodes hold the images
         for ni in self.node_info_list:
             names: dict[str, None] = {}
             for image in (ni.node.get("status") or {}).get("images") or []:
-                for name in image.get("names") or []:
-                    if name not in sizes:
-                        sizes[name] = int(image.get("sizeBytes") or 0)
-                        nodes_with[name] = set()
-                    nodes_with[name].add(ni.name)
+                image_names = names_of.get(id(image))
+                if image_names is None:
+                    image_names = names_of[id(image)] = image.get("names") or []
+                    if not all(name in sizes for name in image_names):
+                        size = int(image.get("sizeBytes") or 0)
+                        for name in image_names:
+                            sizes.setdefault(name, size)
+                for name in image_names:
                     names[name] = None
             node_images.append(names)
-        summaries = {name: ImageStateSummary(size, len(nodes_with[name])) for name, size in sizes.items()}
+        # On how many nodes (by name) each image is.
+        by_name: dict[str, dict[str, None]] = {}
+        for ni, names in zip(self.node_info_list, node_images):
+            seen = by_name.get(ni.name)
+            by_name[ni.name] = names if seen is None else {**seen, **names}
+        counts = Counter(chain.from_iterable(by_name.values()))
+        summaries = {name: ImageStateSummary(size, counts[name]) for name, size in sizes.items()}
         for ni, names in zip(self.node_info_list, node_images):
             states = {name: summaries[name] for name in names}
             if touch and states != ni.image_states:
