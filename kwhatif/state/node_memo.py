@@ -33,6 +33,7 @@ import orjson
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 MAX_CLASSES = 16
+MAX_SHAPES = 8  # lists of nodes whose shape (copy, positions, names) the memo shares between classes
 _generation = attrgetter("generation")
 _name = attrgetter("name")
 # A by-name table's keys for the values ``values`` and the columns ``columns`` keep by position.
@@ -59,6 +60,8 @@ class NodeMemo:
         # pod class -> its tables, the most recently used last
         self._by_class: dict[tuple[bytes, int], dict[tuple, dict[str, tuple[NodeInfo, int, object]]]] = {}
         self._node_set_generation = snapshot.node_set_generation
+        # The lists of nodes that values are kept for, by id (with the list, so the id stays its own).
+        self._shapes: dict[int, tuple[list[NodeInfo], _Shape]] = {}
 
     def begin(self, pod: PodInfo) -> None:
         """A new attempt for ``pod``: the values kept for its class on these cluster-level objects; all
@@ -70,6 +73,7 @@ class NodeMemo:
         node_set = self._snapshot.node_set_generation
         if node_set != self._node_set_generation:
             self._by_class.clear()
+            self._shapes.clear()
             self._node_set_generation = node_set
         if cls is None:
             self._tables = {}
@@ -98,11 +102,8 @@ class NodeMemo:
         """``compute(node)`` for each node, reused from ``table`` where the node has not changed; kept by
         position while the same nodes are given again (a sequence scoring every node): then only the
         nodes fed since are looked up. Read-only for the caller."""
-        kept: Kept | None = table.get(_POSITIONS)
-        if kept is not None and (kept.source is nodes or (
-                len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)))):
-            kept.source = nodes
-            table[(_POSITIONS, "misses")] = 0
+        kept = self._kept_for(table, _POSITIONS, nodes)
+        if kept is not None:
             values = kept.values
             for index in kept.changed(self._snapshot.changed_nodes):
                 values[index] = self.value(table, nodes[index], compute)
@@ -110,6 +111,17 @@ class NodeMemo:
         values = self._by_name(table, nodes, compute)
         self._keep(table, _POSITIONS, nodes, values)
         return values
+
+    @staticmethod
+    def _kept_for(table: dict, key, nodes: list[NodeInfo]) -> "Kept | None":
+        """What ``_keep`` kept in ``table`` under ``key``, if it was for these nodes."""
+        kept: Kept | None = table.get(key)
+        if kept is None or not (kept.source is nodes or (
+                len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)))):
+            return None
+        kept.source = nodes
+        table[(key, "misses")] = 0
+        return kept
 
     def _keep(self, table: dict, key, nodes: list[NodeInfo], values: list) -> None:
         """Keep ``values`` by position of ``nodes`` in ``table`` under ``key``, unless some node is a copy.
@@ -122,7 +134,8 @@ class NodeMemo:
             return
         live = self._snapshot.node_info_map
         if all(map(is_, map(live.get, map(_name, nodes)), nodes)):
-            kept = table[key] = Kept(nodes, list(map(_generation, nodes)), None, self._snapshot.changed_nodes)
+            kept = table[key] = Kept(nodes, list(map(_generation, nodes)), None, self._snapshot.changed_nodes,
+                                     _Shape(nodes))
             kept.values = values
         else:
             table.pop(key, None)
@@ -149,11 +162,8 @@ class NodeMemo:
         """``values`` (tuples of ``width`` values) as ``width`` columns, kept by position while the same
         nodes are given again (the feasible nodes of a sequence scoring every node): only the nodes fed
         since are looked up. Read-only for the caller."""
-        kept: Kept | None = table.get(_COLUMNS)
-        if kept is not None and (kept.source is nodes or (
-                len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)))):
-            kept.source = nodes
-            table[(_COLUMNS, "misses")] = 0
+        kept = self._kept_for(table, _COLUMNS, nodes)
+        if kept is not None:
             columns = kept.values
             for index in kept.changed(self._snapshot.changed_nodes):
                 for column, value in zip(columns, self.value(table, nodes[index], compute)):
@@ -176,11 +186,12 @@ class NodeMemo:
         kept: _Sum | None = self._tables.get(key)
         feed = self._snapshot.changed_nodes
         if kept is None:
-            kept = self._tables[key] = _Sum(nodes, list(map(_generation, nodes)), [compute(ni) for ni in nodes], feed)
+            kept = self._tables[key] = _Sum(nodes, list(map(_generation, nodes)), [compute(ni) for ni in nodes], feed,
+                                            self._shape(nodes))
         elif kept.source is not nodes and len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)):
             kept.source = nodes  # another list of the same nodes (those hosting affinity pods, listed anew)
         if kept.source is not nodes or len(kept.nodes) != len(nodes):
-            kept.rebase(nodes, list(map(_generation, nodes)), compute, feed)
+            kept.rebase(nodes, list(map(_generation, nodes)), compute, feed, self._shape(nodes))
         else:
             for index in kept.changed(feed):
                 kept.replace(index, compute(nodes[index]))
@@ -201,10 +212,7 @@ class NodeMemo:
         kept: Kept | None = self._tables.get(table)
         feed = self._snapshot.changed_nodes
         if kept is None or kept.source is not nodes or kept.key != key:
-            old = kept
-            kept = self._tables[table] = Kept(nodes, list(map(_generation, nodes)), key, feed)
-            if old is not None and old.source is nodes:  # the same nodes: what is derived from them stays
-                kept._names, kept._positions, kept._ids = old._names, old._positions, old._ids
+            kept = self._tables[table] = Kept(nodes, list(map(_generation, nodes)), key, feed, self._shape(nodes))
         else:
             values, previous = kept.values, kept.previous
             for index in kept.changed(feed):
@@ -212,6 +220,17 @@ class NodeMemo:
                     previous.setdefault(index, values[index])
                     values[index] = MISSING
         return kept
+
+    def _shape(self, nodes: list[NodeInfo]) -> "_Shape":
+        """The shape of ``nodes``, shared by every class's values kept for that list (a few lists kept)."""
+        entry = self._shapes.get(id(nodes))
+        if entry is not None and entry[0] is nodes:
+            return entry[1]
+        shape = _Shape(nodes)
+        self._shapes[id(nodes)] = (nodes, shape)
+        while len(self._shapes) > MAX_SHAPES:
+            del self._shapes[next(iter(self._shapes))]
+        return shape
 
     def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object]):
         entry = table.get(ni.name)
@@ -223,17 +242,49 @@ class NodeMemo:
         return value
 
 
-class _Tracked:
-    """Values kept for a list of nodes (a copy of it keeps them alive, so their ids stay theirs), with
-    each node's generation when its value was made, brought up to date from the snapshot's change feed
-    (``Snapshot.changed_nodes``): only the nodes given a generation since are looked at."""
+class _Shape:
+    """A list of nodes as values kept for it see it, shared by all that keep values for that list: a
+    copy (it keeps the nodes alive, so their ids stay theirs) and, made when first needed, each node's
+    position by id and by name, and the names."""
 
-    __slots__ = ("source", "nodes", "generations", "feed", "mark", "_ids")
+    __slots__ = ("nodes", "_ids", "_names", "_positions")
 
-    def track(self, nodes: list[NodeInfo], generations: list[int], feed: list[NodeInfo]) -> None:
-        self.source, self.nodes, self.generations = nodes, list(nodes), generations
-        self.feed, self.mark = feed, len(feed)
+    def __init__(self, nodes: list[NodeInfo]) -> None:
+        self.nodes = list(nodes)
         self._ids: dict[int, int] | None = None
+        self._names: list[str] | None = None
+        self._positions: dict[str, int] | None = None
+
+    def ids(self) -> dict[int, int]:
+        if self._ids is None:
+            self._ids = {id(ni): index for index, ni in enumerate(self.nodes)}
+        return self._ids
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            self._names = list(map(_name, self.nodes))
+        return self._names
+
+    def position(self, name: str) -> int | None:
+        if self._positions is None:
+            self._positions = {name: index for index, name in enumerate(self.names())}
+        return self._positions.get(name)
+
+
+class _Tracked:
+    """Values kept for a list of nodes (its ``_Shape``), with each node's generation when its value was
+    made, brought up to date from the snapshot's change feed (``Snapshot.changed_nodes``): only the
+    nodes given a generation since are looked at."""
+
+    __slots__ = ("source", "shape", "generations", "feed", "mark")
+
+    def track(self, nodes: list[NodeInfo], generations: list[int], feed: list[NodeInfo], shape: _Shape) -> None:
+        self.source, self.shape, self.generations = nodes, shape, generations
+        self.feed, self.mark = feed, len(feed)
+
+    @property
+    def nodes(self) -> list[NodeInfo]:
+        return self.shape.nodes
 
     def changed(self, feed: list[NodeInfo]) -> list[int]:
         """The positions (in order) whose node's generation is not the one kept, their generations
@@ -243,9 +294,7 @@ class _Tracked:
         if feed is self.feed:
             if self.mark == len(feed):
                 return []
-            if self._ids is None:
-                self._ids = {id(ni): index for index, ni in enumerate(self.nodes)}
-            ids = self._ids
+            ids = self.shape.ids()
             positions = sorted({index for ni in feed[self.mark:] if (index := ids.get(id(ni))) is not None})
             self.mark = len(feed)
             nodes = self.nodes
@@ -269,10 +318,10 @@ class _Sum(_Tracked):
     __slots__ = ("values", "totals", "holders", "order")
 
     def __init__(self, nodes: list[NodeInfo], generations: list[int], values: list[dict | None],
-                 feed: list[NodeInfo]) -> None:
+                 feed: list[NodeInfo], shape: _Shape) -> None:
         # The list given is the same object at the next attempt (the same nodes, as long as the node set
         # is unchanged, which drops every table).
-        self.track(nodes, generations, feed)
+        self.track(nodes, generations, feed, shape)
         self.values = values
         # The keys in the order a sum in node order makes them, while no map's keys changed.
         self.order: list | None = None
@@ -283,11 +332,11 @@ class _Sum(_Tracked):
                 self._add(value, 1)
 
     def rebase(self, nodes: list[NodeInfo], generations: list[int], compute: Callable[[NodeInfo], dict | None],
-               feed: list[NodeInfo]) -> None:
+               feed: list[NodeInfo], shape: _Shape) -> None:
         """The sum over another list of nodes: the maps of nodes no longer listed taken out, those of
         nodes listed anew or changed computed, those of unchanged nodes kept (the old nodes are alive
         until here, so an id names the same node in both lists)."""
-        position = {id(ni): index for index, ni in enumerate(self.nodes)}
+        position = self.shape.ids()
         values = []
         kept_positions = set()
         for ni, generation in zip(nodes, generations):
@@ -306,7 +355,7 @@ class _Sum(_Tracked):
         for index in set(range(len(self.nodes))) - kept_positions:
             if self.values[index]:
                 self._add(self.values[index], -1)
-        self.track(nodes, generations, feed)
+        self.track(nodes, generations, feed, shape)
         self.values = values
         self.order = None
 
@@ -339,12 +388,11 @@ class Kept(_Tracked):
     keep (``unkept``), a ``version`` it changes when a value does, and what it derived from all the
     values (``walked``)."""
 
-    __slots__ = ("_names", "key", "values", "_positions", "previous", "unkept", "version", "walked")
+    __slots__ = ("key", "values", "previous", "unkept", "version", "walked")
 
-    def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo]) -> None:
-        self.track(nodes, generations, feed)
-        self._names: list[str] | None = None
-        self._positions: dict[str, int] | None = None
+    def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo],
+                 shape: _Shape) -> None:
+        self.track(nodes, generations, feed, shape)
         self.key = key
         self.previous: dict[int, object] = {}
         self.unkept: dict[int, object] = {}
@@ -354,12 +402,8 @@ class Kept(_Tracked):
 
     @property
     def names(self) -> list[str]:
-        if self._names is None:
-            self._names = list(map(_name, self.nodes))
-        return self._names
+        return self.shape.names()
 
     def position(self, name: str) -> int | None:
         """The position of the node named ``name`` in the list."""
-        if self._positions is None:
-            self._positions = {ni.name: index for index, ni in enumerate(self.nodes)}
-        return self._positions.get(name)
+        return self.shape.position(name)
