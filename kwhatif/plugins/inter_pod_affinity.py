@@ -13,6 +13,7 @@ from typing import Mapping
 
 from kwhatif.api.labels import SelectorError
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
+from kwhatif.plugins import pod_index
 from kwhatif.plugins.args.inter_pod_affinity import InterPodAffinityArgs
 from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm
 
@@ -70,20 +71,6 @@ def _update_with_anti_affinity_terms(counts: TopologyCounts, terms: list[Affinit
     for t in terms:
         if t.matches(pod, ns_labels):
             _update(counts, node_labels, t.topology_key, value)
-
-
-def _add_counts(into: dict, counts: Mapping) -> None:
-    """Add one node's counts (or weights) into the totals; a pair present with 0 stays present."""
-    for key, value in counts.items():
-        into[key] = into.get(key, 0) + value
-
-
-def _summed(per_node) -> TopologyCounts:
-    total: TopologyCounts = {}
-    for counts in per_node:
-        if counts:
-            _add_counts(total, counts)
-    return total
 
 
 def _parse_error(pod: PodInfo) -> str | None:
@@ -219,32 +206,41 @@ class InterPodAffinity(Plugin):
         s = PreFilterState(pod, [self._merge_namespaces(t) for t in pod.required_affinity_terms],
                            [self._merge_namespaces(t) for t in pod.required_anti_affinity_terms],
                            self._namespace_labels(pod))
-        s.existing_anti_affinity_counts = self._existing_anti_affinity_counts(s)
-        self._incoming_affinity_anti_affinity_counts(s, nodes)
+        index = self._index(state, nodes)
+        if index is not None:
+            s.existing_anti_affinity_counts = _indexed_existing_anti_affinity_counts(index, s, self._kept)
+            _indexed_incoming_counts(index, s, self._kept)
+        else:
+            s.existing_anti_affinity_counts = self._existing_anti_affinity_counts(s)
+            self._incoming_affinity_anti_affinity_counts(s, nodes)
         if not s.existing_anti_affinity_counts and not s.affinity_terms and not s.anti_affinity_terms:
             return None, Status(Code.SKIP)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
+    def _index(self, state, nodes: list[NodeInfo]) -> pod_index.PodIndex | None:
+        """The pod index in a sequence (the engine keeps a memo), where pods of many classes are scheduled
+        on one snapshot; a single attempt walks the pods (building the index would cost more)."""
+        snapshot = self.handle.snapshot
+        if not self.handle.memo or nodes is not snapshot.node_info_list:
+            return None
+        return pod_index.synced(snapshot, state)
+
+    def _kept(self, *question) -> dict:
+        """Where the index keeps its answer to ``question`` for the pod class (the memo's table)."""
+        return self.handle.memo.table(self, ("groups", *question))
+
     def _existing_anti_affinity_counts(self, s: PreFilterState) -> TopologyCounts:
         """getExistingAntiAffinityCounts over the nodes hosting pods with required anti-affinity."""
-        snapshot = self.handle.snapshot
-
-        def node_counts(ni: NodeInfo) -> TopologyCounts:
-            counts: TopologyCounts = {}
+        counts: TopologyCounts = {}
+        for ni in self.handle.snapshot.have_pods_with_required_anti_affinity_list:
             labels = ni.labels
             for existing in ni.pods_with_required_anti_affinity:
                 for t in existing.required_anti_affinity_terms:
                     if t.topology_key in labels and t.matches(s.pod, s.namespace_labels):
                         pair = (t.topology_key, labels[t.topology_key])
                         counts[pair] = counts.get(pair, 0) + 1
-            return counts
-
-        nodes = snapshot.have_pods_with_required_anti_affinity_list
-        memo = self.handle.memo
-        if memo:  # a copy: AddPod/RemovePod change the counts
-            return dict(memo.summed(self, "existing_anti", nodes, node_counts))
-        return _summed(map(node_counts, nodes))
+        return counts
 
     def _incoming_affinity_anti_affinity_counts(self, s: PreFilterState, nodes: list[NodeInfo]) -> None:
         """getIncomingAffinityAntiAffinityCounts: every existing pod against the incoming pod's terms.
@@ -254,38 +250,17 @@ class InterPodAffinity(Plugin):
             return
         affinity_keys = {t.topology_key for t in affinity_terms}
         anti_keys = {t.topology_key for t in anti_terms}
-
-        def node_counts(ni: NodeInfo) -> tuple[TopologyCounts, TopologyCounts] | None:
+        for ni in nodes:
             labels = ni.labels
             check_affinity = any(k in labels for k in affinity_keys)
             check_anti = any(k in labels for k in anti_keys)
             if not (check_affinity or check_anti):
-                return None
-            affinity: TopologyCounts = {}
-            anti: TopologyCounts = {}
+                continue
             for existing in ni.pods:
                 if check_affinity:
-                    _update_with_affinity_terms(affinity, affinity_terms, existing, labels, 1)
+                    _update_with_affinity_terms(s.affinity_counts, affinity_terms, existing, labels, 1)
                 if check_anti:
-                    _update_with_anti_affinity_terms(anti, anti_terms, existing, None, labels, 1)
-            return (affinity, anti) if affinity or anti else None
-
-        memo = self.handle.memo
-        if memo:  # both maps in one, summed over unchanged nodes once
-            def tagged(ni: NodeInfo) -> dict | None:
-                entry = node_counts(ni)
-                if entry is None:
-                    return None
-                return {**{(True, pair): n for pair, n in entry[0].items()},
-                        **{(False, pair): n for pair, n in entry[1].items()}}
-
-            for (affinity, pair), count in memo.summed(self, "incoming", nodes, tagged).items():
-                (s.affinity_counts if affinity else s.anti_affinity_counts)[pair] = count
-            return
-        for entry in map(node_counts, nodes):
-            if entry is not None:
-                _add_counts(s.affinity_counts, entry[0])
-                _add_counts(s.anti_affinity_counts, entry[1])
+                    _update_with_anti_affinity_terms(s.anti_affinity_counts, anti_terms, existing, None, labels, 1)
 
     def _pre_filter_state(self, state) -> PreFilterState | Status:
         s = state.read(PRE_FILTER_STATE_KEY)
@@ -347,6 +322,20 @@ class InterPodAffinity(Plugin):
         preferred_anti = [dataclasses.replace(wt, term=self._merge_namespaces(wt.term))
                           for wt in pod.preferred_anti_affinity_terms]
         ns_labels = self._namespace_labels(pod)
+        index = self._index(state, snapshot.node_info_list)
+        if index is not None:
+            scores = self._indexed_scores(index, pod, preferred, preferred_anti, ns_labels, has_constraints)
+        else:
+            scores = self._walked_scores(all_nodes, pod, preferred, preferred_anti, ns_labels, has_constraints)
+        if not scores:
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))
+        return None
+
+    def _walked_scores(self, all_nodes: list[NodeInfo], pod: PodInfo, preferred: list[WeightedAffinityTerm],
+                       preferred_anti: list[WeightedAffinityTerm], ns_labels: Mapping[str, str] | None,
+                       has_constraints: bool) -> dict[str, dict[str, int]]:
+        """PreScore's topology scores as upstream makes them: every node's pods in turn."""
         matched: dict[int, bool] = {}  # id(term) -> whether it matches the pod: replicas share their terms
 
         def term_matches(term: AffinityTerm) -> bool:
@@ -358,12 +347,11 @@ class InterPodAffinity(Plugin):
         # Terms without a namespaceSelector match pods of their namespaces only: those are the pods to read.
         namespaces = (sorted(set().union(*(wt.term.namespaces for wt in preferred + preferred_anti)))
                       if all(wt.term.namespace_selector.nothing for wt in preferred + preferred_anti) else None)
-
-        def node_scores(ni: NodeInfo) -> dict[str, dict[str, int]] | None:
+        scores: dict[str, dict[str, int]] = {}  # sums: the order of the pods read does not matter
+        for ni in all_nodes:
             node_labels = ni.labels
             if not node_labels:
-                return None
-            scores: dict[str, dict[str, int]] = {}  # sums: the order of the pods read does not matter
+                continue
             if has_constraints:  # the incoming pod's preferred terms against the existing pods
                 for existing in (ni.pods if namespaces is None else
                                  [pi for ns in namespaces for pi in ni.pods_in(ns)]):
@@ -371,27 +359,35 @@ class InterPodAffinity(Plugin):
                     _process_terms(scores, preferred_anti, existing, None, node_labels, -1)
             for existing in ni.pods_with_affinity:
                 self._process_existing_pod_terms(scores, existing, term_matches, node_labels)
-            return scores or None
+        return scores
 
-        memo = self.handle.memo
+    def _indexed_scores(self, index: pod_index.PodIndex, pod: PodInfo, preferred: list[WeightedAffinityTerm],
+                        preferred_anti: list[WeightedAffinityTerm], ns_labels: Mapping[str, str] | None,
+                        has_constraints: bool) -> dict[str, dict[str, int]]:
+        """The same scores from the pod index: each incoming term's matching pods counted per domain,
+        each distinct term of the existing pods matched once with its weights per domain summed."""
         scores: dict[str, dict[str, int]] = {}
-        if memo:  # each node's weights by (key, value), summed over unchanged nodes once
-            def flat(ni: NodeInfo) -> dict | None:
-                partial = node_scores(ni)
-                return {(key, value): weight for key, by_value in partial.items()
-                        for value, weight in by_value.items()} if partial else None
-
-            for (key, value), weight in memo.summed(self, ("pre_score", has_constraints), all_nodes, flat).items():
-                scores.setdefault(key, {})[value] = weight
-        else:
-            for partial in map(node_scores, all_nodes):
-                if partial:
-                    for key, by_value in partial.items():
-                        _add_counts(scores.setdefault(key, {}), by_value)
-        if not scores:
-            return Status(Code.SKIP)
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))
-        return None
+        if has_constraints:
+            for weighted, sign in ((preferred, 1), (preferred_anti, -1)):
+                for i, wt in enumerate(weighted):
+                    t = wt.term
+                    kept = self._kept("preferred", sign, i)
+                    groups = index.matching(_namespaces(t), t.selector, kept=kept)
+                    counts = pod_index.totals(index, groups, pod_index.label_domain(t.topology_key), kept).totals
+                    if counts:
+                        by_value = scores.setdefault(t.topology_key, {})
+                        weight = wt.weight * sign
+                        for value, count in counts.items():
+                            by_value[value] = by_value.get(value, 0) + weight * count
+        hard = self.hard_pod_affinity_weight
+        for kind in ((pod_index.REQUIRED_AFFINITY, pod_index.PREFERRED) if hard > 0 else (pod_index.PREFERRED,)):
+            for entry in index.matching_terms(kind, lambda t: t.matches(pod, ns_labels), self._kept("existing", kind)):
+                t = entry.term
+                by_value = scores.setdefault(t.topology_key, {})
+                for value, (count, weight) in entry.values.items():
+                    by_value[value] = by_value.get(value, 0) + (hard * count if kind == pod_index.REQUIRED_AFFINITY
+                                                                else weight)
+        return scores
 
     def _process_existing_pod_terms(self, scores: dict[str, dict[str, int]], existing: PodInfo,
                                     term_matches, node_labels: Mapping[str, str]) -> None:
@@ -431,6 +427,46 @@ class InterPodAffinity(Plugin):
         for ns in scores:
             f_score = float(MAX_NODE_SCORE) * (float(ns.score - min_count) / float(diff)) if diff > 0 else 0.0
             ns.score = int(f_score)
+
+
+def _namespaces(term: AffinityTerm) -> frozenset[str] | None:
+    """The namespaces whose pods an incoming pod's term can match (namespace labels are not passed for
+    those: a namespaceSelector that matches empty labels matches every namespace): None for all."""
+    return None if term.namespace_selector.matches(None) else term.namespaces
+
+
+def _indexed_existing_anti_affinity_counts(index: pod_index.PodIndex, s: PreFilterState, kept) -> TopologyCounts:
+    """getExistingAntiAffinityCounts from the index: each distinct required anti-affinity term of the
+    existing pods matched against the incoming pod once (for its class)."""
+    counts: TopologyCounts = {}
+    entries = index.matching_terms(pod_index.REQUIRED_ANTI_AFFINITY,
+                                   lambda t: t.matches(s.pod, s.namespace_labels), kept("existing"))
+    for entry in entries:
+        key = entry.term.topology_key
+        for value, (count, _) in entry.values.items():
+            pair = (key, value)
+            counts[pair] = counts.get(pair, 0) + count
+    return counts
+
+
+def _indexed_incoming_counts(index: pod_index.PodIndex, s: PreFilterState, kept) -> None:
+    """getIncomingAffinityAntiAffinityCounts from the index: the groups of pods matching the incoming
+    pod's terms (all of its affinity terms at once; each anti-affinity term alone), per domain."""
+    if s.affinity_terms:
+        first, rest = s.affinity_terms[0], s.affinity_terms[1:]
+        groups = [g for g in index.matching(_namespaces(first), first.selector, kept=kept("affinity"))
+                  if all(t.matches(g, None) for t in rest)]
+        for t in s.affinity_terms:
+            for value, count in pod_index.domain_counts(groups, t.topology_key).items():
+                pair = (t.topology_key, value)
+                s.affinity_counts[pair] = s.affinity_counts.get(pair, 0) + count
+    for i, t in enumerate(s.anti_affinity_terms):
+        table = kept("anti-affinity", i)
+        groups = index.matching(_namespaces(t), t.selector, kept=table)
+        for value, count in pod_index.totals(index, groups, pod_index.label_domain(t.topology_key),
+                                             table).totals.items():
+            pair = (t.topology_key, value)
+            s.anti_affinity_counts[pair] = s.anti_affinity_counts.get(pair, 0) + count
 
 
 def _satisfy_pod_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:

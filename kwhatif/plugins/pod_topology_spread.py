@@ -23,6 +23,7 @@ from typing import Iterable, Mapping
 from kwhatif.api import labels as labelsel
 from kwhatif.framework.gomath import go_div, go_round
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
+from kwhatif.plugins import pod_index
 from kwhatif.plugins.args.pod_topology_spread import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -182,9 +183,13 @@ class _ControllerIndex:
         self.lists = lists
         self.lengths = tuple(len(objs) for objs in lists)
         services, rcs, rss, sss = lists
-        self.services: dict[str, list[Mapping]] = {}
+        # namespace -> [selector map, compiled on first use] of each Service with a selector (a nil one
+        # matches nothing)
+        self.services: dict[str, list[list]] = {}
         for service in services:
-            self.services.setdefault(_namespace(service), []).append(service)
+            svc_selector = (service.get("spec") or {}).get("selector")
+            if svc_selector is not None:
+                self.services.setdefault(_namespace(service), []).append([svc_selector, None])
         self.controllers: dict[tuple, Mapping] = {}
         for kind, objects in ((_RC_KIND, rcs), (_RS_KIND, rss), (_SS_KIND, sss)):
             for obj in objects:  # the first of a namespace and name, as a scan would find it
@@ -212,12 +217,11 @@ def default_selector(pod: PodInfo, cluster) -> labelsel.Selector:
     controlling ReplicationController, ReplicaSet or StatefulSet (all in the pod's namespace)."""
     index = _controller_index(cluster)
     label_set: dict[str, str] = {}
-    for service in index.services.get(pod.namespace, ()):
-        svc_selector = (service.get("spec") or {}).get("selector")
-        if svc_selector is None:  # a nil selector matches nothing, not everything
-            continue
-        if labelsel.from_set(svc_selector).matches(pod.labels):
-            label_set.update(svc_selector)
+    for entry in index.services.get(pod.namespace, ()):
+        if entry[1] is None:
+            entry[1] = labelsel.from_set(entry[0])
+        if entry[1].matches(pod.labels):
+            label_set.update(entry[0])
     selector = labelsel.from_set(label_set)
 
     owner = _controller_of(pod)
@@ -291,7 +295,7 @@ class PreFilterState:
     paths are copied, constraints (immutable) shared.
     """
 
-    __slots__ = ("constraints", "critical_paths", "tp_value_to_match_num", "inclusion")
+    __slots__ = ("constraints", "critical_paths", "tp_value_to_match_num", "inclusion", "_limits")
 
     def __init__(self, constraints: list[Constraint], critical_paths: list[CriticalPaths],
                  tp_value_to_match_num: list[dict[str, int]], inclusion: _NodeInclusion) -> None:
@@ -299,6 +303,18 @@ class PreFilterState:
         self.critical_paths = critical_paths
         self.tp_value_to_match_num = tp_value_to_match_num
         self.inclusion = inclusion
+        self._limits: tuple[PodInfo, list[tuple[str, dict[str, int], int]]] | None = None
+
+    def limits(self, pod: PodInfo) -> list[tuple[str, dict[str, int], int]]:
+        """Per constraint: its topology key, its counts and the most matching pods a domain may hold for
+        ``pod`` to fit there (skew = count + selfMatch - min > maxSkew <=> count > maxSkew + min -
+        selfMatch), made once per pod and again after AddPod/RemovePod (Filter runs on every node)."""
+        if self._limits is None or self._limits[0] is not pod:
+            self._limits = (pod, [
+                (c.topology_key, counts,
+                 c.max_skew + self.min_match_num(i, c.min_domains) - (1 if c.selector.matches(pod.labels) else 0))
+                for i, (c, counts) in enumerate(zip(self.constraints, self.tp_value_to_match_num))])
+        return self._limits[1]
 
     def min_match_num(self, i: int, min_domains: int) -> int:
         """The global minimum for the skew; 0 while fewer than minDomains domains are eligible."""
@@ -376,6 +392,10 @@ def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
 # --- the plugin ------------------------------------------------------------------------------
 
 
+def _not_counted(node_info: NodeInfo):
+    return pod_index.NOT_COUNTED
+
+
 class PodTopologySpread(Plugin):
     args_type = PodTopologySpreadArgs
 
@@ -438,7 +458,7 @@ class PodTopologySpread(Plugin):
 
     # --- PreFilter / Filter ---
 
-    def _cal_pre_filter_state(self, pod: PodInfo, nodes: list[NodeInfo]) -> PreFilterState:
+    def _cal_pre_filter_state(self, state, pod: PodInfo, nodes: list[NodeInfo]) -> PreFilterState:
         """Matching pods per domain over all nodes that carry every topology key and pass the
         constraint's inclusion policies."""
         constraints = self._constraints(pod, DO_NOT_SCHEDULE)
@@ -464,10 +484,10 @@ class PodTopologySpread(Plugin):
                 out[(i, node_labels[c.topology_key])] = _count_matching(pods, c.selector)
             return out
 
-        memo = self.handle.memo
-        if memo:  # the domains in node order, as the loop below makes them (the critical paths' ties)
-            for (i, value), num in memo.summed(self, "pre_filter", nodes, node_counts, ordered=True).items():
-                counts[i][value] = num
+        snapshot = self.handle.snapshot
+        if self.handle.memo and nodes is snapshot.node_info_list:  # a sequence: the pod index
+            counts = self._indexed_pre_filter_counts(pod_index.synced(snapshot, state), pod, constraints,
+                                                     inclusion, nodes)
         else:
             for entries in map(node_counts, nodes):
                 if entries:
@@ -481,9 +501,44 @@ class PodTopologySpread(Plugin):
             paths.append(p)
         return PreFilterState(constraints, paths, counts, inclusion)
 
+    def _indexed_pre_filter_counts(self, index: pod_index.PodIndex, pod: PodInfo, constraints: list[Constraint],
+                                   inclusion: _NodeInclusion, nodes: list[NodeInfo]) -> list[dict[str, int]]:
+        """The counts of ``node_counts`` summed in node order, from the pod index: the domains (in the order
+        the nodes give them) and the nodes each constraint counts depend on the nodes' labels and taints
+        and the pod's class only, so they are kept in the memo until a node's labels or taints change; the
+        matching pods are the index's groups on those nodes."""
+        table = self.handle.memo.table(self, "pre_filter_domains")
+        layout = table.get("layout")
+        if layout is None or layout[0] is not index or layout[1] != index.layout_version:
+            domains: list[dict[str, int]] = [{} for _ in constraints]
+            counted: list[set[NodeInfo]] = [set() for _ in constraints]
+            for node_info in nodes:
+                node_labels = node_info.labels
+                if not node_labels_match_spread_constraints(node_labels, constraints):
+                    continue
+                includes = inclusion.includer(node_info)
+                for i, c in enumerate(constraints):
+                    if includes(c):
+                        domains[i].setdefault(node_labels[c.topology_key], 0)
+                        counted[i].add(node_info)
+            layout = table["layout"] = (index, index.layout_version, domains, counted)
+        counts = [dict(domains) for domains in layout[2]]
+        for i, (c, tp_counts, counted) in enumerate(zip(constraints, counts, layout[3])):
+            if c.selector.is_everything:
+                continue
+
+            def domain(node_info: NodeInfo, key=c.topology_key, counted=counted):
+                return node_info.labels[key] if node_info in counted else pod_index.NOT_COUNTED
+
+            kept = self.handle.memo.table(self, ("groups", DO_NOT_SCHEDULE, i))
+            groups = index.matching((pod.namespace,), c.selector, terminating=False, kept=kept)
+            for value, num in pod_index.totals(index, groups, domain, kept).totals.items():
+                tp_counts[value] += num
+        return counts
+
     def pre_filter(self, state, pod, nodes):
         try:
-            s = self._cal_pre_filter_state(pod, nodes)
+            s = self._cal_pre_filter_state(state, pod, nodes)
         except labelsel.SelectorError as exc:
             return None, Status.error(f"get constraints from pod: {exc}")
         if not s.constraints:
@@ -506,6 +561,7 @@ class PodTopologySpread(Plugin):
             value = node_labels[c.topology_key]
             num = s.tp_value_to_match_num[i].get(value, 0) + delta
             s.tp_value_to_match_num[i][value] = num
+            s._limits = None
             s.critical_paths[i].update(value, num)
 
     def add_pod(self, state, pod_to_schedule, pod_info_to_add, node_info):
@@ -536,15 +592,12 @@ class PodTopologySpread(Plugin):
         if s is None:
             return Status.error(f'reading "{PRE_FILTER_KEY}" from cycleState: not found')
         node_labels = node_info.labels
-        for i, c in enumerate(s.constraints):
-            tp_val = node_labels.get(c.topology_key)
+        for key, counts, limit in s.limits(pod):
+            tp_val = node_labels.get(key)
             if tp_val is None:
                 return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
             # existing matching pods + the pod itself if it matches - global minimum <= maxSkew
-            self_match_num = 1 if c.selector.matches(pod.labels) else 0
-            match_num = s.tp_value_to_match_num[i].get(tp_val, 0)
-            skew = match_num + self_match_num - s.min_match_num(i, c.min_domains)
-            if skew > c.max_skew:
+            if counts.get(tp_val, 0) > limit:
                 return Status.new(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
 
@@ -606,29 +659,25 @@ class PodTopologySpread(Plugin):
                     if pods is None:
                         pods = _eligible_pods(node_info, pod.namespace)
                     counts[i][value] += _count_matching(pods, c.selector)
-        else:  # each node's matching pods per non-hostname constraint, summed over unchanged nodes once
+        else:  # a sequence: the matching pods of the pod index, on the nodes counted
+            index = pod_index.synced(self.handle.snapshot, state)
+            for i, c in enumerate(constraints):
+                domains = counts[i]
+                if c.topology_key == LABEL_HOSTNAME or c.selector.is_everything or not domains:
+                    continue
 
-            def node_counts(node_info: NodeInfo) -> dict[tuple[int, str], int] | None:
-                node_labels = node_info.labels
-                if require_all_topologies and not node_labels_match_spread_constraints(node_labels, constraints):
-                    return None
-                includes = inclusion.includer(node_info)
-                pods = None
-                out = {}
-                for i, c in enumerate(constraints):
-                    if c.topology_key == LABEL_HOSTNAME or not includes(c):
-                        continue
-                    if pods is None:
-                        pods = _eligible_pods(node_info, pod.namespace)
-                    num = _count_matching(pods, c.selector)
-                    if num:
-                        out[(i, node_labels.get(c.topology_key, ""))] = num
-                return out or None
+                def domain(node_info: NodeInfo, c=c):
+                    node_labels = node_info.labels
+                    if ((require_all_topologies and not node_labels_match_spread_constraints(node_labels, constraints))
+                            or not inclusion.includer(node_info)(c)):
+                        return pod_index.NOT_COUNTED
+                    return node_labels.get(c.topology_key, "")
 
-            totals = memo.summed(self, ("pre_score", require_all_topologies), all_nodes, node_counts)
-            for i, domains in enumerate(counts):
+                kept = memo.table(self, ("groups", SCHEDULE_ANYWAY, i))
+                groups = index.matching((pod.namespace,), c.selector, terminating=False, kept=kept)
+                totals = pod_index.totals(index, groups, domain, kept).totals
                 for value in domains:
-                    domains[value] = totals.get((i, value), 0)
+                    domains[value] = totals.get(value, 0)
         state.write(PRE_SCORE_KEY, s)
         return None
 
@@ -670,13 +719,14 @@ class PodTopologySpread(Plugin):
                 def count(ni: NodeInfo, selector=c.selector) -> int:
                     return count_pods_match_selector(ni.pods_in(pod.namespace), selector, pod.namespace)
 
-                counts = (memo.values(memo.table(self, ("host", i)), nodes, count) if memo
+                counts = (self._indexed_host_counts(state, pod, c.selector, i, nodes, count) if memo
                           else [count(ni) for ni in nodes])
                 terms = [float(cnt) * weight + skew if key in ni.labels else None
                          for ni, cnt in zip(nodes, counts)]
             else:
                 domain_counts = s.topology_value_to_pod_counts[i]
-                terms = [None if (value := ni.labels.get(key)) is None
+                # An ignored node (without every topology key) scores 0: its domain may be no candidate's.
+                terms = [None if (value := ni.labels.get(key)) is None or (ignored and ni.name in ignored)
                          else float(domain_counts[value]) * weight + skew for ni in nodes]
             sums = [total if term is None else term if total is None else total + term
                     for total, term in zip(sums, terms)]
@@ -689,6 +739,20 @@ class PodTopologySpread(Plugin):
             return [0 if score == INVALID_SCORE else MAX_NODE_SCORE for score in raw]
         top = max_score + min(valid)
         return [0 if score == INVALID_SCORE else MAX_NODE_SCORE * (top - score) // max_score for score in raw]
+
+    def _indexed_host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, i: int, nodes: list[NodeInfo],
+                             count) -> list[int]:
+        """Each node's matching pods from the pod index's groups (a node that is not the snapshot's own
+        is counted from its pods)."""
+        if selector.is_everything:
+            return [0] * len(nodes)
+        snapshot = self.handle.snapshot
+        index = pod_index.synced(snapshot, state)
+        kept = self.handle.memo.table(self, ("groups", "host", i))
+        groups = index.matching((pod.namespace,), selector, terminating=False, kept=kept)
+        per_node = pod_index.totals(index, groups, _not_counted, kept).per_node
+        live = snapshot.node_info_map
+        return [per_node.get(ni, 0) if live.get(ni.name) is ni else count(ni) for ni in nodes]
 
     def normalize_score(self, state, pod, scores):
         """100 * (max + min - score) / max; ignored nodes get 0, all-zero scores get 100."""

@@ -339,6 +339,18 @@ def test_score_system_defaults_with_service():
     assert norm == {"n1": 15, "n2": 46, "n3": 46, "n4": 100}
 
 
+def test_score_ignores_a_node_whose_domain_no_candidate_has():
+    # The pod's own constraints need zone and rack on every node: n2 (rack r2, no zone) is ignored, and no
+    # counted node is in rack r2, so the bulk path must not look that domain up (it raised KeyError).
+    # n1: zone log(1 + 2) * 1 + 0 + rack log(1 + 2) * 1 + 0 = 2.197 -> 2; normalized to 100 (max = min).
+    nodes = [node("n1", "a", rack="r1").obj(), node("n2", rack="r2").obj()]
+    pod = make_pod().label("app", "web").set("spec.topologySpreadConstraints", [
+        tsc(ZONE, when="ScheduleAnyway"), tsc("rack", when="ScheduleAnyway")])
+    raw, norm = run_scores(nodes, pods_on("n1", 1), pod)
+    assert raw == {"n1": 2, "n2": 0}
+    assert norm == {"n1": 100, "n2": 0}
+
+
 def test_score_list_defaults_require_all_topologies():
     # The same constraints given as a List: every node needs both keys, so n4 is ignored.
     # weights: zone log(2 + 2) = 1.3862943611198906, hostname log(3 + 2) = 1.6094379124341003

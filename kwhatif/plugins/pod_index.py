@@ -1,0 +1,407 @@
+"""The snapshot's pods grouped once for every pod class: InterPodAffinity's and PodTopologySpread's
+counts per topology domain without a pass over every pod.
+
+A sequence or a drain schedules pods of many classes, and each new class made both plugins match every
+pod of the cluster (150,000 at 5,000 nodes) against its selectors and every existing pod's affinity
+terms against itself. What is matched depends on a pod's namespace and labels only (and, for spreading,
+whether it is terminating), and replicas share their labels and their parsed terms. So the pods are kept
+here as groups of equal (namespace, labels, terminating), each with the nodes running it, and the
+existing pods' (anti-)affinity terms as distinct terms, each with its summed weight per topology value:
+a selector is matched once per group, a term once per distinct term, and only the matches are
+expanded to their nodes' domains.
+
+Independent of the pod being scheduled, the index is kept per snapshot and brought up to date from the
+snapshot's change feed and the nodes' ``generation``, as NodeMemo keeps its values: a step reads again
+only the nodes whose generation changed (every change through the Snapshot gives a node a new one, a revert
+gives it back its old one with its old pods). What a pod class asks (the groups matching a selector, the
+distinct terms matching the pod, the counts per domain) is kept in the memo's tables for that class and
+updated from the nodes changed since. The sums are integers, so the order in which nodes are added does not
+matter; tests/plugins/test_pod_index.py checks every use against the per-pod walk on random clusters.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import Counter
+from itertools import compress
+from operator import attrgetter, ne
+
+from kwhatif.api.bulk import bulk_allocation
+from kwhatif.api.labels import Selector
+from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo
+
+# The kinds of existing pods' terms kept: required affinity (scored at hardPodAffinityWeight),
+# preferred affinity and anti-affinity (signed weights), required anti-affinity (PreFilter's counts).
+REQUIRED_AFFINITY, PREFERRED, REQUIRED_ANTI_AFFINITY = 0, 1, 2
+
+_STATE_KEY = "kwhatif/PodIndex"
+_generation = attrgetter("generation")
+_labels, _namespace, _deletion = attrgetter("labels"), attrgetter("namespace"), attrgetter("deletion_timestamp")
+_NONE: dict = {}  # read-only
+_LOG_SIZE = 65536
+NOT_COUNTED = object()  # a node's domain when a question does not count it
+
+
+class Group:
+    """Pods of one namespace with equal labels (all terminating or none), and how many run on each node.
+    Has ``namespace`` and ``labels`` as a PodInfo has, for AffinityTerm.matches."""
+
+    __slots__ = ("namespace", "labels", "terminating", "nodes", "content", "keys")
+
+    def __init__(self, namespace: str, labels: dict, terminating: bool, content: tuple) -> None:
+        self.namespace, self.labels, self.terminating, self.content = namespace, labels, terminating, content
+        self.nodes: dict[NodeInfo, int] = {}
+        # The keys of the pods in it (namespace, id of their labels dict, deletionTimestamp), with the labels
+        # dict (kept alive, so that the id stays theirs).
+        self.keys: list[tuple[tuple, dict]] = []
+
+
+class TermSum:
+    """One distinct term of existing pods of one kind: topology value -> [terms counted, summed weight]."""
+
+    __slots__ = ("term", "values")
+
+    def __init__(self, term: AffinityTerm) -> None:
+        self.term = term
+        self.values: dict[str, list[int]] = {}
+
+
+class _Node:
+    """What one node adds to the index at one generation: its pods counted per group, its pods' terms by
+    (kind, id of the term, topology value)."""
+
+    __slots__ = ("node", "labels", "taints", "generation", "pods", "terms")
+
+    def __init__(self, ni: NodeInfo, index: "PodIndex") -> None:
+        self.node, self.labels, self.taints, self.generation = ni.node, ni.labels, ni.taints, ni.generation
+        pods = ni.pods
+        # Replicas share their labels dict (the snapshot file's templates), so its id groups them; counted
+        # in C (this runs for every pod once), then each key's group found.
+        keys = Counter(zip(map(_namespace, pods), map(id, map(_labels, pods)), map(_deletion, pods)))
+        groups, counts, labels_of = index.groups, {}, None
+        for key, count in keys.items():
+            group = groups.get(key)
+            if group is None:
+                if labels_of is None:
+                    labels_of = {id(labels): labels for labels in map(_labels, pods)}
+                group = index.group_for(key, labels_of[key[1]])
+            counts[group] = counts.get(group, 0) + count
+        self.pods: dict[Group, int] = counts
+        terms: dict[tuple, list] = {}
+        if ni.pods_with_affinity:
+            labels = ni.labels
+
+            def add(kind: int, term: AffinityTerm, weight: int) -> None:
+                if term.topology_key in labels:
+                    key = (kind, id(term), labels[term.topology_key])
+                    entry = terms.get(key)
+                    if entry is None:
+                        terms[key] = [term, 1, weight]
+                    else:
+                        entry[1] += 1
+                        entry[2] += weight
+
+            for pi in ni.pods_with_affinity:
+                for t in pi.required_affinity_terms:
+                    add(REQUIRED_AFFINITY, t, 0)
+                for wt in pi.preferred_affinity_terms:
+                    add(PREFERRED, wt.term, wt.weight)
+                for wt in pi.preferred_anti_affinity_terms:
+                    add(PREFERRED, wt.term, -wt.weight)
+            for pi in ni.pods_with_required_anti_affinity:
+                for t in pi.required_anti_affinity_terms:
+                    add(REQUIRED_ANTI_AFFINITY, t, 0)
+        self.terms = terms
+
+
+class PodIndex:
+    """The groups and term sums of the nodes of one list, as of their generations at the last ``sync``."""
+
+    def __init__(self) -> None:
+        self._nodes: list[NodeInfo] = []  # a copy of the list read (its nodes kept alive)
+        self._source: list[NodeInfo] | None = None  # the list read
+        self._node_set = None
+        self._generations: list[int] = []
+        self._summaries: list[_Node] = []
+        self._position: dict[NodeInfo, int] = {}
+        self._feed: list[NodeInfo] | None = None  # the change feed read last, up to entry _mark
+        self._mark = 0
+        self.groups: dict[tuple, Group] = {}  # a pod key -> its group (pods with equal labels share one)
+        # (namespace, hash of the labels' items, terminating) -> the groups with such labels
+        self._by_content: dict[tuple, list[Group]] = {}
+        self.by_namespace: dict[str, dict[Group, None]] = {}
+        # How many times a group of a namespace (any namespace: None) was added or dropped.
+        self._versions: dict[str | None, int] = {}
+        self.terms: tuple[dict[int, TermSum], ...] = ({}, {}, {})
+        self._term_versions = [0, 0, 0]  # per kind: how many times a distinct term was added or dropped
+        # Changes whenever a node's labels, taints or object, or the node list, changed: what decides
+        # a node's topology domains and whether spreading includes it.
+        self.layout_version = 0
+        # The nodes changed by each ``sync`` since the list was last read whole (``epoch``), in order, from
+        # change number ``_log_start``: counts kept for a pod class are brought up to date from it.
+        self.epoch = 0
+        self._log: list[NodeInfo] = []
+        self._log_start = 0
+        self._summary_of: dict[NodeInfo, _Node] = {}
+
+    @property
+    def changes(self) -> int:
+        """The number of node changes read so far (in this epoch)."""
+        return self._log_start + len(self._log)
+
+    def sync(self, nodes: list[NodeInfo], node_set=None, feed: list[NodeInfo] | None = None) -> None:
+        """Bring the index up to ``nodes`` as they are now: all of it again when the list is another or
+        ``node_set`` (the snapshot's node-set generation) changed; else the nodes whose generation changed,
+        found from ``feed`` (the snapshot's change feed: the nodes given a generation, in order) when it is
+        the list read last time, else from every node's generation."""
+        if nodes is not self._source or node_set != self._node_set or len(nodes) != len(self._nodes):
+            self._rebuild(nodes)
+            self._source, self._node_set = nodes, node_set
+        elif feed is not None and feed is self._feed:
+            if self._mark == len(feed):
+                return
+            position = self._position
+            for ni in dict.fromkeys(feed[self._mark:]):
+                index = position.get(ni)
+                if index is not None and ni.generation != self._generations[index]:
+                    self._update(index, ni)
+        else:
+            generations = list(map(_generation, nodes))
+            if generations != self._generations:
+                changed = list(map(ne, generations, self._generations))
+                for index in compress(range(len(changed)), changed):
+                    self._update(index, nodes[index])
+        self._feed, self._mark = feed, 0 if feed is None else len(feed)
+        if len(self._log) > _LOG_SIZE:
+            self._log_start += len(self._log) - _LOG_SIZE // 2
+            del self._log[:len(self._log) - _LOG_SIZE // 2]
+
+    def _rebuild(self, nodes: list[NodeInfo]) -> None:
+        with bulk_allocation():  # a group per label set of the cluster, long-lived
+            for ni, summary in zip(self._nodes, self._summaries):
+                self._remove(ni, summary)
+            self._nodes = list(nodes)
+            self._summaries = []
+            for ni in nodes:
+                summary = _Node(ni, self)
+                self._add(ni, summary)
+                self._summaries.append(summary)
+            self._summary_of = dict(zip(nodes, self._summaries))
+            self._position = {ni: index for index, ni in enumerate(nodes)}
+        self._generations = list(map(_generation, nodes))
+        self.layout_version += 1
+        self.epoch += 1
+        self._log, self._log_start = [], 0
+
+    def _update(self, index: int, ni: NodeInfo) -> None:
+        """Node ``index`` (``ni``) has another generation: its summary made again."""
+        old = self._summaries[index]
+        self._remove(ni, old)  # first: the new summary finds the groups left
+        new = self._summaries[index] = self._summary_of[ni] = _Node(ni, self)
+        self._add(ni, new)
+        self._generations[index] = ni.generation
+        self._log.append(ni)
+        if new.node is not old.node or new.labels is not old.labels or new.taints is not old.taints:
+            self.layout_version += 1
+
+    def changed_since(self, change: int) -> set[NodeInfo] | None:
+        """The nodes changed since change number ``change`` (None: no longer known)."""
+        if change < self._log_start:
+            return None
+        return set(self._log[change - self._log_start:])
+
+    def _add(self, ni: NodeInfo, summary: _Node) -> None:
+        for group, count in summary.pods.items():
+            group.nodes[ni] = count  # the node's previous summary was removed first
+        for (kind, term_id, value), (term, count, weight) in summary.terms.items():
+            sums = self.terms[kind]
+            entry = sums.get(term_id)
+            if entry is None:
+                entry = sums[term_id] = TermSum(term)
+                self._term_versions[kind] += 1
+            kept = entry.values.get(value)
+            if kept is None:
+                entry.values[value] = [count, weight]
+            else:
+                kept[0] += count
+                kept[1] += weight
+
+    def _remove(self, ni: NodeInfo, summary: _Node) -> None:
+        for group in summary.pods:
+            nodes = group.nodes
+            del nodes[ni]
+            if not nodes:
+                self._drop_group(group)
+        for (kind, term_id, value), (_, count, weight) in summary.terms.items():
+            sums = self.terms[kind]
+            entry = sums[term_id]
+            kept = entry.values[value]
+            kept[0] -= count
+            kept[1] -= weight
+            if not kept[0]:
+                del entry.values[value]
+                if not entry.values:
+                    del sums[term_id]
+                    self._term_versions[kind] += 1
+
+    def group_for(self, key: tuple, labels: dict) -> Group:
+        """The group of a pod key not seen before: that of equal labels (a sequence's replicas may come
+        with labels dicts of their own), else a new one."""
+        namespace, terminating = key[0], key[2] is not None
+        try:
+            content = (namespace, hash(tuple(labels.items())), terminating)
+        except TypeError:  # labels of another type (bad input): a group of their own
+            content = key
+        same = self._by_content.setdefault(content, [])
+        for group in same:
+            if group.labels == labels:
+                break
+        else:
+            group = Group(namespace, labels, terminating, content)
+            same.append(group)
+            self.by_namespace.setdefault(namespace, {})[group] = None
+            self._changed(namespace)
+        group.keys.append((key, labels))
+        self.groups[key] = group
+        return group
+
+    def _drop_group(self, group: Group) -> None:
+        """No pod is left in ``group``: it goes, with every key that led to it."""
+        for key, _ in group.keys:
+            del self.groups[key]
+        same = self._by_content[group.content]
+        same.remove(group)
+        if not same:
+            del self._by_content[group.content]
+        del self.by_namespace[group.namespace][group]
+        self._changed(group.namespace)
+
+    def _changed(self, namespace: str) -> None:
+        versions = self._versions
+        versions[namespace] = versions.get(namespace, 0) + 1
+        versions[None] = versions.get(None, 0) + 1
+
+    def matching(self, namespaces, selector: Selector, terminating: bool = True, kept: dict | None = None
+                 ) -> list[Group]:
+        """The groups of ``namespaces`` (None: every namespace) whose labels ``selector`` matches;
+        terminating pods' groups only if ``terminating``. ``kept``: where to keep the answer for the next
+        attempt of the same pod class (the memo's table of this question), until a group of those
+        namespaces is added or dropped (the groups' nodes are read when the answer is used)."""
+        if selector.nothing:
+            return []
+        if kept is not None:
+            versions = self._versions
+            stamp = (self, versions.get(None, 0) if namespaces is None
+                     else tuple([versions.get(namespace, 0) for namespace in namespaces]))
+            found = kept.get("groups")
+            if found is not None and found[0] == stamp:
+                return found[1]
+        out = []
+        for namespace in (self.by_namespace if namespaces is None else namespaces):
+            for group in self.by_namespace.get(namespace, _NONE):
+                if (terminating or not group.terminating) and selector.matches(group.labels):
+                    out.append(group)
+        if kept is not None:
+            kept["groups"] = (stamp, out)
+        return out
+
+    def matching_terms(self, kind: int, matches, kept: dict | None = None) -> list[TermSum]:
+        """The distinct terms of existing pods of ``kind`` for which ``matches(term)`` (the incoming pod
+        matches them); ``kept`` as for ``matching``, until a distinct term of that kind is added or dropped."""
+        if kept is not None:
+            stamp = (self, self._term_versions[kind])
+            found = kept.get("terms")
+            if found is not None and found[0] == stamp:
+                return found[1]
+        out = [entry for entry in self.terms[kind].values() if matches(entry.term)]
+        if kept is not None:
+            kept["terms"] = (stamp, out)
+        return out
+
+
+_INDEXES: "weakref.WeakKeyDictionary[object, PodIndex]" = weakref.WeakKeyDictionary()
+
+
+def synced(snapshot, state) -> PodIndex:
+    """The index of ``snapshot``'s nodes, brought up to date once per scheduling attempt (``state``)."""
+    index = state.read(_STATE_KEY)
+    if index is None:
+        index = _INDEXES.get(snapshot)
+        if index is None:
+            index = _INDEXES[snapshot] = PodIndex()
+        index.sync(snapshot.node_info_list, snapshot.node_set_generation, snapshot.changed_nodes)
+        state.write(_STATE_KEY, index)
+    return index
+
+
+class Totals:
+    """The pods of a list of groups per node (``per_node``) and summed per domain (``totals``, no domain
+    at 0) of the nodes a question counts, kept for a pod class: later attempts count again only the nodes
+    changed since (the pod bound, the fork reverted)."""
+
+    __slots__ = ("stamp", "groups", "members", "change", "per_node", "totals")
+
+
+def totals(index: PodIndex, groups: list[Group], domain, kept: dict) -> Totals:
+    """The Totals of ``groups`` (a list ``matching`` kept) with ``domain(node)``: the node's domain or
+    NOT_COUNTED; it may depend on the node's labels and taints and the pod's class only. ``kept``: the
+    memo's table of the question."""
+    stamp = (index, index.epoch, index.layout_version)
+    entry: Totals | None = kept.get("totals")
+    changed = None
+    if entry is not None and entry.stamp == stamp and entry.groups is groups:
+        changed = index.changed_since(entry.change)
+    if changed is None:
+        entry = kept["totals"] = Totals()
+        entry.stamp, entry.groups, entry.members = stamp, groups, set(groups)
+        per_node: dict[NodeInfo, int] = {}
+        for group in groups:
+            for ni, count in group.nodes.items():
+                per_node[ni] = per_node.get(ni, 0) + count
+        sums: dict = {}
+        for ni, count in per_node.items():
+            value = domain(ni)
+            if value is not NOT_COUNTED:
+                sums[value] = sums.get(value, 0) + count
+        entry.per_node, entry.totals = per_node, sums
+    else:
+        per_node, sums, members = entry.per_node, entry.totals, entry.members
+        for ni in changed:
+            new = sum([count for group, count in index._summary_of[ni].pods.items() if group in members])
+            old = per_node.get(ni, 0)
+            if new == old:
+                continue
+            if new:
+                per_node[ni] = new
+            else:
+                del per_node[ni]
+            value = domain(ni)
+            if value is not NOT_COUNTED:
+                number = sums.get(value, 0) + new - old
+                if number:
+                    sums[value] = number
+                else:
+                    del sums[value]
+    entry.change = index.changes
+    return entry
+
+
+def domain_counts(groups: list[Group], topology_key: str) -> dict[str, int]:
+    """The pods of ``groups`` per value of ``topology_key`` on their nodes (nodes without it left out)."""
+    out: dict[str, int] = {}
+    for group in groups:
+        for ni, count in group.nodes.items():
+            labels = ni.labels
+            if topology_key in labels:
+                value = labels[topology_key]
+                out[value] = out.get(value, 0) + count
+    return out
+
+
+def label_domain(topology_key: str):
+    """``domain`` for ``totals``: the node's value of ``topology_key``, nodes without it not counted."""
+    def domain(ni: NodeInfo):
+        labels = ni.labels
+        return labels[topology_key] if topology_key in labels else NOT_COUNTED
+
+    return domain
