@@ -144,6 +144,12 @@ class Selector:
     def is_everything(self) -> bool:
         return not self.nothing and not self.requirements
 
+    @property
+    def equal_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The (key, value) pairs that the labels of every object it matches hold (matchLabels, a
+        single-value ``In``): an index of objects by label can start from them."""
+        return self._pairs
+
 
 NOTHING = Selector(nothing=True)
 

@@ -134,6 +134,12 @@ class PodIndex:
         self._versions: dict[str | None, int] = {}
         self.terms: tuple[dict[int, TermSum], ...] = ({}, {}, {})
         self._term_versions = [0, 0, 0]  # per kind: how many times a distinct term was added or dropped
+        # Per kind, the distinct terms by namespace they name (None: those with a namespaceSelector, which
+        # may match a pod of any namespace): a pod is matched against those of its namespace and None.
+        self._terms_by_namespace: tuple[dict[str | None, dict[int, TermSum]], ...] = ({}, {}, {})
+        # namespace -> (label key, value) -> the groups of that namespace with that label: made on the first
+        # question about the namespace with a matchLabels-like requirement, kept up to date from then on.
+        self._by_label: dict[str, dict[tuple[str, str], dict[Group, None]]] = {}
         # Changes whenever a node's labels, taints or object, or the node list, changed: what decides
         # a node's topology domains and whether spreading includes it.
         self.layout_version = 0
@@ -219,6 +225,8 @@ class PodIndex:
             if entry is None:
                 entry = sums[term_id] = TermSum(term)
                 self._term_versions[kind] += 1
+                for namespace in _term_namespaces(term):
+                    self._terms_by_namespace[kind].setdefault(namespace, {})[term_id] = entry
             kept = entry.values.get(value)
             if kept is None:
                 entry.values[value] = [count, weight]
@@ -243,6 +251,11 @@ class PodIndex:
                 if not entry.values:
                     del sums[term_id]
                     self._term_versions[kind] += 1
+                    by_namespace = self._terms_by_namespace[kind]
+                    for namespace in _term_namespaces(entry.term):
+                        del by_namespace[namespace][term_id]
+                        if not by_namespace[namespace]:
+                            del by_namespace[namespace]
 
     def group_for(self, key: tuple, labels: dict) -> Group:
         """The group of a pod key not seen before: that of equal labels (a sequence's replicas may come
@@ -260,6 +273,9 @@ class PodIndex:
             group = Group(namespace, labels, terminating, content)
             same.append(group)
             self.by_namespace.setdefault(namespace, {})[group] = None
+            by_label = self._by_label.get(namespace)
+            if by_label is not None:
+                _file_labels(by_label, group)
             self._changed(namespace)
         group.keys.append((key, labels))
         self.groups[key] = group
@@ -274,6 +290,13 @@ class PodIndex:
         if not same:
             del self._by_content[group.content]
         del self.by_namespace[group.namespace][group]
+        by_label = self._by_label.get(group.namespace)
+        if by_label is not None:
+            for label in _hashable(group.labels):
+                with_label = by_label[label]
+                del with_label[group]
+                if not with_label:
+                    del by_label[label]
         self._changed(group.namespace)
 
     def _changed(self, namespace: str) -> None:
@@ -297,23 +320,37 @@ class PodIndex:
             if found is not None and found[0] == stamp:
                 return found[1]
         out = []
+        pairs = selector.equal_pairs
         for namespace in (self.by_namespace if namespaces is None else namespaces):
-            for group in self.by_namespace.get(namespace, _NONE):
+            candidates = self.by_namespace.get(namespace, _NONE)
+            if pairs and candidates:  # only the groups with the rarest of the labels every match has
+                by_label = self._by_label.get(namespace)
+                if by_label is None:
+                    by_label = self._by_label[namespace] = {}
+                    for group in candidates:
+                        _file_labels(by_label, group)
+                candidates = min([by_label.get(pair, _NONE) for pair in pairs], key=len)
+            for group in candidates:
                 if (terminating or not group.terminating) and selector.matches(group.labels):
                     out.append(group)
         if kept is not None:
             kept["groups"] = (stamp, out)
         return out
 
-    def matching_terms(self, kind: int, matches, kept: dict | None = None) -> list[TermSum]:
-        """The distinct terms of existing pods of ``kind`` for which ``matches(term)`` (the incoming pod
-        matches them); ``kept`` as for ``matching``, until a distinct term of that kind is added or dropped."""
+    def matching_terms(self, kind: int, namespace: str, matches, kept: dict | None = None) -> list[TermSum]:
+        """The distinct terms of existing pods of ``kind`` for which ``matches(term)`` (the incoming pod, of
+        ``namespace``, matches them): those naming the namespace or with a namespaceSelector; ``kept`` as
+        for ``matching``, until a distinct term of that kind is added or dropped."""
         if kept is not None:
             stamp = (self, self._term_versions[kind])
             found = kept.get("terms")
             if found is not None and found[0] == stamp:
                 return found[1]
-        out = [entry for entry in self.terms[kind].values() if matches(entry.term)]
+        by_namespace = self._terms_by_namespace[kind]
+        wide = by_namespace.get(None, _NONE)
+        out = [entry for entry in wide.values() if matches(entry.term)]
+        out += [entry for term_id, entry in by_namespace.get(namespace, _NONE).items()
+                if term_id not in wide and matches(entry.term)]
         if kept is not None:
             kept["terms"] = (stamp, out)
         return out
@@ -384,6 +421,29 @@ def totals(index: PodIndex, groups: list[Group], domain, kept: dict) -> Totals:
                     del sums[value]
     entry.change = index.changes
     return entry
+
+
+def _hashable(labels: dict) -> list[tuple]:
+    """The labels that can be looked up (a value of another type, bad input, equals no selector's)."""
+    out = []
+    for label in labels.items():
+        try:
+            hash(label)
+        except TypeError:
+            continue
+        out.append(label)
+    return out
+
+
+def _file_labels(by_label: dict, group: Group) -> None:
+    for label in _hashable(group.labels):
+        by_label.setdefault(label, {})[group] = None
+
+
+def _term_namespaces(term: AffinityTerm) -> list[str | None]:
+    """Where matching_terms files a term: under each namespace it names, and under None when its
+    namespaceSelector may select a namespace (AffinityTerm.matches: namespaces, then the selector)."""
+    return [*term.namespaces, *(() if term.namespace_selector.nothing else (None,))]
 
 
 def domain_counts(groups: list[Group], topology_key: str) -> dict[str, int]:

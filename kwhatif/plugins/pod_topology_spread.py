@@ -18,6 +18,7 @@ merging the same ``key In (value)`` twice selects the same pods, so it changes n
 from __future__ import annotations
 
 import math
+from operator import is_
 from typing import Iterable, Mapping
 
 from kwhatif.api import labels as labelsel
@@ -174,14 +175,16 @@ def _controller_of(pod: PodInfo) -> Mapping | None:
 class _ControllerIndex:
     """A cluster's Services by namespace and its controllers by namespace and name, so that
     DefaultSelector reads the few objects of the pod's namespace instead of every object at every
-    attempt. Valid while the cluster holds the same lists with the same lengths (clusters are changed
-    by replacing their lists: dataclasses.replace)."""
+    attempt. Valid while the cluster holds the same objects: the same lists with the same lengths (clusters
+    are changed by replacing their lists: dataclasses.replace), or lists holding the same objects (a
+    sweep's task works on a copy of the base's lists)."""
 
-    __slots__ = ("lists", "lengths", "services", "controllers")
+    __slots__ = ("lists", "lengths", "objects", "services", "controllers")
 
     def __init__(self, lists: tuple[list, ...]) -> None:
         self.lists = lists
         self.lengths = tuple(len(objs) for objs in lists)
+        self.objects = tuple(list(objs) for objs in lists)
         services, rcs, rss, sss = lists
         # namespace -> [selector map, compiled on first use] of each Service with a selector (a nil one
         # matches nothing)
@@ -196,8 +199,14 @@ class _ControllerIndex:
                 self.controllers.setdefault((kind, _namespace(obj), (obj.get("metadata") or {}).get("name")), obj)
 
     def valid_for(self, lists: tuple[list, ...]) -> bool:
-        return (all(a is b for a, b in zip(self.lists, lists))
-                and all(len(objs) == n for objs, n in zip(lists, self.lengths)))
+        if not all(len(objs) == n for objs, n in zip(lists, self.lengths)):
+            return False
+        if all(a is b for a, b in zip(self.lists, lists)):
+            return True
+        if all(all(map(is_, objs, kept)) for objs, kept in zip(lists, self.objects)):
+            self.lists = lists  # the same objects in other lists: these are checked at once from now on
+            return True
+        return False
 
 
 _index: _ControllerIndex | None = None
