@@ -9,8 +9,9 @@ cluster-level objects (Services, namespaces, ...: ``objects_generation``) are th
 node through the Snapshot gives it a new generation (its image states changing with another node's
 images too), and copies of nodes (preemption dry runs, nominated
 pods assumed) are never served from or stored in the memo, so a reused value is exactly the value a
-fresh computation would give. Values kept for a whole list of nodes (``summed``, ``kept``) learn which
-nodes changed from the snapshot's change feed, not from a pass over every node; tests/test_sequence_incremental.py checks every step against one. Nothing
+fresh computation would give; tests/test_sequence_incremental.py checks every step against one. Values kept
+by position for a whole list of nodes (``kept``, and ``values``/``columns`` given the same nodes again)
+learn which nodes changed from the snapshot's change feed, not from a pass over every node. Nothing
 DynamicResources computes is kept: its Filter reads the snapshot's ResourceClaims (devices taken by pods
 on other nodes, network-attached devices shared by many nodes), so it runs in full at every step
 (tests/test_sequence_dra.py checks DRA sequences against fresh evaluations).
@@ -174,34 +175,6 @@ class NodeMemo:
         self._keep(table, _COLUMNS, nodes, columns)
         return columns
 
-    def summed(self, owner: object, kind, nodes: list[NodeInfo],
-               compute: Callable[[NodeInfo], dict | None], ordered: bool = False) -> dict:
-        """The sum over ``nodes`` of ``compute(node)`` (a map key -> number, or None), key by key; a key is
-        in the sum while some node's map has it (even at 0). Kept for the same list of nodes from one
-        attempt to the next: only the nodes whose generation changed (a pod assumed, a revert) are
-        computed again and their old maps taken out, so that a step costs a pass over the generations
-        instead of one over every node's value. Read-only for the caller; ``ordered``: a new map with the
-        keys in the order a sum in node order makes them (for a caller whose result depends on it)."""
-        key = (id(owner), ("summed", kind))
-        kept: _Sum | None = self._tables.get(key)
-        feed = self._snapshot.changed_nodes
-        if kept is None:
-            kept = self._tables[key] = _Sum(nodes, list(map(_generation, nodes)), [compute(ni) for ni in nodes], feed,
-                                            self._shape(nodes))
-        elif kept.source is not nodes and len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)):
-            kept.source = nodes  # another list of the same nodes (those hosting affinity pods, listed anew)
-        if kept.source is not nodes or len(kept.nodes) != len(nodes):
-            kept.rebase(nodes, list(map(_generation, nodes)), compute, feed, self._shape(nodes))
-        else:
-            for index in kept.changed(feed):
-                kept.replace(index, compute(nodes[index]))
-        if ordered:
-            if kept.order is None:
-                kept.order = list(dict.fromkeys(name for value in kept.values if value for name in value))
-            totals = kept.totals
-            return {name: totals[name] for name in kept.order}
-        return kept.totals
-
     def kept(self, owner: object, kind, nodes: list[NodeInfo], key) -> "Kept":
         """Values kept per position of ``nodes`` (the same list object from one attempt to the next, never
         changed: the node set unchanged) while ``key`` (what they depend on beyond each node and the pod's
@@ -309,76 +282,6 @@ class _Tracked:
         changed = list(map(ne, now, generations))
         self.generations = now
         return list(compress(range(len(now)), changed))
-
-
-class _Sum(_Tracked):
-    """``NodeMemo.summed``'s state: the nodes' generations and maps when summed, the totals, and how
-    many maps hold each key (a key leaves the totals with its last map)."""
-
-    __slots__ = ("values", "totals", "holders", "order")
-
-    def __init__(self, nodes: list[NodeInfo], generations: list[int], values: list[dict | None],
-                 feed: list[NodeInfo], shape: _Shape) -> None:
-        # The list given is the same object at the next attempt (the same nodes, as long as the node set
-        # is unchanged, which drops every table).
-        self.track(nodes, generations, feed, shape)
-        self.values = values
-        # The keys in the order a sum in node order makes them, while no map's keys changed.
-        self.order: list | None = None
-        self.totals: dict = {}
-        self.holders: dict = {}
-        for value in values:
-            if value:
-                self._add(value, 1)
-
-    def rebase(self, nodes: list[NodeInfo], generations: list[int], compute: Callable[[NodeInfo], dict | None],
-               feed: list[NodeInfo], shape: _Shape) -> None:
-        """The sum over another list of nodes: the maps of nodes no longer listed taken out, those of
-        nodes listed anew or changed computed, those of unchanged nodes kept (the old nodes are alive
-        until here, so an id names the same node in both lists)."""
-        position = self.shape.ids()
-        values = []
-        kept_positions = set()
-        for ni, generation in zip(nodes, generations):
-            index = position.get(id(ni))
-            if index is not None:
-                kept_positions.add(index)
-                if self.generations[index] == generation:
-                    values.append(self.values[index])
-                    continue
-                if self.values[index]:
-                    self._add(self.values[index], -1)
-            value = compute(ni)
-            if value:
-                self._add(value, 1)
-            values.append(value)
-        for index in set(range(len(self.nodes))) - kept_positions:
-            if self.values[index]:
-                self._add(self.values[index], -1)
-        self.track(nodes, generations, feed, shape)
-        self.values = values
-        self.order = None
-
-    def replace(self, index: int, value: dict | None) -> None:
-        old = self.values[index]
-        if self.order is not None and list(old or ()) != list(value or ()):
-            self.order = None
-        if old:
-            self._add(old, -1)
-        if value:
-            self._add(value, 1)
-        self.values[index] = value
-
-    def _add(self, value: dict, sign: int) -> None:
-        totals, holders = self.totals, self.holders
-        for key, number in value.items():
-            held = holders.get(key, 0) + sign
-            if held:
-                holders[key] = held
-                totals[key] = totals.get(key, 0) + sign * number
-            else:
-                del holders[key]
-                del totals[key]
 
 
 class Kept(_Tracked):

@@ -1,9 +1,8 @@
-"""NodeMemo.summed (per-domain totals kept from step to step, only changed nodes summed again) equals the
-sum computed afresh after every change a sequence or a what-if makes (the changed nodes read from the
-snapshot's change feed, or from every node's generation when the feed started anew): pods assumed and
-forgotten, forks reverted and committed, nodes updated, the list of nodes rebuilt (the nodes hosting affinity pods) or
-another list given; keys at 0 stay while some node's map holds them, and ``ordered`` gives them in the
-order a sum in node order makes them."""
+"""The memo's values kept for a list of nodes (``kept``, and ``values`` and ``columns`` kept by position)
+equal values computed afresh after every change a sequence or a what-if makes: the changed nodes are read
+from the snapshot's change feed (or from every node's generation when the feed started anew) after pods
+assumed and forgotten, forks reverted and committed, nodes updated, the list of nodes rebuilt (the nodes
+hosting affinity pods) or another list given."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import random
 import pytest
 
 from kwhatif.state import snapshot as snapshot_module
-from kwhatif.state.node_memo import NodeMemo
+from kwhatif.state.node_memo import MISSING, NodeMemo
 from kwhatif.state.nodeinfo import PodInfo
 from tests.builders import make_node, make_pod, snapshot
 
@@ -30,14 +29,6 @@ def per_node(ni) -> dict | None:
     return out
 
 
-def fresh(nodes) -> dict:
-    totals: dict = {}
-    for ni in nodes:
-        for key, number in (per_node(ni) or {}).items():
-            totals[key] = totals.get(key, 0) + number
-    return totals
-
-
 def _pod(rng: random.Random, name: str, node: str) -> dict:
     pod = make_pod(name).label("app", rng.choice(APPS)).node(node)
     if rng.random() < 0.3:
@@ -48,7 +39,7 @@ def _pod(rng: random.Random, name: str, node: str) -> dict:
 
 @pytest.mark.parametrize("seed", range(25))
 @pytest.mark.parametrize("feed", [None, 3])
-def test_summed_equals_a_fresh_sum_after_every_change(seed, feed, monkeypatch):
+def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch):
     """``feed``: the snapshot's change feed starts anew every few changes (readers then look at every node)."""
     if feed is not None:
         monkeypatch.setattr(snapshot_module, "MAX_FEED", feed)
@@ -64,9 +55,13 @@ def test_summed_equals_a_fresh_sum_after_every_change(seed, feed, monkeypatch):
         memo.begin(asker)
         for kind, listed in (("all", snap.node_info_list), ("affinity", snap.have_pods_with_affinity_list),
                              ("some", [ni for ni in snap.node_info_list if rng.random() < 0.7])):
-            assert memo.summed(owner, kind, listed, per_node) == fresh(listed), (step, kind)
-            ordered = memo.summed(owner, kind, listed, per_node, ordered=True)
-            assert list(ordered.items()) == list(fresh(listed).items()), (step, kind)
+            fresh = [per_node(ni) for ni in listed]
+            assert memo.values(memo.table(owner, kind), listed, per_node) == fresh, (step, kind)
+            columns = memo.columns(memo.table(owner, ("columns", kind)), listed, lambda ni: (per_node(ni), 1), 2)
+            assert columns == [fresh, [1] * len(listed)], (step, kind)
+            kept = memo.kept(owner, kind, listed, "key")
+            assert all(value is MISSING or value == now for value, now in zip(kept.values, fresh)), (step, kind)
+            kept.values[:] = fresh
         action = rng.random()
         if action < 0.4:
             snap.assume_pod(PodInfo(_pod(rng, f"s{seed}-{step}", rng.choice(names))))
