@@ -74,19 +74,7 @@ class _Node:
 
     def __init__(self, ni: NodeInfo, index: "PodIndex") -> None:
         self.node, self.labels, self.taints, self.generation = ni.node, ni.labels, ni.taints, ni.generation
-        pods = ni.pods
-        # Replicas share their labels dict (the snapshot file's templates), so its id groups them; counted
-        # in C (this runs for every pod once), then each key's group found.
-        keys = Counter(zip(map(_namespace, pods), map(id, map(_labels, pods)), map(_deletion, pods)))
-        groups, counts, labels_of = index.groups, {}, None
-        for key, count in keys.items():
-            group = groups.get(key)
-            if group is None:
-                if labels_of is None:
-                    labels_of = {id(labels): labels for labels in map(_labels, pods)}
-                group = index.group_for(key, labels_of[key[1]])
-            counts[group] = counts.get(group, 0) + count
-        self.pods: dict[Group, int] = counts
+        self.pods: dict[Group, int] | None = _pod_counts(ni, index) if index.grouped else None
         terms: dict[tuple, list] = {}
         if ni.pods_with_affinity:
             labels = ni.labels
@@ -114,6 +102,23 @@ class _Node:
         self.terms = terms
 
 
+def _pod_counts(ni: NodeInfo, index: "PodIndex") -> dict[Group, int]:
+    """The node's pods counted per group."""
+    pods = ni.pods
+    # Replicas share their labels dict (the snapshot file's templates), so its id groups them; counted in C
+    # (this runs for every pod once), then each key's group found.
+    keys = Counter(zip(map(_namespace, pods), map(id, map(_labels, pods)), map(_deletion, pods)))
+    groups, counts, labels_of = index.groups, {}, None
+    for key, count in keys.items():
+        group = groups.get(key)
+        if group is None:
+            if labels_of is None:
+                labels_of = {id(labels): labels for labels in map(_labels, pods)}
+            group = index.group_for(key, labels_of[key[1]])
+        counts[group] = counts.get(group, 0) + count
+    return counts
+
+
 class PodIndex:
     """The groups and term sums of the nodes of one list, as of their generations at the last ``sync``."""
 
@@ -126,6 +131,9 @@ class PodIndex:
         self._position: dict[NodeInfo, int] = {}
         self._feed: list[NodeInfo] | None = None  # the change feed read last, up to entry _mark
         self._mark = 0
+        # The pods' groups are made on the first question about them (a pod class repeated, as capacity's,
+        # asks only about the existing pods' terms, a far smaller part of the index).
+        self.grouped = False
         self.groups: dict[tuple, Group] = {}  # a pod key -> its group (pods with equal labels share one)
         # (namespace, hash of the labels' items, terminating) -> the groups with such labels
         self._by_content: dict[tuple, list[Group]] = {}
@@ -216,9 +224,19 @@ class PodIndex:
             return None
         return set(self._log[change - self._log_start:])
 
+    def _group_pods(self) -> None:
+        """Count every node's pods into groups (once: from then on each summary has them)."""
+        with bulk_allocation():
+            for ni, summary in zip(self._nodes, self._summaries):
+                summary.pods = _pod_counts(ni, self)
+                for group, count in summary.pods.items():
+                    group.nodes[ni] = count
+        self.grouped = True
+
     def _add(self, ni: NodeInfo, summary: _Node) -> None:
-        for group, count in summary.pods.items():
-            group.nodes[ni] = count  # the node's previous summary was removed first
+        if summary.pods is not None:
+            for group, count in summary.pods.items():
+                group.nodes[ni] = count  # the node's previous summary was removed first
         for (kind, term_id, value), (term, count, weight) in summary.terms.items():
             sums = self.terms[kind]
             entry = sums.get(term_id)
@@ -235,7 +253,7 @@ class PodIndex:
                 kept[1] += weight
 
     def _remove(self, ni: NodeInfo, summary: _Node) -> None:
-        for group in summary.pods:
+        for group in summary.pods or ():
             nodes = group.nodes
             del nodes[ni]
             if not nodes:
@@ -312,6 +330,8 @@ class PodIndex:
         namespaces is added or dropped (the groups' nodes are read when the answer is used)."""
         if selector.nothing:
             return []
+        if not self.grouped:
+            self._group_pods()
         if kept is not None:
             versions = self._versions
             stamp = (self, versions.get(None, 0) if namespaces is None
