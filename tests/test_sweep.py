@@ -165,6 +165,7 @@ def test_local_pool_gives_the_same_json(hand_file):
 @pytest.mark.parametrize("args, message", [
     (["--each-node", "--each-zone"], "error: --each-node, --each-zone and --consolidate are three sweeps: give one"),
     (["--consolidate", "--workers", "2"], "error: --consolidate is one sequential simulation"),
+    (["--consolidate", "--rules", "kubectl"], "error: --consolidate simulates cluster-autoscaler's scale-down"),
     (["--each-node", "n0"], "error: --each-node sweeps the cluster's nodes: name no node (-l picks them)"),
     (["--each-zone", "-l", "a=b"], "error: --each-zone loses every node of each zone: -l does not apply"),
     (["n0", "--workers", "2"], "error: --workers, --ray and --all are for the sweeps"),

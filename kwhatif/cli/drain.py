@@ -40,9 +40,10 @@ def drain(
     skip_wait_for_delete_timeout: int = typer.Option(0, "--skip-wait-for-delete-timeout", min=0, metavar="SECONDS",
                                                      help="Skip pods whose deletionTimestamp is older than N "
                                                           "seconds (at the capture time)."),
-    rules: Rules = typer.Option(Rules.kubectl, "--rules", metavar="kubectl|cluster-autoscaler",
-                                help="Whose rules decide which pods may move: kubectl drain with the eviction "
-                                     "API, or cluster-autoscaler's scale-down drainability rules."),
+    rules: Optional[Rules] = typer.Option(None, "--rules", metavar="kubectl|cluster-autoscaler",
+                                          help="Whose rules decide which pods may move: kubectl drain with the "
+                                               "eviction API (the default), or cluster-autoscaler's scale-down "
+                                               "drainability rules (always those of --consolidate)."),
     each_node: bool = typer.Option(False, "--each-node", help="Sweep: every node (or those -l picks) drained "
                                                              "alone, each on its own copy of the cluster."),
     each_zone: bool = typer.Option(False, "--each-zone", help="Sweep: every zone lost at once, one at a time (a "
@@ -96,6 +97,9 @@ def drain(
         raise InputError("--workers, --ray and --all are for the sweeps (--each-node, --each-zone, --consolidate)")
     if consolidate and (workers or ray):
         raise InputError("--consolidate is one sequential simulation: --workers and --ray do not apply")
+    if consolidate and rules is Rules.kubectl:
+        raise InputError("--consolidate simulates cluster-autoscaler's scale-down: its rules decide, not kubectl's "
+                         "(leave out --rules kubectl)")
     if optimal and not consolidate:
         raise InputError("--optimal on drain is for --consolidate: the largest set of nodes that could go")
     OptimalOptions(optimal, None, time_limit).check()
@@ -103,7 +107,7 @@ def drain(
         raise InputError("name the nodes to drain, or give -l SELECTOR (not both)")
     cluster_state, setup = load_inputs(inputs)
     scenario = scenario_for(cluster_state, current_changes(), setup)
-    options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, rules.value,
+    options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, (rules or Rules.kubectl).value,
                            skip_wait_for_delete_timeout, pod_selector or "")
     if consolidate:
         _consolidate(scenario.cluster, setup, selector, ConsolidateOptions(threshold, gpu_threshold),
