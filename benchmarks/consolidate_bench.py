@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-import generate  # noqa: E402
+from drain_bench import cluster_file  # noqa: E402
 
 from kwhatif import whatif  # noqa: E402
 from kwhatif.whatif.consolidate import ConsolidateOptions, consolidate  # noqa: E402
@@ -47,9 +47,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "kwhatif-bench")
     args = ap.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
-    path = args.workdir / f"drain-bench-{args.size}.json"
-    if not path.exists():
-        generate.main(["--nodes", str(args.size), "--pods-per-node", "30", "--seed", "1", "-o", str(path)])
+    path = cluster_file(args.size, args.workdir)
     cluster = whatif.load_cluster(str(path))
     for threshold in (float(t) for t in args.thresholds.split(",")):
         options = ConsolidateOptions(threshold, threshold)

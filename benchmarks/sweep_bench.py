@@ -27,13 +27,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-import generate  # noqa: E402
+from drain_bench import OPTIONS, cluster_file  # noqa: E402
 
 from kwhatif import whatif  # noqa: E402
 from kwhatif.whatif import sweep, sweep_pool  # noqa: E402
-from kwhatif.whatif.drain_rules import DrainOptions  # noqa: E402
-
-OPTIONS = DrainOptions(ignore_daemonsets=True, delete_emptydir_data=True, force=True)
 
 
 def cpu() -> float:
@@ -59,9 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "kwhatif-bench")
     args = ap.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
-    path = args.workdir / f"drain-bench-{args.size}.json"
-    if not path.exists():
-        generate.main(["--nodes", str(args.size), "--pods-per-node", "30", "--seed", "1", "-o", str(path)])
+    path = cluster_file(args.size, args.workdir)
     cluster, _, _ = timed("load", lambda: whatif.load_cluster(str(path)))
     base, _, _ = timed("snapshot", lambda: sweep.SweepBase(cluster, None, OPTIONS))
     if args.zones:
