@@ -145,6 +145,45 @@ def test_eviction_api(name, pod, pdbs, code, message, cause):
     assert (answer.code, answer.message, answer.cause) == (code, message, cause)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_the_budgets_of_a_pod_are_every_budget_selecting_it_in_cluster_order(seed):
+    """Budgets indexes its selectors by their first required label: what it finds for a pod is what
+    checking every budget of the pod's namespace finds (matchLabels, expressions, both, nil, empty and
+    invalid selectors; several budgets of one pod)."""
+    import random
+
+    from kwhatif.api.labels import disruption_budget_selector
+
+    rng = random.Random(seed)
+    keys, values = ("app", "tier", "team"), ("a", "b")
+
+    def selector():
+        labels = {k: rng.choice(values) for k in rng.sample(keys, rng.randint(1, 2))}
+        expression = {"key": rng.choice(keys), "operator": rng.choice(["In", "NotIn", "Exists", "DoesNotExist"])}
+        if expression["operator"] in ("In", "NotIn"):
+            expression["values"] = rng.sample(values, rng.randint(1, 2))
+        if rng.random() < 0.2:  # selects nothing
+            return rng.choice([None, {}, {"matchExpressions": [{"key": "app", "operator": "Bad"}]}])
+        return rng.choice([{"matchLabels": labels}, {"matchExpressions": [expression]},
+                           {"matchLabels": labels, "matchExpressions": [expression]}])
+
+    pdbs = [{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+             "metadata": {"name": f"b{i}", "namespace": rng.choice(["default", "other"])},
+             "spec": {"selector": selector()}} for i in range(rng.randint(8, 16))]
+    pods = [make_pod(f"p{i}").namespace(rng.choice(["default", "other"])).node("n0").labels(
+        **{k: rng.choice(values) for k in rng.sample(keys, rng.randint(0, 3))}).obj() for i in range(30)]
+    budgets = Budgets(cluster([make_node("n0").obj()], pods, pdbs))
+    several = 0
+    for p in pods:
+        meta = p["metadata"]
+        expected = [i for i, pdb in enumerate(pdbs) if pdb["metadata"]["namespace"] == meta["namespace"]
+                    and (selected := disruption_budget_selector(pdb)) is not None
+                    and selected.matches(meta.get("labels") or {})]
+        assert budgets.matching(p) == expected
+        several += len(expected) > 1
+    assert several  # pods with several budgets (the eviction API refuses them) are among them
+
+
 # --- cluster-autoscaler drainability rules ------------------------------------------------------
 
 CA_TABLE = [

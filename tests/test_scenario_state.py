@@ -111,8 +111,10 @@ def random_changes(rng: random.Random, c) -> list[Change]:
         kind = rng.choice(["cordon", "uncordon", "taint", "taint", "label", "remove-node", "add-node", "evict",
                            "delete-pod", "patch"])
         node = rng.choice(nodes)
-        if kind in ("cordon", "uncordon", "remove-node"):
+        if kind in ("cordon", "uncordon"):
             out.append(Change(kind, nodes=(node,)))
+        elif kind == "remove-node":  # one node or several at once (a zone lost)
+            out.append(Change(kind, nodes=(node, *rng.sample(nodes, rng.randint(0, 2)))))
         elif kind == "taint":
             out.append(Change(kind, nodes=(node,), argument=rng.choice(
                 ["k=v:NoSchedule", "k=v:NoExecute", "k-", "node.kubernetes.io/unschedulable-"])))

@@ -130,16 +130,35 @@ class Scenario:
         if (pod.get("spec") or {}).get("resourceClaims"):
             self.cluster.resource_claims = self.state().resource_claims.objects()
 
-    def remove_nodes(self, names: list[str]) -> None:
-        """Nodes gone, with their CSINodes; the pods bound to them are dropped first (``drop_pods``) by
-        the caller, which decides what becomes of them."""
+    def remove_nodes(self, names: list[str]) -> dict[str, list[dict]]:
+        """Nodes gone, with their CSINodes and the pods bound to them (deleted as ``drop_pods`` deletes
+        pods: their claims follow; the snapshot loses them with their nodes), in one pass over the pods
+        however many nodes go. Returns the pods of each node (cluster order): the caller decides what
+        becomes of them."""
         gone = set(names)
         cluster = self.cluster
+        kept: list[dict] = []
+        on_nodes: dict[str, list[dict]] = {}
+        for pod in cluster.pods:
+            node = (pod.get("spec") or {}).get("nodeName")
+            if node in gone:
+                on_nodes.setdefault(node, []).append(pod)
+            else:
+                kept.append(pod)
+        cluster.pods[:] = kept
+        pods = [pod for name in names for pod in on_nodes.get(name, ())]
         cluster.nodes[:] = [n for n in cluster.nodes if (n.get("metadata") or {}).get("name") not in gone]
         cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
-        if self.snapshot is not None:
-            self.snapshot.remove_nodes(list(names))
-            self.snapshot.set_cluster(cluster)
+        snapshot = self.snapshot
+        if snapshot is None:
+            cluster.resource_claims = claims_after_pods_deleted(cluster.resource_claims, pods)
+            return on_nodes
+        snapshot.remove_nodes(list(names))
+        if any((pod.get("spec") or {}).get("resourceClaims") for pod in pods):
+            snapshot.resource_claims.pods_deleted(pods)
+            cluster.resource_claims = snapshot.resource_claims.objects()
+        snapshot.set_cluster(cluster)
+        return on_nodes
 
     def drop_pods(self, pods: list[dict]) -> None:
         """``pods`` (these very objects) deleted: off the cluster's pod list and off their nodes (a
@@ -434,10 +453,9 @@ def _remove_node(scenario: Scenario, change: Change) -> str:
     cluster = scenario.cluster
     indexes = select_nodes(cluster, change)
     names = _node_names(cluster, indexes)
-    on_nodes = pods_by_node(cluster.pods, set(names))
+    on_nodes = scenario.remove_nodes(names)
     for name in names:
-        remove_pods(scenario, on_nodes.get(name, []), name, f"node {name} removed")
-    scenario.remove_nodes(names)
+        pods_gone(scenario, on_nodes.get(name, []), name, f"node {name} removed")
     return _selected_detail(change, names)
 
 
@@ -452,10 +470,15 @@ def pods_by_node(pods: list[dict], names: set[str]) -> dict[str, list[dict]]:
 
 
 def remove_pods(scenario: Scenario, pods: list[dict], node_name: str, why: str) -> None:
-    """Take ``pods`` out of the cluster; budgets lose the healthy ones; controller-managed pods are
-    listed for re-creation, pods nothing re-creates as lost (DaemonSet and static pods, which live and
-    die with their node, only counted in a note)."""
+    """Take ``pods`` out of the cluster, and what becomes of them (``pods_gone``)."""
     scenario.drop_pods(pods)
+    pods_gone(scenario, pods, node_name, why)
+
+
+def pods_gone(scenario: Scenario, pods: list[dict], node_name: str, why: str) -> None:
+    """What becomes of ``pods``, taken out of the cluster: budgets lose the healthy ones;
+    controller-managed pods are listed for re-creation, pods nothing re-creates as lost (DaemonSet and
+    static pods, which live and die with their node, only counted in a note)."""
     node_bound = 0
     for pod in pods:
         scenario.budgets.pod_gone(pod)

@@ -74,21 +74,36 @@ class Budgets:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self._copied: set[int] = set()
-        # namespace -> [(index, selector)]; nil, empty and invalid selectors select nothing
-        self._by_namespace: dict[str, list[tuple[int, labelsel.Selector]]] = {}
+        # namespace -> ({(key, value): [(index, selector)]}, [(index, selector)]): a selector with a
+        # (key, value) pair its pods must hold under that pair (the first), the others listed apart, so
+        # that a pod is checked against the budgets that can select it, not every budget of its
+        # namespace (thousands of pods lost with a zone); nil, empty and invalid selectors select nothing
+        self._by_namespace: dict[str, tuple[dict[tuple[str, str], list], list]] = {}
         for i, pdb in enumerate(cluster.pdbs):
             selector = labelsel.disruption_budget_selector(pdb)
             if selector is None:
                 continue
             namespace = (pdb.get("metadata") or {}).get("namespace") or "default"
-            self._by_namespace.setdefault(namespace, []).append((i, selector))
+            by_pair, rest = self._by_namespace.setdefault(namespace, ({}, []))
+            pairs = selector.equal_pairs
+            if pairs:
+                by_pair.setdefault(pairs[0], []).append((i, selector))
+            else:
+                rest.append((i, selector))
 
     def matching(self, pod: dict) -> list[int]:
-        """Indexes of the budgets selecting ``pod`` (same namespace; nil or empty selectors select nothing)."""
+        """Indexes of the budgets selecting ``pod``, in order (same namespace; nil or empty selectors
+        select nothing)."""
         meta = pod.get("metadata") or {}
+        indexed = self._by_namespace.get(meta.get("namespace") or "default")
+        if indexed is None:
+            return []
+        by_pair, rest = indexed
         pod_labels = meta.get("labels") or {}
-        return [i for i, selector in self._by_namespace.get(meta.get("namespace") or "default", ())
-                if selector.matches(pod_labels)]
+        found = [i for i, selector in rest if selector.matches(pod_labels)]
+        for pair in pod_labels.items():
+            found += [i for i, selector in by_pair.get(pair, ()) if selector.matches(pod_labels)]
+        return sorted(found) if len(found) > 1 else found
 
     def name(self, index: int) -> str:
         return pod_key(self.cluster.pdbs[index])

@@ -301,18 +301,14 @@ def lose_domain(base: SweepBase, task: tuple[str, str, tuple[str, ...]]) -> dict
     """Every node of one domain lost at once (``--remove-node`` of them, on a fork of the base
     snapshot): the pods lost, the controllers' replacements placed in queue order, per workload."""
     label, value, names = task
-    scenario = apply_changes(base.cluster, [Change("remove-node", nodes=names)])
     on_nodes = [pod for name in names for pod in base.pods_on(name)]
-    try:
-        if _uses_claims(on_nodes):
-            place_displaced(scenario, base.setup)
-        else:
-            with _OnFork(base, scenario.cluster) as snapshot:
-                snapshot.remove_nodes(list(names))
-                place_displaced(scenario, base.setup, snapshot, base.memo())
-    except KwhatifError as exc:  # no answer for this domain (place --remove-node says the same)
-        scenario.replaced.clear()
-        return {**domain_summary(base, value, names, on_nodes, scenario), "error": str(exc)}
+    with base.snapshot.forked() as snapshot:
+        scenario = apply_changes(base.cluster, [Change("remove-node", nodes=names)], snapshot)
+        try:
+            place_displaced(scenario, base.setup, memo=base.memo())
+        except KwhatifError as exc:  # no answer for this domain (place --remove-node says the same)
+            scenario.replaced.clear()
+            return {**domain_summary(base, value, names, on_nodes, scenario), "error": str(exc)}
     return domain_summary(base, value, names, on_nodes, scenario)
 
 
