@@ -149,7 +149,8 @@ def _consolidate(cluster, setup, selector, options, time_limit: float | None, al
         from kwhatif.whatif.consolidate_optimal import consolidate_optimal
 
         report = consolidate_optimal(cluster, setup, candidates, options, time_limit=time_limit,
-                                     progress=render_sweep.progress)
+                                     progress=render_sweep.progress,
+                                     status=None if fmt in ("json", "yaml") else render_sweep.status)
     render_sweep.emit("Consolidation", {**setup.features.to_dict(), **report}, fmt, all_rows)
     verified = report["verification"] is None or report["verification"]["verified"]
     raise typer.Exit(int(ExitStatus.FITS if verified else ExitStatus.DOES_NOT_FIT))

@@ -1,5 +1,5 @@
 """Sweeps for people: the worst nodes or domains first, grouped by what blocks them, then one summary
-line; and the progress bar a long sweep shows on a terminal."""
+line; and the progress bar a long sweep (the status line a solve) shows on a terminal."""
 
 from __future__ import annotations
 
@@ -38,6 +38,21 @@ def progress(total: int, what: str) -> Iterator[Callable[[int], None]]:
             bar.update(task, rate=f"{speed:.1f}/s" if speed else "")
 
         yield advance
+
+
+@contextmanager
+def status(what: str) -> Iterator[Callable[[str], None]]:
+    """A spinner, a line the work keeps up to date and the time elapsed, on stderr when it is a
+    terminal (else nothing); yields the callback that replaces the line."""
+    if not sys.stderr.isatty():
+        yield lambda text: None
+        return
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=Console(file=sys.stderr), transient=True) as bar:
+        task = bar.add_task(what, total=None)
+        yield lambda text: bar.update(task, description=text, refresh=True)
 
 
 def emit(kind: str, report: dict, fmt: str, all_rows: bool = False, console: Console | None = None) -> None:
@@ -208,7 +223,7 @@ def render_consolidation(report: dict, console: Console, all_rows: bool) -> None
             where = ", ".join(f"{p['pod']} -> {short(p['node'])}" for p in r["pods"]) or "(no pod to move)"
             moves.append([short(r["node"]), f"{r['resource']} {r['utilization']:.0%}", str(len(r["pods"])), where])
         print_table(console, [Column("NODE"), Column("UTILIZATION"), Column("PODS", right=True),
-                              Column("PODS GO TO (solver)" if solver else "PODS GO TO (simulation)", wrap=True)],
+                              Column("PODS GO TO (the drain)" if solver else "PODS GO TO (simulation)", wrap=True)],
                     moves, title="Removable together, in drain order" if solver else
                     "Removable together, in the order the simulation chose them")
     others = [r for r in rows if not r["removable"]]

@@ -2,33 +2,39 @@
 OR-Tools CP-SAT, beside cluster-autoscaler's greedy answer (``consolidate.py``).
 
 The candidates are the greedy's: the nodes under the utilization thresholds and not annotated
-scale-down-disabled, whose pods cluster-autoscaler's drainability rules let go (the budgets as they are).
-The model chooses the nodes to remove; every pod to move from a removed node goes to a node that stays,
-where the profile's Filter plugins pass for it on the cluster as it is (``optimal.static_model``, per kind
-of pod and node) and the counted constraints of ``optimal.Solver`` hold: cpu, memory, ephemeral-storage,
-extended resources (``nvidia.com/gpu``) and the pod count against what the node has free, host ports,
-required anti-affinity, topology spreading (the removed nodes' pods taken out of their domains) and
-required affinity between the moved pods. Budgets:
-cluster-autoscaler lets a node go while each budget of its pods has a disruption left, and charges it
-with the healthy pods of the nodes already removed; so, per budget, the removed nodes' healthy pods but
-those of the node drained last (the one with the most) stay under disruptionsAllowed. Objective: the most
-nodes, then the most freed (cpu, memory and GPUs, each as a share of the candidates').
+scale-down-disabled, whose pods cluster-autoscaler's drainability rules let go (the budgets as they are;
+a candidate with a pod that blocks it always stays and is no variable). The model chooses the nodes to
+remove; every pod to move from a removed node goes to a node that stays, where the profile's Filter
+plugins pass for it on the cluster as it is (``optimal.static_model``, per kind of pod and node) and the
+counted constraints of ``optimal.Solver`` hold: cpu, memory, ephemeral-storage, extended resources
+(``nvidia.com/gpu``) and the pod count against what the node has free, host ports, required
+anti-affinity, topology spreading (the removed nodes' pods taken out of their domains) and required
+affinity between the moved pods. The nodes that are no candidate and take the same kinds of pods in the
+same domains are pooled into one target (``_PooledSolver``: a relaxation, so the bound stays a bound).
+Budgets: cluster-autoscaler lets a node go while each budget of its pods has a disruption left, and
+charges it with the healthy pods of the nodes already removed; so, per budget, the removed nodes' healthy
+pods but those of the node drained last (the one with the most) stay under disruptionsAllowed.
+Objective: the most nodes, then the most freed (cpu, memory and GPUs, each as a share of the
+candidates').
 
-The model does not see everything: the moved pods' filters (pod anti-affinity, affinity) see the pods
-of the removed nodes still there, and kube-scheduler places one pod at a time by score where the model
-packs. So every
-answer is verified by one drain of the whole set with cluster-autoscaler's rules (``drain_order``:
-the nodes with the largest pods first, each budget's last node last); a set whose drain leaves a pod Pending or a node blocked is excluded (a no-good cut
-on exactly that set) and the model solved again, within the time limit (all solves together) and at most
-``MAX_ATTEMPTS`` times. The answer is the first verified set, or cluster-autoscaler's own when none is
-verified or its set is larger. When cluster-autoscaler's verified set already takes every candidate there
-is nothing to solve: it is the largest.
+The model does not see everything: pooled nodes are packed as one, the moved pods' filters (pod
+anti-affinity, affinity) see the pods of the removed nodes still there, and kube-scheduler places one pod
+at a time by score where the model packs. So every answer is verified by one drain of the whole set with
+cluster-autoscaler's rules (``drain_order``: the nodes with the largest pods first, each budget's last
+node last), and the pods go where that drain puts them; a set whose drain leaves a pod Pending or a node
+blocked is excluded (a no-good cut on exactly that set: a drain's outcome need not be monotone in the
+set, as adding a node changes the drain order and every kube-scheduler placement after it, so a refuted
+set proves nothing about its supersets) and the model solved again, within the time limit (all solves together) and at
+most ``MAX_ATTEMPTS`` times. The answer is the first verified set, or cluster-autoscaler's own when none
+is verified or its set is larger. When cluster-autoscaler's verified set already takes every candidate
+there is nothing to solve: it is the largest.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
+from contextlib import nullcontext
 
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.state.cluster import Cluster
@@ -39,10 +45,73 @@ from kwhatif.whatif.consolidate import (GPU, ConsolidateOptions, candidate_rows,
                                         pods_to_move, verify_removal)
 from kwhatif.whatif.drain_rules import AutoscalerRules, drain_time
 from kwhatif.whatif.eviction import is_healthy
-from kwhatif.whatif.optimal import NOT_MODELLED, SOLVER_STATUS, Solver, group_pods
+from kwhatif.whatif.optimal import NOT_MODELLED, SOLVER_STATUS, Solver, Unit, group_pods, per_node_cap
 
 MAX_ATTEMPTS = 10
 SHARE = 10_000  # the tie-break's resolution: a resource's freed share of the candidates', in 1/10,000
+
+
+class _PooledSolver(Solver):
+    """``optimal.Solver`` with the nodes that always stay pooled: those that are no candidate and take
+    the same kinds of pods in the same domains (the spreading and affinity keys' values, the spreading
+    constraints that count them) are one target whose capacity is the sum of theirs. That is a
+    relaxation (pods that fit the sum may not pack into the nodes; host ports and anti-affinity between
+    different kinds on one node are not counted there), so every removal set the model accepts here
+    is a superset of the exact model's, the bound stays a bound, and the verifying drain decides
+    whether a set really goes. 5,000 nodes are a few hundred targets per kind instead of thousands."""
+
+    def __init__(self, types, snapshot: Snapshot, setup: SchedulerSetup, candidates: set[str]) -> None:
+        self.candidates = candidates
+        self.pooled: dict[int, tuple[dict[int, int], dict[str, int], int]] = {}
+        super().__init__(types, snapshot, setup, {})
+
+    def build_units(self) -> list[Unit]:
+        units = super().build_units()
+        unique, models = self.unique_keys, self.models
+        if any(s.constraint.topology_key in unique for m in models for s in m.spreads) or \
+                any(t.topology_key in unique for m in models if m.affinity is not None
+                    for t in m.affinity.affinity_terms):
+            return units  # a constraint counts per node: no pooling
+        spread_sets = [s.included for m in models for s in m.spreads]
+        kept: list[Unit] = []
+        pools: dict[tuple, list[Unit]] = {}
+        for unit in units:
+            name = unit.nodes[0]
+            if len(unit.nodes) > 1 or name in self.candidates:
+                kept.append(unit)
+                continue
+            labels = {k: v for k, v in unit.labels.items() if k not in unique}
+            key = (tuple(sorted(labels.items())), tuple(name in s for s in spread_sets), tuple(sorted(unit.caps)))
+            pools.setdefault(key, []).append(Unit([name], unit.caps, labels))
+        exclusive = {i: any((i, i) in pairs for k, pairs in self.conflicts.items() if k in unique)
+                     for i in range(len(models))}
+        for members in pools.values():
+            if len(members) == 1:
+                kept.append(members[0])
+                continue
+            nodes = [self.snapshot.get(m.nodes[0]) for m in members]
+            caps = {i: sum(per_node_cap(models[i], ni, exclusive[i]) for ni in nodes) for i in members[0].caps}
+            names = sorted({n for i in caps if models[i].check_resources for n in models[i].resources})
+            free = {n: sum(max(ni.free(n), 0) for ni in nodes) for n in names}
+            slots = sum(max(ni.allocatable.allowed_pod_number - len(ni.pods), 0) for ni in nodes)
+            self.pooled[len(kept)] = (caps, free, slots)
+            kept.append(Unit([ni.name for ni in nodes], {i: max(m.caps[i] for m in members) for i in caps},
+                             members[0].labels))
+        return kept
+
+    def constrain(self) -> None:
+        super().constrain()
+        model, models = self.model, self.models
+        for u, (caps, free, slots) in self.pooled.items():
+            for i, cap in caps.items():
+                model.Add(self.x[(i, u)] <= cap)
+            counted = [i for i in caps if models[i].check_resources]
+            if counted and sum(caps[i] for i in counted) > slots:
+                model.Add(sum(self.x[(i, u)] for i in counted) <= slots)
+            for name, room in free.items():
+                users = [i for i in counted if name in models[i].resources]
+                if sum(caps[i] * models[i].request.get(name) for i in users) > room:
+                    model.Add(sum(models[i].request.get(name) * self.x[(i, u)] for i in users) <= room)
 
 
 class _Model:
@@ -58,7 +127,7 @@ class _Model:
                 unbound = PodInfo({**pi.pod, "spec": {**pi.spec, "nodeName": ""}})
                 self.origin[unbound.key] = name
                 pods.append((unbound, False))
-        self.solver = solver = Solver(group_pods(pods), snapshot, setup, {})
+        self.solver = solver = _PooledSolver(group_pods(pods), snapshot, setup, set(moving))
         model = self.model = solver.model
         self.removed = {n: model.NewBoolVar(f"r_{n}") for n in moving}
         solver.departures = {n: (moving[n], self.removed[n]) for n in moving}
@@ -130,27 +199,6 @@ class _Model:
         chosen = set(names)
         self.model.Add(sum(var if n in chosen else -var for n, var in self.removed.items()) <= len(chosen) - 1)
 
-    def placement(self, solved, names: list[str]) -> dict[str, list[dict]]:
-        """Removed node -> where the solver puts its pods, in the node's pod order."""
-        solver, gone = self.solver, set(names)
-        out: dict[str, list[dict]] = {}
-        for i, t in enumerate(solver.types):
-            slots = []
-            for u, var in self.by_type.get(i, ()):
-                left, unit = int(solved.Value(var)), solver.units[u]
-                for name in unit.nodes:
-                    if name not in gone:
-                        take = min(left, unit.caps[i])
-                        slots.extend([name] * take)
-                        left -= take
-            pods = [t.name_of(k) for k in range(t.count) if self.origin[t.name_of(k)] in gone]
-            for pod, node in zip(pods, slots):
-                out.setdefault(self.origin[pod], []).append({"pod": pod, "node": node})
-        for name, placed in out.items():
-            position = {pi.key: k for k, pi in enumerate(self.moving[name])}
-            placed.sort(key=lambda p: position[p["pod"]])
-        return out
-
     def no_place(self) -> dict[str, str]:
         """Candidates with a pod that no other node has room for (filters and free resources, on the
         cluster as it is): why they can never go."""
@@ -166,6 +214,19 @@ class _Model:
                 if origin not in out and not room.get(i, set()) - {origin}:
                     out[origin] = f"NoPlaceToMovePods: {pod} fits on no other node"
         return out
+
+
+def _watch(built: _Model, say, attempt: int, greedy: int):
+    """A solution callback that shows the best set so far and the bound while CP-SAT solves."""
+    class Watch(built.solver.cp.CpSolverSolutionCallback):
+        def on_solution_callback(self) -> None:
+            best = sum(int(self.Value(var)) for var in built.removed.values())
+            bound = int(self.BestObjectiveBound() + 1e-6) // built.weight
+            say(f"solving set {attempt}: best {best:,} node(s) so far, at most {bound:,} "
+                f"(cluster-autoscaler: {greedy:,})")
+
+    say(f"solving set {attempt} (cluster-autoscaler: {greedy:,} node(s))")
+    return Watch()
 
 
 def drain_order(chosen: list[str], moving: dict[str, list[PodInfo]], touched: dict[int, dict[str, int]]
@@ -197,11 +258,19 @@ def drain_order(chosen: list[str], moving: dict[str, list[PodInfo]], touched: di
 
 def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | None = None,
                         options: ConsolidateOptions = ConsolidateOptions(), *, time_limit: float,
-                        workers: int = 2, seed: int = 0, progress=None) -> dict:
+                        workers: int = 2, seed: int = 0, progress=None, status=None) -> dict:
     """The consolidation report of the largest verified removal set, with cluster-autoscaler's answer,
-    the solver's status and bound and every set tried (``optimal``)."""
+    the solver's status and bound and every set tried (``optimal``). ``progress``: as ``consolidate``'s;
+    ``status(what)``: a context manager yielding the callback that says what is being done (the model,
+    each solve with the best set so far, each verifying drain)."""
     started = time.perf_counter()
     greedy = consolidate(cluster, setup, candidates, options, progress=progress)
+    with status("building the model") if status else nullcontext(None) as say:
+        return _largest(cluster, setup, candidates, options, greedy, time_limit, workers, seed, say, started)
+
+
+def _largest(cluster: Cluster, setup, candidates, options: ConsolidateOptions, greedy: dict, time_limit: float,
+             workers: int, seed: int, say, started: float) -> dict:
     now = drain_time(cluster)
     scenario = new_scenario(cluster)
     snapshot = Snapshot(cluster)
@@ -222,6 +291,9 @@ def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | No
         bound = len(moving)
     else:
         greedy_nodes = {p["pod"]: p["node"] for r in greedy["nodes"] for p in r["pods"]}  # the last move wins
+        if say:
+            say(f"building the model: {len(moving):,} candidate node(s), "
+                f"{sum(len(p) for p in moving.values()):,} pod(s) to move")
         built = _Model(snapshot, setup or SchedulerSetup(), moving, scenario.budgets, greedy["removable"],
                        greedy_nodes)
         for name, why in built.no_place().items():
@@ -235,25 +307,31 @@ def consolidate_optimal(cluster: Cluster, setup=None, candidates: list[str] | No
         # and node (1,000 nodes: presolve alone outlasts 10 s); without them it is proven in seconds
         solved.parameters.cp_model_probing_level = 0
         solved.parameters.symmetry_level = 0
-        status = SOLVER_STATUS.get(int(solved.Solve(built.model)), "UNKNOWN")
+        status = SOLVER_STATUS.get(int(solved.Solve(built.model, say and _watch(built, say, len(attempts) + 1,
+                                                                                len(greedy["removable"])))),
+                                   "UNKNOWN")
         spent += solved.WallTime()
         if status not in ("OPTIMAL", "FEASIBLE"):
             break
         bound = min(int(solved.BestObjectiveBound() + 1e-6) // built.weight, len(moving))
         names = drain_order([n for n in moving if solved.Value(built.removed[n])], moving, built.touched)
+        if say:
+            say(f"verifying set {len(attempts) + 1} ({len(names):,} node(s), {status}): one drain of the whole set")
         verification = verify_removal(cluster, setup, names, now) if names else None
         attempts.append({"nodes": names, "status": status, "verified": verification is None
                          or verification["verified"], "verification": verification})
         if attempts[-1]["verified"]:
-            answer = (names, built.placement(solved, names), verification)
+            answer = (names, verification)
             break
         built.exclude(names)
     use_solver = answer is not None and len(answer[0]) >= (len(greedy["removable"]) if greedy_verified else 0)
     if use_solver:
-        names, placed, verification = answer
+        names, verification = answer
+        went = verification["placements"] if verification else {}
         for row in rows:
-            if row["node"] in placed or row["node"] in names:
-                row.update(removable=True, reason=None, pods=placed.get(row["node"], []))
+            if row["node"] in names:
+                row.update(removable=True, reason=None, pods=[{"pod": pi.key, "node": went[pi.key]}
+                                                              for pi in moving[row["node"]] if pi.key in went])
         report = {**greedy, "nodes": rows, "removable": names, "freed": freed_by(cluster, names),
                   "verification": verification}
     else:
