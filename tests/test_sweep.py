@@ -235,6 +235,36 @@ def test_fork_path_matches_fresh_drains(seed):
             assert on_fork == sweep.domain_summary(base, value, tuple(nodes), on_nodes, scenario)
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_tasks_whose_pods_use_resource_claims_answer_on_the_fork_as_fresh_ones(seed):
+    """Pods with ResourceClaims (GPUs allocated and reserved, from templates) on the drained or lost nodes:
+    the tasks on forks of one base (the claims of the pods that go deleted, the replacements' own claims
+    created and allocated, all reverted) equal drains and zone losses on clusters of their own, and the base
+    is the same snapshot afterwards."""
+    from kwhatif.state.snapshot import Snapshot
+    from tests.test_scenario_state import _state, random_cluster
+
+    rng = random.Random(seed)
+    c = random_cluster(rng)
+    while not any(p["spec"].get("resourceClaims") for p in c.pods):
+        c = random_cluster(rng)
+    for options in (DrainOptions(ignore_daemonsets=True, force=True), DrainOptions(rules="cluster-autoscaler")):
+        base = sweep.SweepBase(c, None, options)
+        names = [n["metadata"]["name"] for n in c.nodes]
+        swept = sweep.each_node(base, workers=1)["nodes"]
+        fresh = [sweep.node_summary(drain(new_scenario(c), (name,), None, options, clock=lambda: base.now).to_dict(),
+                                    name) for name in names]
+        assert swept == fresh
+        zones, _ = sweep.domains(c, ZONE)
+        for value, nodes in zones.items():
+            on_fork = sweep.lose_domain(base, (ZONE, value, tuple(nodes)))
+            scenario = apply_changes(c, [Change("remove-node", nodes=tuple(nodes))])
+            place_displaced(scenario)
+            on_nodes = [p for p in c.pods if p["spec"].get("nodeName") in nodes]
+            assert on_fork == sweep.domain_summary(base, value, tuple(nodes), on_nodes, scenario)
+        assert _state(base.snapshot) == _state(Snapshot(c))
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_a_warm_memo_reused_across_tasks_answers_as_a_fresh_one(seed):
     """Tasks in a random order with repeats (a node drained again after others), zone losses between them,

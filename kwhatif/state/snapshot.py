@@ -84,12 +84,16 @@ class Snapshot:
         self.dra = None
         self.volumes = None
 
-    def set_cluster(self, cluster: Cluster) -> None:
+    def set_cluster(self, cluster: Cluster, same_objects: bool = False) -> None:
         """Read the cluster-level objects from ``cluster`` from now on (the nodes, pods and claims stay
-        as the snapshot has them); a fork reverts it."""
+        as the snapshot has them); a fork reverts it. ``same_objects``: ``cluster`` holds the objects
+        read until now (a copy of the lists of the snapshot's cluster, as a scenario starts): what was
+        read from them stays, under the same ``objects_generation`` (values kept for it stay valid)."""
         if self._forks and self._forks[-1].objects is None:
             self._forks[-1].objects = self._objects()
         self.cluster = cluster
+        if same_objects:
+            return
         self.namespace_labels = cluster.namespace_labels()
         self.dra = self.volumes = None
         self.generation += 1

@@ -88,13 +88,6 @@ class Scenario:
             self.snapshot = Snapshot(self.cluster)
         return self.snapshot
 
-    def use(self, snapshot: Snapshot) -> None:
-        """Take ``snapshot`` (a snapshot of this scenario's cluster as it is now, forked by the caller)
-        as the scenario's state; it reads the scenario's cluster-level objects from now on."""
-        if snapshot.cluster is not self.cluster:
-            snapshot.set_cluster(self.cluster)
-        self.snapshot = snapshot
-
     # --- the changes, each made on the cluster and the snapshot ---------------------------------------
 
     def set_node(self, index: int, node: dict) -> None:
@@ -290,8 +283,9 @@ def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None) -> Scenario
              if isinstance(getattr(cluster, f.name), list)}
     changed = dataclasses.replace(cluster, **lists, metadata=dict(cluster.metadata))
     scenario = Scenario(changed, budgets=Budgets(changed))
-    if snapshot is not None:
-        scenario.use(snapshot)
+    if snapshot is not None:  # it reads the scenario's objects from now on: those it read, until a change
+        snapshot.set_cluster(changed, same_objects=snapshot.cluster is cluster)
+        scenario.snapshot = snapshot
     return scenario
 
 

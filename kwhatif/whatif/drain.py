@@ -93,20 +93,18 @@ class DrainReport:
 
 
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
-          setup=None, clock: Callable[[], datetime] = utc_now, snapshot=None, memo=None,
+          setup=None, clock: Callable[[], datetime] = utc_now, memo=None,
           start_time: Callable[[], datetime | None] | None = None) -> DrainReport:
     """Drain ``nodes`` (each once, in the order given) or the nodes ``selector`` picks in ``scenario``'s
     cluster, changing it. The drain happens when the cluster was captured, else at the ``clock``'s now.
     The drain changes the scenario's state (``Scenario``: cordons, evictions and the replacements' bindings
-    made on its snapshot and its exported cluster at once). ``snapshot``: the scenario's cluster as a
-    scheduler snapshot already (a fork the caller reverts), taken as the scenario's state; ``memo``: the
-    engine's memo of that snapshot, kept by the caller across its forks (a sweep); ``start_time``: the
-    cluster's latest pod start time when the replacements' placement begins, if the caller knows it."""
+    made on its snapshot and its exported cluster at once). ``memo``: the engine's memo of the scenario's
+    snapshot, a fork the caller keeps the memo across (a sweep: ``new_scenario(cluster, snapshot)``);
+    ``start_time``: the cluster's latest pod start time when the replacements' placement begins, if the
+    caller knows it."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
-    if snapshot is not None:
-        scenario.use(snapshot)
     cluster = scenario.cluster
     indexes = select_nodes(cluster, target)
     names = [cluster.nodes[i]["metadata"]["name"] for i in indexes]

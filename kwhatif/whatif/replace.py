@@ -72,14 +72,11 @@ class Placer:
         return self._engine
 
 
-def place_displaced(scenario, setup=None, snapshot=None, memo=None) -> None:
+def place_displaced(scenario, setup=None, memo=None) -> None:
     """Place the scenario's re-created pods in queue order (created together: by priority, then the
     order they left in) on its state; each placement is recorded with the node the pod came from.
-    ``snapshot``: the scenario's cluster as a snapshot already (a fork the caller reverts), taken as
-    the scenario's state (``Scenario.use``); ``memo``: the engine's memo of ``snapshot``, kept by the
-    caller across its forks."""
-    if snapshot is not None:
-        scenario.use(snapshot)
+    ``memo``: the engine's memo of the scenario's snapshot, a fork the caller keeps the memo across
+    (a sweep: ``new_scenario(cluster, snapshot)``)."""
     placer = Placer(scenario, setup, memo=memo)
     order = queue_order(scenario.displaced, lambda displaced: pod_priority(displaced[0]))
     placed = {}

@@ -5,8 +5,7 @@ cluster-autoscaler's rules (the ``drain`` engine, on a fork). ``each_domain``: e
 topology label lost at once, a failure and not a drain (``--remove-node`` on a fork: no eviction, no
 budget; the controllers' replacements placed by kube-scheduler on what is left). The scheduler
 snapshot is built once (``SweepBase``); each task forks it, asks, reverts, and returns plain data, so
-the tasks can run anywhere (``sweep_pool``) and the report is the same wherever they ran. A task whose
-pods use ResourceClaims builds its own snapshot (the fork path does not carry claim deletions).
+the tasks can run anywhere (``sweep_pool``) and the report is the same wherever they ran.
 
 Speed: a revert restores the base exactly (every node its generation), so the engine's per-node values
 (``NodeMemo``) of the base stay valid from one task to the next; each process keeps one memo for the
@@ -143,28 +142,6 @@ def domains(cluster: Cluster, label: str) -> tuple[dict[str, list[str]], list[st
     return dict(sorted(out.items())), unlabelled
 
 
-def _uses_claims(pods: list[dict]) -> bool:
-    return any((pod.get("spec") or {}).get("resourceClaims") for pod in pods)
-
-
-class _OnFork:
-    """``with _OnFork(base, cluster) as snapshot``: the base snapshot forked, its cluster (read by the
-    sequence engine) the scenario's until the fork is reverted."""
-
-    def __init__(self, base: SweepBase, cluster: Cluster) -> None:
-        self.snapshot, self.cluster = base.snapshot, cluster
-
-    def __enter__(self) -> Snapshot:
-        self.saved = self.snapshot.cluster
-        self.snapshot.cluster = self.cluster
-        self.snapshot.fork()
-        return self.snapshot
-
-    def __exit__(self, *exc) -> None:
-        self.snapshot.revert()
-        self.snapshot.cluster = self.saved
-
-
 # --- every node alone -----------------------------------------------------------------------------
 
 
@@ -236,18 +213,14 @@ def blocker_kind(reason: str) -> str:
 def drain_node(base: SweepBase, node: str) -> dict:
     """One node drained alone (the ``drain`` engine on a fork of the base snapshot), as plain data:
     its pods, evictions, blockers, and the re-created pods that stay Pending and why."""
-    scenario = new_scenario(base.cluster)
-    try:
-        if _uses_claims(base.pods_on(node)):
-            report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now)
-        else:
-            with _OnFork(base, scenario.cluster) as snapshot:
-                report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
-                               snapshot=snapshot, memo=base.memo(),
-                               start_time=lambda: base.latest_start(node, scenario.cluster))
-    except KwhatifError as exc:  # this node's question has no answer (the single drain says the same)
-        return {**node_summary({"pods": [], "safe": False}, node), "blocker": "error", "error": str(exc)}
-    return node_summary(report.to_dict(), node)
+    with base.snapshot.forked() as snapshot:
+        scenario = new_scenario(base.cluster, snapshot)
+        try:
+            report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
+                           memo=base.memo(), start_time=lambda: base.latest_start(node, scenario.cluster))
+        except KwhatifError as exc:  # this node's question has no answer (the single drain says the same)
+            return {**node_summary({"pods": [], "safe": False}, node), "blocker": "error", "error": str(exc)}
+        return node_summary(report.to_dict(), node)
 
 
 def node_summary(report: dict, node: str) -> dict:
