@@ -303,6 +303,27 @@ def test_pooled_targets_are_a_relaxation_the_drain_decides(tmp_path):
     assert report["nodes"][1]["pods"] == [{"pod": "default/d-1", "node": report["verification"]["placements"]["default/d-1"]}]
 
 
+def test_no_pooling_when_a_constraint_counts_per_node(tmp_path):
+    """The same cluster, a-1 spread over hostnames: each node is a domain, and a pool would leave its
+    nodes out of the minimum (no relaxation), so every node is its own target and the model is exact:
+    n0 is never proposed."""
+    d = pod("d-1", "m", "1")
+    d["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+    a = pod("a-1", "n0", "1500m")
+    a["spec"]["topologySpreadConstraints"] = [{"maxSkew": 5, "topologyKey": "kubernetes.io/hostname",
+                                               "whenUnsatisfiable": "DoNotSchedule",
+                                               "labelSelector": {"matchLabels": {"app": "a"}}}]
+    path = write_list(tmp_path / "c.json", [
+        node("n0", "10"), node("m", "4", taint="dedicated"), node("t1", "4", True), node("t2", "4", True),
+        a, pod("b-1", "n0", "1400m"), pod("c-1", "n0", "1300m"), d, pod("w-1", "t1", "1500m"),
+        pod("v-1", "t2", "1500m")])
+    code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
+    assert code == 0
+    optimal = report["optimal"]
+    assert [(a["nodes"], a["verified"]) for a in optimal["attempts"]] == [(["m"], True)]
+    assert (optimal["status"], optimal["bound"], report["removable"]) == ("OPTIMAL", 1, ["m"])
+
+
 def test_a_status_line_while_solving_on_a_terminal(monkeypatch):
     """On a terminal stderr shows what is being done (the model, each solve with the best set so far,
     each verifying drain) with the time elapsed; nothing with -o json or when stderr is no terminal."""

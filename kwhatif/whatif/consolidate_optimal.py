@@ -45,7 +45,7 @@ from kwhatif.whatif.consolidate import (GPU, ConsolidateOptions, candidate_rows,
                                         pods_to_move, verify_removal)
 from kwhatif.whatif.drain_rules import AutoscalerRules, drain_time
 from kwhatif.whatif.eviction import is_healthy
-from kwhatif.whatif.optimal import NOT_MODELLED, SOLVER_STATUS, Solver, Unit, group_pods, per_node_cap
+from kwhatif.whatif.optimal import NOT_MODELLED, SOLVER_STATUS, Solver, Unit, group_pods
 
 MAX_ATTEMPTS = 10
 SHARE = 10_000  # the tie-break's resolution: a resource's freed share of the candidates', in 1/10,000
@@ -71,7 +71,7 @@ class _PooledSolver(Solver):
         if any(s.constraint.topology_key in unique for m in models for s in m.spreads) or \
                 any(t.topology_key in unique for m in models if m.affinity is not None
                     for t in m.affinity.affinity_terms):
-            return units  # a constraint counts per node: no pooling
+            return units  # a constraint counts per node (and leaving a node out of its minimum is no relaxation)
         spread_sets = [s.included for m in models for s in m.spreads]
         kept: list[Unit] = []
         pools: dict[tuple, list[Unit]] = {}
@@ -83,14 +83,12 @@ class _PooledSolver(Solver):
             labels = {k: v for k, v in unit.labels.items() if k not in unique}
             key = (tuple(sorted(labels.items())), tuple(name in s for s in spread_sets), tuple(sorted(unit.caps)))
             pools.setdefault(key, []).append(Unit([name], unit.caps, labels))
-        exclusive = {i: any((i, i) in pairs for k, pairs in self.conflicts.items() if k in unique)
-                     for i in range(len(models))}
         for members in pools.values():
             if len(members) == 1:
                 kept.append(members[0])
                 continue
             nodes = [self.snapshot.get(m.nodes[0]) for m in members]
-            caps = {i: sum(per_node_cap(models[i], ni, exclusive[i]) for ni in nodes) for i in members[0].caps}
+            caps = {i: sum(m.caps[i] for m in members) for i in members[0].caps}  # a node's unit: its own caps
             names = sorted({n for i in caps if models[i].check_resources for n in models[i].resources})
             free = {n: sum(max(ni.free(n), 0) for ni in nodes) for n in names}
             slots = sum(max(ni.allocatable.allowed_pod_number - len(ni.pods), 0) for ni in nodes)
