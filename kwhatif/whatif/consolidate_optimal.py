@@ -220,10 +220,9 @@ def _watch(built: _Model, say, attempt: int, greedy: int):
         def on_solution_callback(self) -> None:
             best = sum(int(self.Value(var)) for var in built.removed.values())
             bound = int(self.BestObjectiveBound() + 1e-6) // built.weight
-            say(f"solving set {attempt}: best {best:,} node(s) so far, at most {bound:,} "
-                f"(cluster-autoscaler: {greedy:,})")
+            say(f"solving set {attempt}: {best:,} node(s) so far, at most {bound:,}; cluster-autoscaler {greedy:,}")
 
-    say(f"solving set {attempt} (cluster-autoscaler: {greedy:,} node(s))")
+    say(f"solving set {attempt}; cluster-autoscaler {greedy:,} node(s)")
     return Watch()
 
 
@@ -314,7 +313,7 @@ def _largest(cluster: Cluster, setup, candidates, options: ConsolidateOptions, g
         bound = min(int(solved.BestObjectiveBound() + 1e-6) // built.weight, len(moving))
         names = drain_order([n for n in moving if solved.Value(built.removed[n])], moving, built.touched)
         if say:
-            say(f"verifying set {len(attempts) + 1} ({len(names):,} node(s), {status}): one drain of the whole set")
+            say(f"verifying set {len(attempts) + 1} ({len(names):,} node(s), {status}): one drain of them all")
         verification = verify_removal(cluster, setup, names, now) if names else None
         attempts.append({"nodes": names, "status": status, "verified": verification is None
                          or verification["verified"], "verification": verification})
