@@ -11,6 +11,7 @@ nominated and un-nominated between steps."""
 from __future__ import annotations
 
 import copy
+import json
 import random
 
 import pytest
@@ -146,3 +147,63 @@ def test_kept_verdicts_and_scores_equal_a_fresh_evaluation_at_every_step(seed, a
     reused = [table for tables in kept.memo._by_class.values() for table in tables.values()
               if isinstance(table, Kept) and any(value is not MISSING for value in table.values)]
     assert reused, "the kept verdicts were never used"
+
+
+def _reading_alike(rng: random.Random) -> dict:
+    """A pod of one of many classes (labels, pod affinity, spreading, owner) that read few distinct values
+    of what the node-local plugins read; some differ only where a too coarse ``Plugin.reads`` would not
+    see it: a sidecar's requests, a host port, a node selector, a preferred zone, an image."""
+    pod = _template(rng)
+    spec = pod["spec"]
+    pod["metadata"]["labels"]["tier"] = rng.choice(("a", "b", "c"))
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "controller": True,
+                                           "name": f"rs-{rng.randrange(4)}", "uid": f"u{rng.randrange(4)}"}]
+    spec["containers"][0]["resources"]["requests"]["cpu"] = rng.choice(("250m", "1500m"))
+    roll = rng.random()
+    if roll < 0.2:  # the same requests, as a sidecar (counted) or a plain init container (not on top)
+        spec["initContainers"] = [{"name": "init", "image": "busybox", "restartPolicy": rng.choice(("Always", None)),
+                                   "resources": {"requests": {"cpu": "2", "memory": "64Mi"}}}]
+    elif roll < 0.3:
+        spec["containers"][0]["ports"] = [{"containerPort": 80, "hostPort": rng.choice((80, 81))}]
+    elif roll < 0.4:
+        spec["nodeSelector"] = {"topology.kubernetes.io/zone": rng.choice(("z0", "z1"))}
+    elif roll < 0.5:
+        spec.setdefault("affinity", {})["nodeAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "preference": {"matchExpressions": [
+                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": [rng.choice(("z1", "z2"))]}]}}]}
+    return pod
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("all_nodes", [False, True])
+def test_values_shared_by_classes_that_read_alike_equal_a_fresh_evaluation(seed, all_nodes, monkeypatch):
+    """Pods of many classes in turn: the node-local verdicts and raw scores one class computed serve the
+    others that read the same fields (``NodeMemo.shared``), and every step equals a fresh evaluation."""
+    if seed % 2:
+        monkeypatch.setattr(snapshot_module, "MAX_FEED", 4)
+    rng = random.Random(9100 + seed)
+    objects, _, config = generate_cluster(seed)
+    for obj in objects:
+        if obj["kind"] == "Node":
+            obj["metadata"]["labels"]["topology.kubernetes.io/zone"] = rng.choice(("z0", "z1", "z2"))
+    if all_nodes:
+        config = {**CONFIG, "percentageOfNodesToScore": 100}
+    kept, fresh = _placers(objects, config)
+    changes = _Changes(rng, objects)
+    classes = set()
+    for step in range(36):
+        if rng.random() < 0.2:
+            changes.apply([kept.snapshot, fresh.snapshot], kept.snapshot.cluster)
+        raw = _reading_alike(rng)
+        raw["metadata"]["name"] = f"pod-{step}"
+        answers = []
+        for placer in (kept, fresh):
+            pod = prepare_pods([(copy.deepcopy(raw), "pods")], placer.snapshot.cluster)[0]
+            placement, result = placer.place(pod)
+            answers.append((placement.to_dict(), placer.walk.start, result.to_dict()))
+        assert answers[0] == answers[1], f"step {step}"
+        classes.add(json.dumps([raw["metadata"]["labels"], raw["metadata"]["ownerReferences"], raw["spec"]],
+                               sort_keys=True))
+    shared = kept.memo._shared
+    assert shared and len(classes) > len({key[2] for key in shared if key[1][0] == "filter"}), \
+        "no two classes shared their node-local verdicts"

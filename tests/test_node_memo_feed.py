@@ -1,4 +1,5 @@
-"""The memo's values kept for a list of nodes (``kept``, and ``values`` and ``columns`` kept by position)
+"""The memo's values kept for a list of nodes (``kept``, and ``values`` kept by position, in a
+class's table or one shared by the classes that read alike)
 equal values computed afresh after every change a sequence or a what-if makes: the changed nodes are read
 from the snapshot's change feed (or from every node's generation when the feed started anew) after pods
 assumed and forgotten, forks reverted and committed, nodes updated, the list of nodes rebuilt (the nodes
@@ -57,8 +58,7 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
                              ("some", [ni for ni in snap.node_info_list if rng.random() < 0.7])):
             fresh = [per_node(ni) for ni in listed]
             assert memo.values(memo.table(owner, kind), listed, per_node) == fresh, (step, kind)
-            columns = memo.columns(memo.table(owner, ("columns", kind)), listed, lambda ni: (per_node(ni), 1), 2)
-            assert columns == [fresh, [1] * len(listed)], (step, kind)
+            assert memo.values(memo.shared(owner, kind, b"reads"), listed, per_node) == fresh, (step, kind)
             kept = memo.kept(owner, kind, listed, "key")
             assert all(value is MISSING or value == now for value, now in zip(kept.values, fresh)), (step, kind)
             kept.values[:] = fresh

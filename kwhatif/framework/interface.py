@@ -171,6 +171,10 @@ class Plugin:
     # True when the plugin's Filter verdict and raw Score for a node depend only on that node and the
     # pod (not on other nodes or pods): a sequence may then reuse them while the node is unchanged.
     node_local: bool = False
+    # A node-local plugin may say what its Filter and Score read of the pod: ``reads(pod)`` -> plain data
+    # (upstream's SignPod, unnormalized). Two pods equal in it get the same verdict and raw score on every
+    # node, so the engine shares them between pod classes; without it they are kept per pod class.
+    reads = None
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from itertools import repeat
 from operator import attrgetter
+
+import orjson
 
 from kwhatif.framework.config import EXTENSION_POINTS, PluginSetError, Profile, SchedulerSetup, plugins_by_point
 from kwhatif.framework.cycle_state import CycleState
@@ -246,8 +249,11 @@ class Framework:
         memo = self.memo
         if not memo or not self.local_filter_count:
             return None
-        table = memo.table(self, ("filter", frozenset(state.skip_filter_plugins)))
+        skip = state.skip_filter_plugins
         stop = self.local_filter_count
+        reads = _reads([pl for pl in self.points["filter"][:stop] if pl.name not in skip], pod)
+        kind = ("filter", frozenset(skip))
+        table = memo.table(self, kind) if reads is None else memo.shared(self, kind, reads)
         return memo.values(table, nodes, lambda ni: self.run_filter(state, pod, ni, 0, stop))
 
     def filter_key(self, state: CycleState):
@@ -364,17 +370,15 @@ class Framework:
         """Score, NormalizeScore and weights, per node and plugin (RunScorePlugins)."""
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
         memo = self.memo
-        # With a memo, the raw scores of all node-local plugins are kept together per unchanged node.
-        local = [pl for pl in plugins if pl.node_local] if memo else []
         local_columns: dict[str, list[int]] = {}
-        if local:
-            def local_scores(ni: NodeInfo) -> tuple[int, ...]:
-                return tuple(pl.score(state, pod, ni) for pl in local)
-
-            columns = memo.columns(memo.table(self, ("score", tuple(pl.name for pl in local))), nodes, local_scores,
-                                   len(local))
-            # copies: the memo changes its columns in place, and the scores are read later (NodeScores)
-            local_columns = {pl.name: list(column) for pl, column in zip(local, columns)}
+        if memo:  # each node-local plugin's raw scores, kept per unchanged node (shared by pods that read alike)
+            for pl in plugins:
+                if pl.node_local:
+                    reads = _reads((pl,), pod)
+                    kind = ("score", pl.name)
+                    table = memo.table(self, kind) if reads is None else memo.shared(self, kind, reads)
+                    # a copy: the memo changes its kept list in place, and the scores are read later (NodeScores)
+                    local_columns[pl.name] = list(memo.values(table, nodes, partial(pl.score, state, pod)))
         raw: list[list[int]] = []
         for pl in plugins:
             try:
@@ -423,6 +427,19 @@ class Framework:
 
     def has_score_plugins(self) -> bool:
         return bool(self.points["score"])
+
+
+def _reads(plugins, pod: PodInfo) -> bytes | None:
+    """What ``plugins`` read of the pod (``Plugin.reads``) as one key; None when one does not say."""
+    parts = []
+    for pl in plugins:
+        if pl.reads is None:
+            return None
+        parts.append(pl.reads(pod))
+    try:
+        return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not plain data
+        return None
 
 
 def _with_outcome(result: PostFilterResult | None, outcome) -> PostFilterResult | None:

@@ -8,6 +8,18 @@ from kwhatif.framework.gomath import go_div
 from kwhatif.framework.interface import NOTES_KEY, NodeScore
 
 
+def requests_read(pod) -> list:
+    """What a pod's requests are computed from (``Plugin.reads`` of the resource plugins): each container's
+    resources, each init container's with its restart policy (sidecars), the overhead, the pod-level
+    resources, and what the kubelet reports of them (in-place resize)."""
+    spec, status = pod.spec, pod.pod.get("status") or {}
+    return [[c.get("resources") for c in spec.get("containers") or ()],
+            [[c.get("resources"), c.get("restartPolicy")] for c in spec.get("initContainers") or ()],
+            spec.get("overhead"), spec.get("resources"), status.get("containerStatuses"),
+            status.get("initContainerStatuses"),
+            [c for c in status.get("conditions") or () if c.get("type") == "PodResizePending"]]
+
+
 def add_note(state, text: str) -> None:
     """A note for the report on what the attempt could not model (once per text)."""
     notes = state.read(NOTES_KEY)

@@ -120,6 +120,10 @@ class NodeAffinity(Plugin):
         preferred = added.get("preferredDuringSchedulingIgnoredDuringExecution")
         self.added_pref_terms = PreferredSchedulingTerms(preferred) if preferred else None
 
+    def reads(self, pod):
+        spec = pod.spec
+        return [spec.get("nodeSelector"), (spec.get("affinity") or {}).get("nodeAffinity")]
+
     def pre_filter(self, state, pod, nodes):
         spec = pod.spec
         required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(

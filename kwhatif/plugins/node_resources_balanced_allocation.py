@@ -9,6 +9,7 @@ import math
 from kwhatif.framework.gomath import go_div
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
 from kwhatif.plugins.args.node_resources_balanced_allocation import NodeResourcesBalancedAllocationArgs
+from kwhatif.plugins.helper import requests_read
 from kwhatif.plugins.resource_allocation import ResourceAllocationScorer
 from kwhatif.versions import BALANCED_ALLOCATION_CHANGE
 
@@ -53,6 +54,9 @@ class NodeResourcesBalancedAllocation(Plugin):
         self.scorer = ResourceAllocationScorer(
             self.args["resources"], balanced_resource_scorer, use_requested=True, feature_gates_applied=True,
             change_scorer=balance_change_scorer if self.features.has(BALANCED_ALLOCATION_CHANGE) else None)
+
+    def reads(self, pod):
+        return requests_read(pod)
 
     def pre_score(self, state, pod, nodes):
         requests = self.scorer.pod_request_list(pod)

@@ -9,7 +9,7 @@ from kwhatif.api.resources import pod_requests
 from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
 from kwhatif.framework.interface import Code, Plugin, Status
-from kwhatif.plugins.helper import add_note
+from kwhatif.plugins.helper import add_note, requests_read
 from kwhatif.plugins.resource_allocation import (
     ResourceAllocationScorer,
     least_allocated_scorer,
@@ -93,6 +93,9 @@ class NodeResourcesFit(Plugin):
         self.ignored_resources = set(self.args["ignoredResources"])
         self.ignored_resource_groups = set(self.args["ignoredResourceGroups"])
         self.scorer = build_scorer(self.args["scoringStrategy"])
+
+    def reads(self, pod):
+        return requests_read(pod)
 
     def pre_filter(self, state, pod, nodes):
         request = compute_pod_resource_request(pod)

@@ -14,6 +14,9 @@ PRE_SCORE_KEY = "PreScoreTaintToleration"
 class TaintToleration(Plugin):
     node_local = True
 
+    def reads(self, pod):
+        return pod.spec.get("tolerations")
+
     def filter(self, state, pod, node_info):
         if not node_info.taints:
             return None

@@ -4,13 +4,15 @@ A sequence (replicas of one pod, capacity) evaluates nearly the same question ag
 node changed since the last attempt. A value computed from a node's own state and the pod alone
 (a node-local Filter verdict, a raw score, the node's count of pods matching a spread selector) is
 kept with the node's ``generation`` and reused while the node has that generation and the pod to
-schedule is of the same class (the same pod apart from its name and UID) and the snapshot's
+schedule is of the same class (the same pod apart from its name and UID), or, for the node-local
+plugins' verdicts and raw scores, reads the same fields (``Plugin.reads``: requests, tolerations, node
+selector; ``shared``: pods of many workloads are alike there), and the snapshot's
 cluster-level objects (Services, namespaces, ...: ``objects_generation``) are the same. Every change of a
 node through the Snapshot gives it a new generation (its image states changing with another node's
 images too), and copies of nodes (preemption dry runs, nominated
 pods assumed) are never served from or stored in the memo, so a reused value is exactly the value a
 fresh computation would give; tests/test_sequence_incremental.py checks every step against one. Values kept
-by position for a whole list of nodes (``kept``, and ``values``/``columns`` given the same nodes again)
+by position for a whole list of nodes (``kept``, and ``values`` given the same nodes again)
 learn which nodes changed from the snapshot's change feed, not from a pass over every node. Nothing
 DynamicResources computes is kept: its Filter reads the snapshot's ResourceClaims (devices taken by pods
 on other nodes, network-attached devices shared by many nodes), so it runs in full at every step
@@ -37,8 +39,8 @@ MAX_CLASSES = 16
 MAX_SHAPES = 8  # lists of nodes whose shape (copy, positions, names) the memo shares between classes
 _generation = attrgetter("generation")
 _name = attrgetter("name")
-# A by-name table's keys for the values ``values`` and the columns ``columns`` keep by position.
-_POSITIONS, _COLUMNS = object(), object()
+# A by-name table's key for the values ``values`` keeps by position.
+_POSITIONS = object()
 MISSING = _MISSING = object()  # "not kept": a sentinel that no value equals (list.index finds it)
 
 
@@ -56,6 +58,9 @@ class NodeMemo:
     def __init__(self, snapshot, max_classes: int = MAX_CLASSES) -> None:
         self._snapshot = snapshot
         self.max_classes = max_classes
+        # (owner, kind, what the pod's plugins read, cluster-level objects) -> values by node name, shared
+        # by the classes whose pods read alike; the most recently used last, as many as classes are kept
+        self._shared: dict[tuple, dict[str, tuple[NodeInfo, int, object]]] = {}
         self._frameworks: list[tuple[tuple, object]] = []
         self._tables: dict[tuple, dict[str, tuple[NodeInfo, int, object]]] = {}
         # pod class -> its tables, the most recently used last
@@ -74,6 +79,7 @@ class NodeMemo:
         node_set = self._snapshot.node_set_generation
         if node_set != self._node_set_generation:
             self._by_class.clear()
+            self._shared.clear()
             self._shapes.clear()
             self._node_set_generation = node_set
         if cls is None:
@@ -98,6 +104,19 @@ class NodeMemo:
     def table(self, owner: object, kind) -> dict:
         """The values ``owner`` (a plugin, the framework) keeps under ``kind``, by node name."""
         return self._tables.setdefault((id(owner), kind), {})
+
+    def shared(self, owner: object, kind, reads: bytes) -> dict:
+        """The values ``owner`` keeps under ``kind`` for every pod whose plugins read ``reads`` of it
+        (``Plugin.reads``), by node name: a node's value depends on the node and on those fields alone, so
+        pods of different classes (other labels, owners, pod affinity) share it."""
+        key = (id(owner), kind, reads, self._snapshot.objects_generation)
+        table = self._shared.pop(key, None)
+        if table is None:
+            table = {}
+            while len(self._shared) >= self.max_classes:
+                del self._shared[next(iter(self._shared))]
+        self._shared[key] = table
+        return table
 
     def values(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object]) -> list:
         """``compute(node)`` for each node, reused from ``table`` where the node has not changed; kept by
@@ -157,23 +176,6 @@ class NodeMemo:
             value = out[index] = compute(ni)
             if live.get(ni.name) is ni:
                 table[ni.name] = (ni, ni.generation, value)
-
-    def columns(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], tuple], width: int
-                ) -> list[list]:
-        """``values`` (tuples of ``width`` values) as ``width`` columns, kept by position while the same
-        nodes are given again (the feasible nodes of a sequence scoring every node): only the nodes fed
-        since are looked up. Read-only for the caller."""
-        kept = self._kept_for(table, _COLUMNS, nodes)
-        if kept is not None:
-            columns = kept.values
-            for index in kept.changed(self._snapshot.changed_nodes):
-                for column, value in zip(columns, self.value(table, nodes[index], compute)):
-                    column[index] = value
-            return columns
-        rows = self._by_name(table, nodes, compute)
-        columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(width)]
-        self._keep(table, _COLUMNS, nodes, columns)
-        return columns
 
     def kept(self, owner: object, kind, nodes: list[NodeInfo], key) -> "Kept":
         """Values kept per position of ``nodes`` (the same list object from one attempt to the next, never
