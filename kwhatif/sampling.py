@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
+from weakref import WeakKeyDictionary
 
 LABEL_ZONE = "topology.kubernetes.io/zone"
 LABEL_REGION = "topology.kubernetes.io/region"
@@ -65,6 +66,11 @@ def walk(order: list, feasible: set[str], k: int) -> tuple[list, set[str]]:
     return sample, examined
 
 
+# The first node-tree order of a snapshot's node set, shared by the fresh schedulers that walk it (a
+# sweep's tasks): the same list, so values kept by position for it stay theirs (NodeMemo.kept).
+_FIRST_ORDERS: "WeakKeyDictionary" = WeakKeyDictionary()
+
+
 class NodeWalk:
     """What one kube-scheduler carries from cycle to cycle, shared by its profiles: ``nextStartNodeIndex``,
     the node-tree order it walks (kept while the snapshot's node set is unchanged), and the scheduling
@@ -85,11 +91,16 @@ class NodeWalk:
         key = (snapshot.node_set_generation, id(nodes), len(nodes))
         if key == self._key:
             return self._order
-        if self._zones is None:
-            self._order = node_tree_order(nodes)
-            self._zones = {}
-            for ni in sorted(nodes, key=lambda ni: ni.name):
-                self._zones.setdefault(zone_key(ni.labels), []).append(ni.name)
+        if self._zones is None:  # a fresh scheduler: the node tree of these nodes in name order
+            known = _FIRST_ORDERS.get(snapshot)
+            if known is None or known[0] != key:
+                zones: dict[str, list] = {}
+                for ni in sorted(nodes, key=lambda ni: ni.name):
+                    zones.setdefault(zone_key(ni.labels), []).append(ni)
+                known = _FIRST_ORDERS[snapshot] = (key, _round_robin(list(zones.values())),
+                                                   {zone: [ni.name for ni in group] for zone, group in zones.items()})
+            self._order = known[1]
+            self._zones = {zone: list(names) for zone, names in known[2].items()}
         else:
             by_name = {ni.name: ni for ni in nodes}
             zone_of = {ni.name: zone_key(ni.labels) for ni in nodes}

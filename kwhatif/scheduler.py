@@ -327,11 +327,12 @@ class Scheduler:
         for offset in range(0, len(nodes), FILTER_CHUNK):
             chunk = nodes[offset:offset + FILTER_CHUNK]
             local = fw.local_filter_statuses(state, pod, chunk)
+            late = fw.runs_late_filters(state)
             for index, ni in enumerate(chunk):
                 if local is None or fw.handle.nominated_pods_for_node(ni.name):
                     yield ni, fw.run_filter_with_nominated_pods(state, pod, ni)
                 else:  # the node-local verdict kept for an unchanged node, then the other plugins
-                    yield ni, local[index] or fw.run_filter(state, pod, ni, fw.local_filter_count)
+                    yield ni, local[index] or (fw.run_filter(state, pod, ni, fw.local_filter_count) if late else None)
 
     def _walk(self, state: CycleState, pod: PodInfo, candidates: list[NodeInfo], statuses: NodeToStatus,
               walk: NodeWalk, result: ScheduleResult, rejected_nominated: str | None) -> list[NodeInfo]:
@@ -383,7 +384,9 @@ class Scheduler:
         key = fw.filter_key(state)
         if key is None:
             return None
-        kept = fw.memo.kept(fw, "verdicts", order, key)
+        # With no later plugin running, a verdict is the node-local plugins' alone: pods that read alike share it.
+        shared = None if fw.runs_late_filters(state) else fw.local_filter_reads(state, pod)
+        kept = fw.memo.kept(fw, "verdicts", order, key, shared)
         for name in self._held_nodes():
             index = kept.position(name)
             if index is not None:
@@ -467,13 +470,14 @@ class Scheduler:
         nodes, values, previous = kept.nodes, kept.values, kept.previous
         todo = [nodes[p] for p in positions]
         local = fw.local_filter_statuses(state, pod, todo)
+        late = fw.runs_late_filters(state)
         found: list[Status | None] = []
         error = False
         for position, ni, local_status in zip(positions, todo, local or repeat(None)):
             if local is None or ni.name in held:
                 status = fw.run_filter_with_nominated_pods(state, pod, ni)
             else:  # the node-local verdict kept for an unchanged node, then the other plugins
-                status = local_status or fw.run_filter(state, pod, ni, fw.local_filter_count)
+                status = local_status or (fw.run_filter(state, pod, ni, fw.local_filter_count) if late else None)
             old = previous.pop(position, MISSING)
             if status is not None and status.code == Code.ERROR:
                 error = True

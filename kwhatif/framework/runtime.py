@@ -242,6 +242,11 @@ class Framework:
                 return status
         return None
 
+    def runs_late_filters(self, state: CycleState) -> bool:
+        """Whether a Filter plugin after the node-local ones runs for this cycle (PreFilter skipped none)."""
+        skip = state.skip_filter_plugins
+        return any(name not in skip for name, _ in self._late_filters)
+
     def local_filter_statuses(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]
                               ) -> list[Status | None] | None:
         """The verdicts of the leading node-local Filter plugins on ``nodes``, reused from the
@@ -249,12 +254,16 @@ class Framework:
         memo = self.memo
         if not memo or not self.local_filter_count:
             return None
-        skip = state.skip_filter_plugins
         stop = self.local_filter_count
-        reads = _reads([pl for pl in self.points["filter"][:stop] if pl.name not in skip], pod)
-        kind = ("filter", frozenset(skip))
+        reads = self.local_filter_reads(state, pod)
+        kind = ("filter", frozenset(state.skip_filter_plugins))
         table = memo.table(self, kind) if reads is None else memo.shared(self, kind, reads)
         return memo.values(table, nodes, lambda ni: self.run_filter(state, pod, ni, 0, stop))
+
+    def local_filter_reads(self, state: CycleState, pod: PodInfo) -> bytes | None:
+        """What the node-local Filter plugins that run read of the pod (None: one does not say)."""
+        skip = state.skip_filter_plugins
+        return _reads([pl for pl in self.points["filter"][:self.local_filter_count] if pl.name not in skip], pod)
 
     def filter_key(self, state: CycleState):
         """What a node's whole Filter verdict depends on besides the node, the pod's class and the pods

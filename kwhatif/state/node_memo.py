@@ -36,6 +36,7 @@ import orjson
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 MAX_CLASSES = 16
+SHARED_PER_CLASS = 4  # tables shared by classes that read alike, kept per class kept (filter + each scorer)
 MAX_SHAPES = 8  # lists of nodes whose shape (copy, positions, names) the memo shares between classes
 _generation = attrgetter("generation")
 _name = attrgetter("name")
@@ -59,7 +60,7 @@ class NodeMemo:
         self._snapshot = snapshot
         self.max_classes = max_classes
         # (owner, kind, what the pod's plugins read, cluster-level objects) -> values by node name, shared
-        # by the classes whose pods read alike; the most recently used last, as many as classes are kept
+        # by the classes whose pods read alike; the most recently used last
         self._shared: dict[tuple, dict[str, tuple[NodeInfo, int, object]]] = {}
         self._frameworks: list[tuple[tuple, object]] = []
         self._tables: dict[tuple, dict[str, tuple[NodeInfo, int, object]]] = {}
@@ -113,7 +114,7 @@ class NodeMemo:
         table = self._shared.pop(key, None)
         if table is None:
             table = {}
-            while len(self._shared) >= self.max_classes:
+            while len(self._shared) >= self.max_classes * SHARED_PER_CLASS:
                 del self._shared[next(iter(self._shared))]
         self._shared[key] = table
         return table
@@ -177,18 +178,23 @@ class NodeMemo:
             if live.get(ni.name) is ni:
                 table[ni.name] = (ni, ni.generation, value)
 
-    def kept(self, owner: object, kind, nodes: list[NodeInfo], key) -> "Kept":
-        """Values kept per position of ``nodes`` (the same list object from one attempt to the next, never
+    def kept(self, owner: object, kind, nodes: list[NodeInfo], key, shared: bytes | None = None) -> "Kept":
+        """Values kept per position of ``nodes`` (the same nodes from one attempt to the next, a list never
         changed: the node set unchanged) while ``key`` (what they depend on beyond each node and the pod's
         class) is equal: the positions whose node's generation changed read ``MISSING``, every position
         does when the list or the key differs. The caller computes the missing values and stores those
-        that are the node's alone (``Kept.values[index] = value``). A pass over the generations in C."""
+        that are the node's alone (``Kept.values[index] = value``). A pass over the generations in C.
+        ``shared``: the values depend on what the pod's plugins read of it (``shared``), not on its class,
+        and are kept for every class that reads alike."""
+        tables = self._tables if shared is None else self.shared(owner, ("kept", kind), shared)
         table = (id(owner), ("kept", kind))
-        kept: Kept | None = self._tables.get(table)
+        kept: Kept | None = tables.get(table)
         feed = self._snapshot.changed_nodes
-        if kept is None or kept.source is not nodes or kept.key != key:
-            kept = self._tables[table] = Kept(nodes, list(map(_generation, nodes)), key, feed, self._shape(nodes))
-        else:
+        if kept is None or kept.key != key or not (kept.source is nodes or (
+                len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)))):
+            kept = tables[table] = Kept(nodes, list(map(_generation, nodes)), key, feed, self._shape(nodes))
+        else:  # the same nodes (in another list: a sweep's next task walks them in a new scheduler)
+            kept.source = nodes
             values, previous = kept.values, kept.previous
             for index in kept.changed(feed):
                 if values[index] is not MISSING:
