@@ -297,10 +297,29 @@ def test_pooled_targets_are_a_relaxation_the_drain_decides(tmp_path):
         (["n0"], False, 1), (["m"], True, 0)]
     assert (optimal["status"], optimal["bound"], report["removable"]) == ("OPTIMAL", 1, ["m"])
     assert optimal["variables"] < 12  # 3 kinds on n0 and m (each could stay and take them) and one pool
+    assert optimal["pools"] == {"pools": 1, "nodes": 2, "relaxed": 1}
     code, single = cli("drain", "n0", "--rules", "cluster-autoscaler", "-c", path, "-o", "json")
     assert code == 1
     assert drained_alone(path, ["m"]) == report["verification"]["placements"]
     assert report["nodes"][1]["pods"] == [{"pod": "default/d-1", "node": report["verification"]["placements"]["default/d-1"]}]
+
+
+def test_a_pool_whose_nodes_each_have_room_for_everything_is_exact(tmp_path):
+    """t1 and t2 with 8 cpu: each alone takes every pod the pool may receive, so the pool loses nothing;
+    n0 and m both go, the first set verified (x's 7-cpu pod fits nowhere: something to solve)."""
+    d = pod("d-1", "m", "1")
+    d["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+    path = write_list(tmp_path / "c.json", [
+        node("n0", "10"), node("m", "4", taint="dedicated"), node("x", "16"), node("t1", "8", True),
+        node("t2", "8", True), pod("a-1", "n0", "1500m"), pod("b-1", "n0", "1400m"), pod("c-1", "n0", "1300m"), d,
+        pod("big-1", "x", "7"), pod("w-1", "t1", "1500m"), pod("v-1", "t2", "1500m")])
+    code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
+    assert code == 0 and report["optimal"]["pools"] == {"pools": 1, "nodes": 2, "relaxed": 0}
+    assert [(a["nodes"], a["verified"]) for a in report["optimal"]["attempts"]] == [(["n0", "m"], True)]
+    _, out = cli("drain", "--consolidate", "--optimal", "-c", path)
+    assert out.splitlines()[-1] == (
+        "Solver: OR-Tools CP-SAT, 5 kind(s) of pods, 17 variables, 2 nodes that stay in 1 pool(s) (0 relaxed), "
+        "1 set(s) solved (-o json: every set tried and the solver's time).")
 
 
 def test_no_pooling_when_a_constraint_counts_per_node(tmp_path):
@@ -322,6 +341,7 @@ def test_no_pooling_when_a_constraint_counts_per_node(tmp_path):
     optimal = report["optimal"]
     assert [(a["nodes"], a["verified"]) for a in optimal["attempts"]] == [(["m"], True)]
     assert (optimal["status"], optimal["bound"], report["removable"]) == ("OPTIMAL", 1, ["m"])
+    assert optimal["pools"] == {"pools": 0, "nodes": 0, "relaxed": 0}
 
 
 def test_a_status_line_while_solving_on_a_terminal(monkeypatch):

@@ -256,9 +256,12 @@ def optimal_lines(optimal: dict, short: Callable[[str], str]) -> list[str]:
                         if part) or "a pod lands on a removed node"
         lines.append(f"  excluded: {', '.join(short(n) for n in a['nodes'])} (the drain of the set: {why})")
     if optimal["attempts"] or optimal["status"] != "OPTIMAL":
+        pools = optimal["pools"]
+        pooled = (f", {pools['nodes']:,} nodes that stay in {pools['pools']:,} pool(s) ({pools['relaxed']:,} relaxed)"
+                  if pools["pools"] else "")
         lines.append(f"Solver: OR-Tools CP-SAT, {optimal['podTypes']} kind(s) of pods, {optimal['variables']:,} "
-                     f"variables, {len(optimal['attempts'])} set(s) solved (-o json: every set tried and the solver's "
-                     f"time).")
+                     f"variables{pooled}, {len(optimal['attempts'])} set(s) solved (-o json: every set tried and the "
+                     f"solver's time).")
     return lines
 
 
