@@ -279,17 +279,28 @@ def test_the_answer_is_the_largest_set_a_drain_verifies(seed, targets):
     assert optimal["greedy"]["verified"] is False or largest >= len(optimal["greedy"]["removable"])
 
 
-def test_pooled_targets_are_a_relaxation_the_drain_decides(tmp_path):
-    """t1 and t2 stay (scale-down-disabled) and take the same pods in the same domains: the model pools
-    them, 5 free cpu. n0's pods (1.5, 1.4 and 1.3 cpu) fit that sum, but only one fits on each node (m is
-    tainted for d-1 only): the drain of n0 leaves one Pending, the set is cut, and m goes (d-1 to t1 or
-    t2). The bound stays a bound: the pooled model never excludes a set the exact one allows."""
+def pool_cluster(tmp_path, target_cpu: str = "4", a_spread_over_hostnames: bool = False,
+                 extra: tuple = ()) -> str:
+    """n0 (10 cpu): a-1, b-1, c-1 (1.5, 1.4, 1.3 cpu); m (4 cpu, tainted for d-1 only): d-1 (1 cpu);
+    t1 and t2 stay (scale-down-disabled, ``target_cpu`` each, 1.5 cpu used): the model pools them."""
+    a = pod("a-1", "n0", "1500m")
+    if a_spread_over_hostnames:
+        a["spec"]["topologySpreadConstraints"] = [{"maxSkew": 5, "topologyKey": "kubernetes.io/hostname",
+                                                   "whenUnsatisfiable": "DoNotSchedule",
+                                                   "labelSelector": {"matchLabels": {"app": "a"}}}]
     d = pod("d-1", "m", "1")
     d["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
-    path = write_list(tmp_path / "c.json", [
-        node("n0", "10"), node("m", "4", taint="dedicated"), node("t1", "4", True), node("t2", "4", True),
-        pod("a-1", "n0", "1500m"), pod("b-1", "n0", "1400m"), pod("c-1", "n0", "1300m"), d,
-        pod("w-1", "t1", "1500m"), pod("v-1", "t2", "1500m")])
+    return write_list(tmp_path / "c.json", [
+        node("n0", "10"), node("m", "4", taint="dedicated"), node("t1", target_cpu, True),
+        node("t2", target_cpu, True), a, pod("b-1", "n0", "1400m"), pod("c-1", "n0", "1300m"), d,
+        pod("w-1", "t1", "1500m"), pod("v-1", "t2", "1500m"), *extra])
+
+
+def test_pooled_targets_are_a_relaxation_the_drain_decides(tmp_path):
+    """The pool of t1 and t2 has 5 free cpu. n0's pods fit that sum, but only one fits on each node: the
+    drain of n0 leaves one Pending, the set is cut, and m goes (d-1 to t1 or t2). The bound stays a
+    bound: the pooled model never excludes a set the exact one allows."""
+    path = pool_cluster(tmp_path)
     code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
     assert code == 0
     optimal = report["optimal"]
@@ -299,20 +310,16 @@ def test_pooled_targets_are_a_relaxation_the_drain_decides(tmp_path):
     assert optimal["variables"] < 12  # 3 kinds on n0 and m (each could stay and take them) and one pool
     assert optimal["pools"] == {"pools": 1, "nodes": 2, "relaxed": 1}
     code, single = cli("drain", "n0", "--rules", "cluster-autoscaler", "-c", path, "-o", "json")
-    assert code == 1
+    assert code == 1 and sum(1 for p in single["pods"] if p["recreated"] and not p["placement"]["node"]) == 1
     assert drained_alone(path, ["m"]) == report["verification"]["placements"]
-    assert report["nodes"][1]["pods"] == [{"pod": "default/d-1", "node": report["verification"]["placements"]["default/d-1"]}]
+    went = report["verification"]["placements"]["default/d-1"]
+    assert report["nodes"][1]["pods"] == [{"pod": "default/d-1", "node": went}]
 
 
 def test_a_pool_whose_nodes_each_have_room_for_everything_is_exact(tmp_path):
     """t1 and t2 with 8 cpu: each alone takes every pod the pool may receive, so the pool loses nothing;
     n0 and m both go, the first set verified (x's 7-cpu pod fits nowhere: something to solve)."""
-    d = pod("d-1", "m", "1")
-    d["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
-    path = write_list(tmp_path / "c.json", [
-        node("n0", "10"), node("m", "4", taint="dedicated"), node("x", "16"), node("t1", "8", True),
-        node("t2", "8", True), pod("a-1", "n0", "1500m"), pod("b-1", "n0", "1400m"), pod("c-1", "n0", "1300m"), d,
-        pod("big-1", "x", "7"), pod("w-1", "t1", "1500m"), pod("v-1", "t2", "1500m")])
+    path = pool_cluster(tmp_path, "8", extra=(node("x", "16"), pod("big-1", "x", "7")))
     code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
     assert code == 0 and report["optimal"]["pools"] == {"pools": 1, "nodes": 2, "relaxed": 0}
     assert [(a["nodes"], a["verified"]) for a in report["optimal"]["attempts"]] == [(["n0", "m"], True)]
@@ -326,16 +333,7 @@ def test_no_pooling_when_a_constraint_counts_per_node(tmp_path):
     """The same cluster, a-1 spread over hostnames: each node is a domain, and a pool would leave its
     nodes out of the minimum (no relaxation), so every node is its own target and the model is exact:
     n0 is never proposed."""
-    d = pod("d-1", "m", "1")
-    d["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
-    a = pod("a-1", "n0", "1500m")
-    a["spec"]["topologySpreadConstraints"] = [{"maxSkew": 5, "topologyKey": "kubernetes.io/hostname",
-                                               "whenUnsatisfiable": "DoNotSchedule",
-                                               "labelSelector": {"matchLabels": {"app": "a"}}}]
-    path = write_list(tmp_path / "c.json", [
-        node("n0", "10"), node("m", "4", taint="dedicated"), node("t1", "4", True), node("t2", "4", True),
-        a, pod("b-1", "n0", "1400m"), pod("c-1", "n0", "1300m"), d, pod("w-1", "t1", "1500m"),
-        pod("v-1", "t2", "1500m")])
+    path = pool_cluster(tmp_path, a_spread_over_hostnames=True)
     code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
     assert code == 0
     optimal = report["optimal"]
