@@ -275,14 +275,15 @@ def is_recreated(pod: dict) -> bool:
     return controller_of(pod) is not None and not is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES
 
 
-def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None) -> Scenario:
+def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None, budgets: Budgets | None = None) -> Scenario:
     """A scenario over a copy of ``cluster``'s lists (objects are shared until a change replaces them).
     ``snapshot``: a snapshot of ``cluster`` the scenario changes as its state (a fork the caller
-    reverts), instead of one built when first needed."""
+    reverts), instead of one built when first needed; ``budgets``: ``cluster``'s budgets, whose index
+    the scenario's share (a sweep's base)."""
     lists = {f.name: list(getattr(cluster, f.name)) for f in dataclasses.fields(cluster)
              if isinstance(getattr(cluster, f.name), list)}
     changed = dataclasses.replace(cluster, **lists, metadata=dict(cluster.metadata))
-    scenario = Scenario(changed, budgets=Budgets(changed))
+    scenario = Scenario(changed, budgets=Budgets(changed) if budgets is None else budgets.on(changed))
     if snapshot is not None:  # it reads the scenario's objects from now on: those it read, until a change
         snapshot.set_cluster(changed, same_objects=snapshot.cluster is cluster)
         scenario.snapshot = snapshot

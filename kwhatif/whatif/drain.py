@@ -94,14 +94,16 @@ class DrainReport:
 
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
           setup=None, clock: Callable[[], datetime] = utc_now, memo=None,
-          start_time: Callable[[], datetime | None] | None = None) -> DrainReport:
+          start_time: Callable[[], datetime | None] | None = None,
+          pods_on: Callable[[str], list[dict]] | None = None) -> DrainReport:
     """Drain ``nodes`` (each once, in the order given) or the nodes ``selector`` picks in ``scenario``'s
     cluster, changing it. The drain happens when the cluster was captured, else at the ``clock``'s now.
     The drain changes the scenario's state (``Scenario``: cordons, evictions and the replacements' bindings
     made on its snapshot and its exported cluster at once). ``memo``: the engine's memo of the scenario's
     snapshot, a fork the caller keeps the memo across (a sweep: ``new_scenario(cluster, snapshot)``);
     ``start_time``: the cluster's latest pod start time when the replacements' placement begins, if the
-    caller knows it."""
+    caller knows it; ``pods_on``: the pods bound to a node of the scenario's cluster (in its order), if
+    the caller knows them without a pass over every pod (a sweep's base, which the scenario starts from)."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
@@ -122,7 +124,10 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
                          features=setup.features if setup is not None else DEFAULT)
     removed = frozenset(names) if options.rules == "cluster-autoscaler" else frozenset()
     run = _DrainRun(report, Placer(scenario, setup, skip=removed, memo=memo, start_time=start_time), now)
-    on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
+    if pods_on is None:
+        on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
+    else:
+        on_nodes = {name: _selected_pods(pods_on(name), options.pod_selector) for name in names}
     for name in names:
         if run.waiting_on is not None:
             report.not_reached[name] = run.waiting_on

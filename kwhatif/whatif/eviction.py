@@ -91,6 +91,13 @@ class Budgets:
             else:
                 rest.append((i, selector))
 
+    def on(self, cluster: Cluster) -> Budgets:
+        """These budgets on ``cluster``, a copy of this one's lists (a scenario starting from it): the
+        index of the selectors is shared, not built again (a sweep's tasks)."""
+        budgets = Budgets.__new__(Budgets)
+        budgets.cluster, budgets._copied, budgets._by_namespace = cluster, set(), self._by_namespace
+        return budgets
+
     def matching(self, pod: dict) -> list[int]:
         """Indexes of the budgets selecting ``pod``, in order (same namespace; nil or empty selectors
         select nothing)."""

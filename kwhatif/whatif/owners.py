@@ -19,15 +19,20 @@ class Owners:
                 self._rs_owner[(meta.get("namespace") or "default", meta.get("name", ""))] = ref
 
     def of(self, pi: PodInfo) -> str:
-        ref = _controller_ref(pi.pod.get("metadata") or {})
+        return self.of_pod(pi.pod)
+
+    def of_pod(self, pod: dict) -> str:
+        """``of`` for a pod as data (no PodInfo made for it: a sweep reads thousands)."""
+        meta = pod.get("metadata") or {}
+        ref = _controller_ref(meta)
         if ref is None:
             return ""
         kind, name = ref.get("kind", ""), ref.get("name", "")
         if kind == "ReplicaSet":
-            parent = self._rs_owner.get((pi.namespace, name))
+            parent = self._rs_owner.get((meta.get("namespace") or "default", name))
             if parent is not None:
                 kind, name = parent.get("kind", ""), parent.get("name", "")
-            elif (pod_hash := pi.labels.get("pod-template-hash")) and name.endswith("-" + pod_hash):
+            elif (pod_hash := (meta.get("labels") or {}).get("pod-template-hash")) and name.endswith("-" + pod_hash):
                 # The ReplicaSet is not in the dump; the Deployment controller names it <deployment>-<hash>.
                 kind, name = "Deployment", name[: -len(pod_hash) - 1]
         return f"{kind}/{name}"

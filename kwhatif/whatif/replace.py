@@ -11,7 +11,6 @@ so a question asked afterwards sees the same cluster.
 
 from __future__ import annotations
 
-import copy
 from datetime import datetime
 from typing import Callable
 
@@ -29,10 +28,11 @@ _NOT_FROM_TEMPLATE_SPEC = ("nodeName", "ephemeralContainers")
 
 def replacement(pod: dict) -> dict:
     """The pod its controller creates after ``pod`` went: what the template gives it (the same manifest
-    without what the cluster added), not bound, no status."""
+    without what the cluster added), not bound, no status. Its nested objects are ``pod``'s: read-only
+    (``Placer.place`` admits a copy, as any pod is admitted)."""
     meta = {k: v for k, v in (pod.get("metadata") or {}).items() if k not in _NOT_FROM_TEMPLATE_META}
     spec = {k: v for k, v in (pod.get("spec") or {}).items() if k not in _NOT_FROM_TEMPLATE_SPEC}
-    return copy.deepcopy({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
 class Placer:

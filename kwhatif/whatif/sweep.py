@@ -28,14 +28,13 @@ from kwhatif.framework.config import SchedulerSetup
 from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.node_memo import MAX_CLASSES, NodeMemo
-from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif.changes import (Change, apply_changes, is_daemonset_pod, is_mirror_pod, is_recreated,
                                     new_scenario)
 from kwhatif.whatif.drain import drain
 from kwhatif.whatif.drain_rules import (DAEMONSET_FATAL, LOCAL_STORAGE_FATAL, UNMANAGED_FATAL, DrainOptions,
                                         drain_time)
-from kwhatif.whatif.eviction import pod_key, pod_phase
+from kwhatif.whatif.eviction import Budgets, pod_key, pod_phase
 from kwhatif.whatif.owners import Owners
 from kwhatif.whatif.replace import place_displaced
 from kwhatif.whatif.sequence import start_moment
@@ -72,12 +71,26 @@ class SweepBase:
         self._replicas: dict[tuple[str, str], int] | None = None
         self._memo: NodeMemo | None = None
         self._starts: list[tuple[str, dict]] | None = None
+        self._budgets: Budgets | None = None
+        self._owners: Owners | None = None
 
     def memo(self) -> NodeMemo:
         """The engine's memo of the base snapshot, kept by this process from one task to the next."""
         if self._memo is None:
             self._memo = NodeMemo(self.snapshot, memo_classes(self.snapshot.num_nodes()))
         return self._memo
+
+    def budgets(self) -> Budgets:
+        """The cluster's budgets, their selectors indexed once for every task's scenario."""
+        if self._budgets is None:
+            self._budgets = Budgets(self.cluster)
+        return self._budgets
+
+    def owners(self) -> Owners:
+        """The workloads of the cluster's pods (its ReplicaSets read once)."""
+        if self._owners is None:
+            self._owners = Owners(self.cluster)
+        return self._owners
 
     def pods_on(self, node: str) -> list[dict]:
         if self._pods_on is None:
@@ -105,7 +118,7 @@ class SweepBase:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._pods_on = self._replicas = self._memo = self._starts = None
+        self._pods_on = self._replicas = self._memo = self._starts = self._budgets = self._owners = None
 
 
 def memo_classes(nodes: int) -> int:
@@ -214,10 +227,11 @@ def drain_node(base: SweepBase, node: str) -> dict:
     """One node drained alone (the ``drain`` engine on a fork of the base snapshot), as plain data:
     its pods, evictions, blockers, and the re-created pods that stay Pending and why."""
     with base.snapshot.forked() as snapshot:
-        scenario = new_scenario(base.cluster, snapshot)
+        scenario = new_scenario(base.cluster, snapshot, base.budgets())
         try:
             report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
-                           memo=base.memo(), start_time=lambda: base.latest_start(node, scenario.cluster))
+                           memo=base.memo(), start_time=lambda: base.latest_start(node, scenario.cluster),
+                           pods_on=base.pods_on)
         except KwhatifError as exc:  # this node's question has no answer (the single drain says the same)
             return {**node_summary({"pods": [], "safe": False}, node), "blocker": "error", "error": str(exc)}
         return node_summary(report.to_dict(), node)
@@ -286,14 +300,14 @@ def lose_domain(base: SweepBase, task: tuple[str, str, tuple[str, ...]]) -> dict
 
 
 def domain_summary(base: SweepBase, value: str, names: tuple[str, ...], on_nodes: list[dict], scenario) -> dict:
-    owners = Owners(base.cluster)
+    owners = base.owners()
     running = [pod for pod in on_nodes if pod_phase(pod) not in TERMINAL_PHASES]
     placed = {r["pod"]: r["placement"] for r in scenario.replaced}
     workloads: dict[tuple[str, str], dict] = {}
     for pod in running:
         if not is_recreated(pod):
             continue
-        key = ((pod.get("metadata") or {}).get("namespace") or "default", owners.of(PodInfo(pod)))
+        key = ((pod.get("metadata") or {}).get("namespace") or "default", owners.of_pod(pod))
         row = workloads.setdefault(key, {"namespace": key[0], "workload": key[1], "replicas": 0, "lost": 0,
                                          "placed": 0, "pending": 0})
         row["lost"] += 1
@@ -333,7 +347,7 @@ def _replicas(base: SweepBase, owners: Owners) -> dict[tuple[str, str], int]:
         counts: dict[tuple[str, str], int] = {}
         for pod in base.cluster.pods:
             if (pod.get("spec") or {}).get("nodeName") and is_recreated(pod):
-                key = ((pod.get("metadata") or {}).get("namespace") or "default", owners.of(PodInfo(pod)))
+                key = ((pod.get("metadata") or {}).get("namespace") or "default", owners.of_pod(pod))
                 counts[key] = counts.get(key, 0) + 1
         base._replicas = counts
     return base._replicas
