@@ -27,10 +27,12 @@ from kwhatif.framework.interface import (
 )
 from kwhatif.framework.registry import extends, plugin_class
 from kwhatif.framework.types import NodeToStatus
+from kwhatif.state.node_memo import node_generation
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 _SUCCESS = Code.SUCCESS
 _name = attrgetter("name")
+_generation = attrgetter("generation")
 
 
 @dataclass(slots=True)
@@ -255,10 +257,23 @@ class Framework:
         if not memo or not self.local_filter_count:
             return None
         stop = self.local_filter_count
+        skip = frozenset(state.skip_filter_plugins)
         reads = self.local_filter_reads(state, pod)
-        kind = ("filter", frozenset(state.skip_filter_plugins))
-        table = memo.table(self, kind) if reads is None else memo.shared(self, kind, reads)
-        return memo.values(table, nodes, lambda ni: self.run_filter(state, pod, ni, 0, stop))
+        table = memo.table(self, ("filter", skip)) if reads is None else memo.shared(self, ("filter", skip), reads)
+        # The leading plugins that read the node object alone: their verdict outlasts pods placed on the node.
+        split = 0
+        while split < stop and (self.points["filter"][split].reads_node_only or self._filters[split][0] in skip):
+            split += 1
+        node_reads = _reads([pl for pl in self.points["filter"][:split] if pl.name not in skip], pod)
+        if reads is None or node_reads is None or split == stop:
+            return memo.values(table, nodes, lambda ni: self.run_filter(state, pod, ni, 0, stop))
+        node_table = memo.shared(self, ("filter", "node", skip), node_reads)
+
+        def verdict(ni: NodeInfo) -> Status | None:
+            return (memo.value(node_table, ni, lambda ni: self.run_filter(state, pod, ni, 0, split), node_generation)
+                    or self.run_filter(state, pod, ni, split, stop))
+
+        return memo.values(table, nodes, verdict)
 
     def local_filter_reads(self, state: CycleState, pod: PodInfo) -> bytes | None:
         """What the node-local Filter plugins that run read of the pod (None: one does not say)."""
@@ -386,8 +401,9 @@ class Framework:
                     reads = _reads((pl,), pod)
                     kind = ("score", pl.name)
                     table = memo.table(self, kind) if reads is None else memo.shared(self, kind, reads)
+                    changed = node_generation if pl.reads_node_only and reads is not None else _generation
                     # a copy: the memo changes its kept list in place, and the scores are read later (NodeScores)
-                    local_columns[pl.name] = list(memo.values(table, nodes, partial(pl.score, state, pod)))
+                    local_columns[pl.name] = list(memo.values(table, nodes, partial(pl.score, state, pod), changed))
         raw: list[list[int]] = []
         for pl in plugins:
             try:

@@ -111,6 +111,7 @@ class RequiredNodeAffinity:
 class NodeAffinity(Plugin):
     args_type = NodeAffinityArgs
     node_local = True
+    reads_node_only = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)

@@ -7,6 +7,7 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 class NodeName(Plugin):
     node_local = True
+    reads_node_only = True
 
     def reads(self, pod):
         return pod.spec.get("nodeName")

@@ -9,6 +9,7 @@ _UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "No
 
 class NodeUnschedulable(Plugin):
     node_local = True
+    reads_node_only = True
 
     def reads(self, pod):
         return pod.spec.get("tolerations")

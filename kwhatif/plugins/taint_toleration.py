@@ -13,6 +13,7 @@ PRE_SCORE_KEY = "PreScoreTaintToleration"
 
 class TaintToleration(Plugin):
     node_local = True
+    reads_node_only = True
 
     def reads(self, pod):
         return pod.spec.get("tolerations")

@@ -39,6 +39,8 @@ MAX_CLASSES = 16
 SHARED_PER_CLASS = 4  # tables shared by classes that read alike, kept per class kept (filter + each scorer)
 MAX_SHAPES = 8  # lists of nodes whose shape (copy, positions, names) the memo shares between classes
 _generation = attrgetter("generation")
+# The generation a value read from the node object alone depends on (Plugin.reads_node_only).
+node_generation = attrgetter("node_generation")
 _name = attrgetter("name")
 # A by-name table's key for the values ``values`` keeps by position.
 _POSITIONS = object()
@@ -119,17 +121,19 @@ class NodeMemo:
         self._shared[key] = table
         return table
 
-    def values(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object]) -> list:
+    def values(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object],
+               generation=_generation) -> list:
         """``compute(node)`` for each node, reused from ``table`` where the node has not changed; kept by
         position while the same nodes are given again (a sequence scoring every node): then only the
-        nodes fed since are looked up. Read-only for the caller."""
+        nodes fed since are looked up. Read-only for the caller. ``generation``: what says the node
+        changed (``node_generation``: values of the node object alone)."""
         kept = self._kept_for(table, _POSITIONS, nodes)
         if kept is not None:
             values = kept.values
             for index in kept.changed(self._snapshot.changed_nodes):
-                values[index] = self.value(table, nodes[index], compute)
+                values[index] = self.value(table, nodes[index], compute, generation)
             return values
-        values = self._by_name(table, nodes, compute)
+        values = self._by_name(table, nodes, compute, generation)
         self._keep(table, _POSITIONS, nodes, values)
         return values
 
@@ -161,10 +165,11 @@ class NodeMemo:
         else:
             table.pop(key, None)
 
-    def _by_name(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object]) -> list:
+    def _by_name(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object],
+                 generation=_generation) -> list:
         get = table.get
         # One comprehension for the kept values (a sequence step finds nearly all), then the rest.
-        out = [entry[2] if (entry := get(ni.name)) is not None and entry[0] is ni and entry[1] == ni.generation
+        out = [entry[2] if (entry := get(ni.name)) is not None and entry[0] is ni and entry[1] == generation(ni)
                else _MISSING for ni in nodes]
         live = self._snapshot.node_info_map
         index = -1
@@ -176,7 +181,7 @@ class NodeMemo:
             ni = nodes[index]
             value = out[index] = compute(ni)
             if live.get(ni.name) is ni:
-                table[ni.name] = (ni, ni.generation, value)
+                table[ni.name] = (ni, generation(ni), value)
 
     def kept(self, owner: object, kind, nodes: list[NodeInfo], key, shared: bytes | None = None) -> "Kept":
         """Values kept per position of ``nodes`` (the same nodes from one attempt to the next, a list never
@@ -213,13 +218,13 @@ class NodeMemo:
             del self._shapes[next(iter(self._shapes))]
         return shape
 
-    def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object]):
+    def value(self, table: dict, ni: NodeInfo, compute: Callable[[NodeInfo], object], generation=_generation):
         entry = table.get(ni.name)
-        if entry is not None and entry[0] is ni and entry[1] == ni.generation:
+        if entry is not None and entry[0] is ni and entry[1] == generation(ni):
             return entry[2]
         value = compute(ni)
         if self._snapshot.node_info_map.get(ni.name) is ni:
-            table[ni.name] = (ni, ni.generation, value)
+            table[ni.name] = (ni, generation(ni), value)
         return value
 
 

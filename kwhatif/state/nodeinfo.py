@@ -411,7 +411,7 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "labels", "taints", "unschedulable", "allocatable", "pods", "pods_with_affinity",
                  "pods_with_required_anti_affinity", "used_ports", "requested", "non_zero_requested",
-                 "image_states", "pvc_ref_counts", "generation", "_by_namespace")
+                 "image_states", "pvc_ref_counts", "generation", "node_generation", "_by_namespace")
 
     def __init__(self, node: dict, allocatable: Resource) -> None:
         meta = node.get("metadata") or {}
@@ -430,8 +430,10 @@ class NodeInfo:
         self.non_zero_requested = Resource()
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
-        # Set by the Snapshot whenever the node or its pods change (the cache's NodeInfo.Generation).
+        # Set by the Snapshot whenever the node or its pods change (the cache's NodeInfo.Generation), and
+        # whenever the node object changes (labels, taints, unschedulable, allocatable): not for its pods.
         self.generation = 0
+        self.node_generation = 0
         self._by_namespace: dict[str, list[PodInfo]] | None = None  # pods_in's groups, until the pods change
 
     def pods_in(self, namespace: str) -> list[PodInfo]:
@@ -540,6 +542,7 @@ class NodeInfo:
         out.image_states = self.image_states
         out.pvc_ref_counts = dict(self.pvc_ref_counts)
         out.generation = self.generation
+        out.node_generation = self.node_generation
         out._by_namespace = self._by_namespace  # never changed once made: shared until either node's pods change
         return out
 

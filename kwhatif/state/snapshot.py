@@ -263,6 +263,7 @@ class Snapshot:
         self._node_set_changed(images=False)
         for ni in added:
             self._touch(ni)
+            ni.node_generation = ni.generation
         return added
 
     def update_node(self, node: dict) -> NodeInfo:
@@ -272,6 +273,7 @@ class Snapshot:
         if ni is None:
             raise KeyError(f"node {name} does not exist")
         self._touch(ni)
+        ni.node_generation = ni.generation
         images_changed = (ni.node.get("status") or {}).get("images") != (node.get("status") or {}).get("images")
         fresh = NodeInfo(node, _allocatable(node))
         ni.node, ni.labels, ni.taints = fresh.node, fresh.labels, fresh.taints
