@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from itertools import compress
+from operator import is_not
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
 from kwhatif.api import labels as labelsel
@@ -120,60 +122,128 @@ class StartTimes:
 
 # --- PodDisruptionBudgets -----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class PDB:
-    """The parts of a PodDisruptionBudget preemption reads."""
-
-    key: str
-    namespace: str
-    selector: labelsel.Selector
-    disruptions_allowed: int
-    disrupted_pods: frozenset[str]
+_SELECTED_KEPT = 1 << 18  # pods whose selecting budgets are kept
 
 
-class PDBIndex:
-    """The cluster's PDBs that can match a pod (a nil, empty or invalid selector matches nothing),
-    with each pod's matching budgets computed once per preemption attempt rather than per node."""
+class _BudgetShapes:
+    """What preemption reads of the cluster's PDBs that charging them never changes: names, namespaces
+    and parsed selectors (a nil, empty or invalid selector matches nothing), indexed so that a pod is
+    checked against a handful of budgets, and each pod's selecting budgets. Built once per list of PDBs
+    and kept while later lists hold the same budgets (``budget_shapes``); their status (disruptionsAllowed,
+    disruptedPods, changed in place as a drain charges them) is read at each attempt."""
 
-    def __init__(self, raw_pdbs: Iterable[Mapping]) -> None:
-        self.pdbs: list[PDB] = []
+    __slots__ = ("raws", "keys", "_by_pair", "_unindexed", "_selectors", "_selected")
+
+    def __init__(self, raws: tuple[Mapping, ...]) -> None:
+        self.raws = raws
+        self.keys: list[str] = []
+        self._selectors: dict[int, labelsel.Selector] = {}
         self._by_pair: dict[tuple[str, str, str], list[int]] = {}
         self._unindexed: dict[str, list[int]] = {}
-        self._matches: dict[str, tuple[int, ...]] = {}
-        for raw in raw_pdbs:
+        # pod key -> (its labels, indices of the budgets selecting it in cluster order)
+        self._selected: dict[str, tuple[Mapping, tuple[int, ...]]] = {}
+        for i, raw in enumerate(raws):
+            meta = raw.get("metadata") or {}
+            namespace = meta.get("namespace") or "default"
+            self.keys.append(f"{namespace}/{meta.get('name', '')}")
             selector = labelsel.disruption_budget_selector(raw)
             if selector is None:
                 continue
-            meta = raw.get("metadata") or {}
-            status = raw.get("status") or {}
-            namespace = meta.get("namespace") or "default"
-            # A budget with matchLabels can only match pods carrying its first pair: index it there,
-            # so a pod is checked against a handful of budgets, not every budget of its namespace.
-            match_labels = (selector.source or {}).get("matchLabels") or {}
-            if match_labels:
-                key = min(match_labels)
-                self._by_pair.setdefault((namespace, key, str(match_labels[key])), []).append(len(self.pdbs))
+            self._selectors[i] = selector
+            # Every pod a selector matches holds its first equal pair: the budget is indexed there.
+            pairs = selector.equal_pairs
+            if pairs:
+                self._by_pair.setdefault((namespace, *pairs[0]), []).append(i)
             else:
-                self._unindexed.setdefault(namespace, []).append(len(self.pdbs))
-            self.pdbs.append(PDB(f"{namespace}/{meta.get('name', '')}", namespace, selector,
-                                 int(status.get("disruptionsAllowed") or 0),
-                                 frozenset(status.get("disruptedPods") or {})))
+                self._unindexed.setdefault(namespace, []).append(i)
+
+    def with_raws(self, raws: tuple[Mapping, ...]) -> "_BudgetShapes":
+        """The same shapes for another list of the same budgets (their status may differ)."""
+        out = object.__new__(_BudgetShapes)
+        out.raws, out.keys, out._by_pair, out._unindexed = raws, self.keys, self._by_pair, self._unindexed
+        out._selectors, out._selected = self._selectors, self._selected
+        return out
+
+    def selecting(self, pi: PodInfo) -> tuple[int, ...]:
+        """Indices of the budgets whose selector matches ``pi`` (same namespace), in cluster order."""
+        labels = pi.labels
+        kept = self._selected.get(pi.key)
+        if kept is not None and (kept[0] is labels or kept[0] == labels):
+            return kept[1]
+        found: tuple[int, ...] = ()
+        if labels:  # a pod without labels matches no PDB
+            ns = pi.namespace
+            candidates = list(self._unindexed.get(ns, ()))
+            for key, value in labels.items():
+                candidates += self._by_pair.get((ns, key, value), ())
+            candidates.sort()
+            selectors = self._selectors
+            found = tuple(i for i in candidates if selectors[i].matches(labels))
+        if len(self._selected) >= _SELECTED_KEPT:
+            self._selected.clear()
+        self._selected[pi.key] = (labels, found)
+        return found
+
+
+def _same_budget(a: Mapping, b: Mapping) -> bool:
+    """Whether two PDB objects have the same name, namespace and selector (their status aside)."""
+    meta_a, meta_b = a.get("metadata") or {}, b.get("metadata") or {}
+    return (meta_a.get("namespace") == meta_b.get("namespace") and meta_a.get("name") == meta_b.get("name")
+            and (a.get("spec") or {}).get("selector") == (b.get("spec") or {}).get("selector"))
+
+
+_last_shapes: _BudgetShapes | None = None
+
+
+def budget_shapes(raw_pdbs: Iterable[Mapping]) -> _BudgetShapes:
+    """The shapes of these PDBs: the last ones built when they are of the same budgets (the same objects,
+    or a drain's copies of some with only their status changed), else built anew. Preemption attempts
+    (every pod that finds no room, in every task of a sweep) then read thousands of budgets for the cost
+    of one identity pass instead of parsing each again."""
+    global _last_shapes
+    raws = tuple(raw_pdbs)
+    last = _last_shapes
+    if last is not None and len(last.raws) == len(raws):
+        changed = list(compress(range(len(raws)), map(is_not, last.raws, raws)))
+        if not changed:
+            return last
+        if all(_same_budget(last.raws[i], raws[i]) for i in changed):
+            shapes = _last_shapes = last.with_raws(raws)
+            return shapes
+    shapes = _last_shapes = _BudgetShapes(raws)
+    return shapes
+
+
+class PDBIndex:
+    """The cluster's PDBs as one preemption attempt reads them: each pod's charged budgets and each
+    budget's allowed disruptions, read once per attempt rather than per node."""
+
+    def __init__(self, raw_pdbs: Iterable[Mapping]) -> None:
+        self._shapes = budget_shapes(raw_pdbs)
+        self._matches: dict[str, tuple[int, ...]] = {}
+        self._status: dict[int, Mapping] = {}
+
+    def key(self, i: int) -> str:
+        """namespace/name of budget ``i``."""
+        return self._shapes.keys[i]
+
+    def status(self, i: int) -> Mapping:
+        status = self._status.get(i)
+        if status is None:
+            status = self._status[i] = self._shapes.raws[i].get("status") or {}
+        return status
+
+    def disruptions_allowed(self, i: int) -> int:
+        return int(self.status(i).get("disruptionsAllowed") or 0)
 
     def matching(self, pi: PodInfo) -> tuple[int, ...]:
         """Indices of the PDBs whose budget evicting ``pi`` would charge. A pod listed in a PDB's
         disruptedPods was already processed by the API server and is not charged again."""
         found = self._matches.get(pi.key)
         if found is None:
-            found = ()
-            if pi.labels:  # a pod without labels matches no PDB
-                ns = pi.namespace
-                candidates = list(self._unindexed.get(ns, ()))
-                for key, value in pi.labels.items():
-                    candidates += self._by_pair.get((ns, key, value), ())
-                candidates.sort()  # budgets are charged in cluster order
-                found = tuple(i for i in candidates
-                              if self.pdbs[i].selector.matches(pi.labels)
-                              and pi.name not in self.pdbs[i].disrupted_pods)
+            found = self._shapes.selecting(pi)
+            if found:
+                found = tuple(i for i in found if pi.name not in (self.status(i).get("disruptedPods") or ()))
             self._matches[pi.key] = found
         return found
 
@@ -190,10 +260,10 @@ def filter_pods_with_pdb_violation(pods: list[PodInfo], pdbs: PDBIndex
     for pi in pods:
         broken: list[str] = []
         for i in pdbs.matching(pi):
-            left = allowed.get(i, pdbs.pdbs[i].disruptions_allowed) - 1
+            left = (allowed[i] if i in allowed else pdbs.disruptions_allowed(i)) - 1
             allowed[i] = left
             if left < 0:
-                broken.append(pdbs.pdbs[i].key)
+                broken.append(pdbs.key(i))
         if broken:
             violating.append(pi)
             violated[pi.key] = broken
