@@ -214,40 +214,13 @@ def generated(seed: int) -> list[dict]:
     return objects
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_fork_path_matches_fresh_drains(seed):
-    objects = generated(seed)
-    c = cluster([o for o in objects if o["kind"] == "Node"], [o for o in objects if o["kind"] == "Pod"],
-                [o for o in objects if o["kind"] not in ("Node", "Pod")])
-    for options in (DrainOptions(ignore_daemonsets=True, force=True), DrainOptions(rules="cluster-autoscaler")):
-        base = sweep.SweepBase(c, None, options)
-        names = [n["metadata"]["name"] for n in c.nodes]
-        swept = sweep.each_node(base, workers=1)["nodes"]  # one snapshot, forked and reverted node after node
-        fresh = [sweep.node_summary(drain(new_scenario(c), (name,), None, options, clock=lambda: base.now).to_dict(),
-                                    name) for name in names]
-        assert swept == fresh
-        zones, _ = sweep.domains(c, ZONE)
-        for value, nodes in zones.items():
-            on_fork = sweep.lose_domain(base, (ZONE, value, tuple(nodes)))
-            scenario = apply_changes(c, [Change("remove-node", nodes=tuple(nodes))])
-            place_displaced(scenario)  # on a snapshot of its own
-            on_nodes = [p for p in c.pods if p["spec"].get("nodeName") in nodes]
-            assert on_fork == sweep.domain_summary(base, value, tuple(nodes), on_nodes, scenario)
-
-
-@pytest.mark.parametrize("seed", range(10))
-def test_tasks_whose_pods_use_resource_claims_answer_on_the_fork_as_fresh_ones(seed):
-    """Pods with ResourceClaims (GPUs allocated and reserved, from templates) on the drained or lost nodes:
-    the tasks on forks of one base (the claims of the pods that go deleted, the replacements' own claims
-    created and allocated, all reverted) equal drains and zone losses on clusters of their own, and the base
-    is the same snapshot afterwards."""
+def assert_tasks_answer_as_fresh_ones(c) -> None:
+    """Every node drained and every zone lost on forks of one base (forked and reverted task after task)
+    equal a drain and a --remove-node on clusters of their own, with both rules; the base is the same
+    snapshot afterwards (claims included)."""
     from kwhatif.state.snapshot import Snapshot
-    from tests.test_scenario_state import _state, random_cluster
+    from tests.test_scenario_state import _state
 
-    rng = random.Random(seed)
-    c = random_cluster(rng)
-    while not any(p["spec"].get("resourceClaims") for p in c.pods):
-        c = random_cluster(rng)
     for options in (DrainOptions(ignore_daemonsets=True, force=True), DrainOptions(rules="cluster-autoscaler")):
         base = sweep.SweepBase(c, None, options)
         names = [n["metadata"]["name"] for n in c.nodes]
@@ -259,10 +232,32 @@ def test_tasks_whose_pods_use_resource_claims_answer_on_the_fork_as_fresh_ones(s
         for value, nodes in zones.items():
             on_fork = sweep.lose_domain(base, (ZONE, value, tuple(nodes)))
             scenario = apply_changes(c, [Change("remove-node", nodes=tuple(nodes))])
-            place_displaced(scenario)
+            place_displaced(scenario)  # on a snapshot of its own
             on_nodes = [p for p in c.pods if p["spec"].get("nodeName") in nodes]
             assert on_fork == sweep.domain_summary(base, value, tuple(nodes), on_nodes, scenario)
         assert _state(base.snapshot) == _state(Snapshot(c))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_fork_path_matches_fresh_drains(seed):
+    objects = generated(seed)
+    assert_tasks_answer_as_fresh_ones(cluster([o for o in objects if o["kind"] == "Node"],
+                                              [o for o in objects if o["kind"] == "Pod"],
+                                              [o for o in objects if o["kind"] not in ("Node", "Pod")]))
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_tasks_whose_pods_use_resource_claims_answer_on_the_fork_as_fresh_ones(seed):
+    """Pods with ResourceClaims (GPUs allocated and reserved, from templates) on the drained or lost nodes:
+    on the fork, the claims of the pods that go are deleted and the replacements' own claims created and
+    allocated, all reverted with the fork."""
+    from tests.test_scenario_state import random_cluster
+
+    rng = random.Random(seed)
+    c = random_cluster(rng)
+    while not any(p["spec"].get("resourceClaims") for p in c.pods):
+        c = random_cluster(rng)
+    assert_tasks_answer_as_fresh_ones(c)
 
 
 @pytest.mark.parametrize("seed", range(6))
