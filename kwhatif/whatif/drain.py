@@ -95,7 +95,7 @@ class DrainReport:
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
           setup=None, clock: Callable[[], datetime] = utc_now, memo=None,
           start_time: Callable[[], datetime | None] | None = None,
-          pods_on: Callable[[str], list[dict]] | None = None) -> DrainReport:
+          pods_on: Callable[[str], list[dict]] | None = None, autoscaler: AutoscalerRules | None = None) -> DrainReport:
     """Drain ``nodes`` (each once, in the order given) or the nodes ``selector`` picks in ``scenario``'s
     cluster, changing it. The drain happens when the cluster was captured, else at the ``clock``'s now.
     The drain changes the scenario's state (``Scenario``: cordons, evictions and the replacements' bindings
@@ -103,7 +103,9 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
     snapshot, a fork the caller keeps the memo across (a sweep: ``new_scenario(cluster, snapshot)``);
     ``start_time``: the cluster's latest pod start time when the replacements' placement begins, if the
     caller knows it; ``pods_on``: the pods bound to a node of the scenario's cluster (in its order), if
-    the caller knows them without a pass over every pod (a sweep's base, which the scenario starts from)."""
+    the caller knows them without a pass over every pod (a sweep's base, which the scenario starts from);
+    ``autoscaler``: cluster-autoscaler's rules of the cluster the scenario starts from (a sweep's base),
+    whose index of controllers the drain's rules share."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
@@ -123,7 +125,7 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
     report = DrainReport(scenario, options, names, [], warnings=list(cluster.warnings),
                          features=setup.features if setup is not None else DEFAULT)
     removed = frozenset(names) if options.rules == "cluster-autoscaler" else frozenset()
-    run = _DrainRun(report, Placer(scenario, setup, skip=removed, memo=memo, start_time=start_time), now)
+    run = _DrainRun(report, Placer(scenario, setup, skip=removed, memo=memo, start_time=start_time), now, autoscaler)
     if pods_on is None:
         on_nodes = pods_by_node(_selected_pods(cluster.pods, options.pod_selector), set(names))
     else:
@@ -157,7 +159,8 @@ def _selected_pods(pods: list[dict], pod_selector: str) -> list[dict]:
 class _DrainRun:
     """One node at a time: evict, schedule the replacements, retry the evictions they free."""
 
-    def __init__(self, report: DrainReport, placer: Placer, now: datetime) -> None:
+    def __init__(self, report: DrainReport, placer: Placer, now: datetime,
+                 autoscaler: AutoscalerRules | None = None) -> None:
         self.report = report
         self.scenario = report.scenario
         self.budgets = report.scenario.budgets
@@ -169,8 +172,10 @@ class _DrainRun:
         self.waiting: list[PodOutcome] = []
         self.waiting_on: str | None = None  # the node kubectl waits on for good: it never gets further
         self.now = now
-        self.autoscaler = (AutoscalerRules(self.scenario.cluster, self.budgets, self.now)
-                           if self.options.rules == "cluster-autoscaler" else None)
+        self.autoscaler = None
+        if self.options.rules == "cluster-autoscaler":
+            self.autoscaler = (AutoscalerRules(self.scenario.cluster, self.budgets, now) if autoscaler is None
+                               else autoscaler.on(self.scenario.cluster, self.budgets, now))
 
     def drain_node(self, name: str, pods: list[dict]) -> None:
         outcomes = []

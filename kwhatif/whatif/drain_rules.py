@@ -13,6 +13,7 @@ notsafetoevict, localstorage, pdb; the first outcome other than Undefined decide
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Callable
 from datetime import datetime, timedelta
@@ -145,6 +146,13 @@ class AutoscalerRules:
             "StatefulSet": {(_name(o)) for o in cluster.stateful_sets},
             "ReplicationController": {(_name(o)) for o in cluster.replication_controllers},
         }
+
+    def on(self, cluster: Cluster, budgets: Budgets, now: datetime) -> AutoscalerRules:
+        """The rules for a scenario starting from this one's cluster (the same controllers: a sweep's
+        task): its index of controllers is shared, not built again."""
+        rules = copy.copy(self)
+        rules.cluster, rules.budgets, rules.now = cluster, budgets, now
+        return rules
 
     def verdict(self, pod: dict) -> Verdict:
         for rule in (self._mirror, self._long_terminating, self._replica_count, self._daemonset,

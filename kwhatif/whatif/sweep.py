@@ -32,8 +32,8 @@ from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif.changes import (Change, apply_changes, is_daemonset_pod, is_mirror_pod, is_recreated,
                                     new_scenario)
 from kwhatif.whatif.drain import drain
-from kwhatif.whatif.drain_rules import (DAEMONSET_FATAL, LOCAL_STORAGE_FATAL, UNMANAGED_FATAL, DrainOptions,
-                                        drain_time)
+from kwhatif.whatif.drain_rules import (DAEMONSET_FATAL, LOCAL_STORAGE_FATAL, UNMANAGED_FATAL, AutoscalerRules,
+                                        DrainOptions, drain_time)
 from kwhatif.whatif.eviction import Budgets, pod_key, pod_phase
 from kwhatif.whatif.owners import Owners
 from kwhatif.whatif.replace import place_displaced
@@ -73,6 +73,7 @@ class SweepBase:
         self._starts: list[tuple[str, dict]] | None = None
         self._budgets: Budgets | None = None
         self._owners: Owners | None = None
+        self._autoscaler: AutoscalerRules | None = None
 
     def memo(self) -> NodeMemo:
         """The engine's memo of the base snapshot, kept by this process from one task to the next."""
@@ -85,6 +86,12 @@ class SweepBase:
         if self._budgets is None:
             self._budgets = Budgets(self.cluster)
         return self._budgets
+
+    def autoscaler(self) -> AutoscalerRules | None:
+        """cluster-autoscaler's rules of the cluster (its controllers indexed once), when they decide."""
+        if self._autoscaler is None and self.options.rules == "cluster-autoscaler":
+            self._autoscaler = AutoscalerRules(self.cluster, self.budgets(), self.now)
+        return self._autoscaler
 
     def owners(self) -> Owners:
         """The workloads of the cluster's pods (its ReplicaSets read once)."""
@@ -119,6 +126,7 @@ class SweepBase:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._pods_on = self._replicas = self._memo = self._starts = self._budgets = self._owners = None
+        self._autoscaler = None
 
 
 def memo_classes(nodes: int) -> int:
@@ -231,7 +239,7 @@ def drain_node(base: SweepBase, node: str) -> dict:
         try:
             report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
                            memo=base.memo(), start_time=lambda: base.latest_start(node, scenario.cluster),
-                           pods_on=base.pods_on)
+                           pods_on=base.pods_on, autoscaler=base.autoscaler())
         except KwhatifError as exc:  # this node's question has no answer (the single drain says the same)
             return {**node_summary({"pods": [], "safe": False}, node), "blocker": "error", "error": str(exc)}
         return node_summary(report.to_dict(), node)
