@@ -321,3 +321,35 @@ def test_a_workloads_sequence_after_changes_on_a_fork_of_its_base_equals_one_on_
     fresh = _Workload(objects, changed, SchedulerSetup(), None, False, None).run()
     assert (on_fork.placed, on_fork.by_node, on_fork.short_free) == (fresh.placed, fresh.by_node, fresh.short_free)
     assert (on_fork.failure and on_fork.failure.message) == (fresh.failure and fresh.failure.message)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_pods_dropped_at_their_known_positions_leave_the_list_a_pass_would(seed):
+    """A scenario started with its cluster's index deletes dropped pods at their positions (a sweep's tasks):
+    pods dropped in any order and groups, pods bound after the start, nodes removed in between; the list is
+    always what the pass over every pod leaves, and so is the scenario's state."""
+    from kwhatif.whatif.changes import ClusterIndex
+
+    rng = random.Random(seed)
+    c = random_cluster(rng)
+    indexed, plain = new_scenario(c, index=ClusterIndex.of(c)), new_scenario(c)
+    for _ in range(rng.randint(1, 8)):
+        step = rng.random()
+        if not indexed.cluster.nodes:
+            break
+        if step < 0.15:  # a pod bound after the start, at the end of the list
+            node = rng.choice(indexed.cluster.nodes)["metadata"]["name"]
+            pod = make_pod(f"new-{_}").uid(f"uid-new-{_}").node(node).obj()
+            for scenario in (indexed, plain):
+                scenario.start_pods([pod])
+        elif step < 0.25:
+            node = rng.choice(indexed.cluster.nodes)["metadata"]["name"]
+            for scenario in (indexed, plain):
+                scenario.remove_nodes([node])
+        else:  # some of the pods listed now (those bound after the start among them)
+            pool = indexed.cluster.pods
+            gone = rng.sample(pool, rng.randint(0, min(3, len(pool))))
+            for scenario in (indexed, plain):
+                scenario.drop_pods(gone)
+        assert [id(p) for p in indexed.cluster.pods] == [id(p) for p in plain.cluster.pods]
+        assert _state(indexed.state()) == _state(plain.state())

@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import os
+from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
 from kwhatif.api import labels as labelsel
@@ -81,6 +82,11 @@ class Scenario:
     replaced: list[dict] = field(default_factory=list)  # the displaced pods' placements, once placed
     budgets: Budgets | None = None
     snapshot: Snapshot | None = None
+    # Where each pod of the cluster the scenario started from sits in its list (``ClusterIndex``), and the
+    # positions deleted since, in order: ``drop_pods`` deletes by position instead of a pass over every
+    # pod, each deletion checked (a list changed another way falls back to the pass).
+    _positions: dict[int, int] | None = field(default=None, init=False, repr=False, compare=False)
+    _deleted: list[int] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def state(self) -> Snapshot:
         """The scenario's snapshot (built from the cluster on first use)."""
@@ -139,6 +145,7 @@ class Scenario:
             else:
                 kept.append(pod)
         cluster.pods[:] = kept
+        self._positions = None
         pods = [pod for name in names for pod in on_nodes.get(name, ())]
         cluster.nodes[:] = [n for n in cluster.nodes if (n.get("metadata") or {}).get("name") not in gone]
         cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
@@ -159,9 +166,11 @@ class Scenario:
         controller handles a deleted pod."""
         if not pods:
             return
-        ids = {id(pod) for pod in pods}
         cluster = self.cluster
-        cluster.pods[:] = [pod for pod in cluster.pods if id(pod) not in ids]
+        if not self._delete_at_positions(pods):
+            ids = {id(pod) for pod in pods}
+            cluster.pods[:] = [pod for pod in cluster.pods if id(pod) not in ids]
+            self._positions = None
         snapshot = self.snapshot
         if snapshot is None:
             cluster.resource_claims = claims_after_pods_deleted(cluster.resource_claims, pods)
@@ -178,6 +187,27 @@ class Scenario:
         if any((pod.get("spec") or {}).get("resourceClaims") for pod in pods):
             snapshot.resource_claims.pods_deleted(pods)
             cluster.resource_claims = snapshot.resource_claims.objects()
+
+    def _delete_at_positions(self, pods: list[dict]) -> bool:
+        """``pods`` deleted from the cluster's list at their known positions; False (none deleted) when a
+        position is not known or does not hold that pod."""
+        positions, listed, deleted = self._positions, self.cluster.pods, self._deleted
+        if positions is None:
+            return False
+        at: dict[int, int] = {}  # index in the list now -> position in the list the scenario started from
+        for pod in pods:
+            start = positions.get(id(pod))
+            if start is None:
+                return False
+            index = start - bisect_left(deleted, start)
+            if index >= len(listed) or listed[index] is not pod:
+                return False
+            at[index] = start
+        for index in sorted(at, reverse=True):
+            del listed[index]
+        for start in at.values():
+            insort(deleted, start)
+        return True
 
     def replace_object(self, attr: str, index: int, obj: dict) -> None:
         """The object at ``index`` of the cluster-level list ``attr`` re-created as ``obj`` (a patch)."""
@@ -203,6 +233,7 @@ class Scenario:
         snapshot = self.state()
         join_on(snapshot, self.cluster, cluster)
         self.cluster = cluster
+        self._positions = None
         return snapshot
 
     def take_pod(self, namespace: str, name: str):
@@ -216,6 +247,7 @@ class Scenario:
         if taken.bound_to:
             snapshot.forget_pod(PodInfo(_without_claims(find_pod(self.cluster, namespace, name))))
         self.cluster = taken.cluster
+        self._positions = None
         if snapshot.cluster is not taken.cluster:
             snapshot.set_cluster(taken.cluster)
         return taken
@@ -275,15 +307,29 @@ def is_recreated(pod: dict) -> bool:
     return controller_of(pod) is not None and not is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES
 
 
-def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None, budgets: Budgets | None = None) -> Scenario:
+@dataclass(frozen=True)
+class ClusterIndex:
+    """What scenarios starting from one cluster read of it indexed, built once for many of them (a
+    sweep's tasks): its budgets (their selectors indexed) and each pod's position in its pod list."""
+
+    budgets: Budgets
+    positions: dict[int, int]
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> ClusterIndex:
+        return cls(Budgets(cluster), {id(pod): i for i, pod in enumerate(cluster.pods)})
+
+
+def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None, index: ClusterIndex | None = None) -> Scenario:
     """A scenario over a copy of ``cluster``'s lists (objects are shared until a change replaces them).
     ``snapshot``: a snapshot of ``cluster`` the scenario changes as its state (a fork the caller
-    reverts), instead of one built when first needed; ``budgets``: ``cluster``'s budgets, whose index
-    the scenario's share (a sweep's base)."""
+    reverts), instead of one built when first needed; ``index``: ``cluster``'s, shared."""
     lists = {f.name: list(getattr(cluster, f.name)) for f in dataclasses.fields(cluster)
              if isinstance(getattr(cluster, f.name), list)}
     changed = dataclasses.replace(cluster, **lists, metadata=dict(cluster.metadata))
-    scenario = Scenario(changed, budgets=Budgets(changed) if budgets is None else budgets.on(changed))
+    scenario = Scenario(changed, budgets=Budgets(changed) if index is None else index.budgets.on(changed))
+    if index is not None:
+        scenario._positions = index.positions
     if snapshot is not None:  # it reads the scenario's objects from now on: those it read, until a change
         snapshot.set_cluster(changed, same_objects=snapshot.cluster is cluster)
         scenario.snapshot = snapshot

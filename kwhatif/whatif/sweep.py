@@ -29,12 +29,12 @@ from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.node_memo import MAX_CLASSES, NodeMemo
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif.changes import (Change, apply_changes, is_daemonset_pod, is_mirror_pod, is_recreated,
-                                    new_scenario)
+from kwhatif.whatif.changes import (Change, ClusterIndex, apply_changes, is_daemonset_pod, is_mirror_pod,
+                                    is_recreated, new_scenario)
 from kwhatif.whatif.drain import drain
 from kwhatif.whatif.drain_rules import (DAEMONSET_FATAL, LOCAL_STORAGE_FATAL, UNMANAGED_FATAL, AutoscalerRules,
                                         DrainOptions, drain_time)
-from kwhatif.whatif.eviction import Budgets, pod_key, pod_phase
+from kwhatif.whatif.eviction import pod_key, pod_phase
 from kwhatif.whatif.owners import Owners
 from kwhatif.whatif.replace import place_displaced
 from kwhatif.whatif.sequence import start_moment
@@ -71,7 +71,7 @@ class SweepBase:
         self._replicas: dict[tuple[str, str], int] | None = None
         self._memo: NodeMemo | None = None
         self._starts: list[tuple[str, dict]] | None = None
-        self._budgets: Budgets | None = None
+        self._index: ClusterIndex | None = None
         self._owners: Owners | None = None
         self._autoscaler: AutoscalerRules | None = None
 
@@ -81,16 +81,16 @@ class SweepBase:
             self._memo = NodeMemo(self.snapshot, memo_classes(self.snapshot.num_nodes()))
         return self._memo
 
-    def budgets(self) -> Budgets:
-        """The cluster's budgets, their selectors indexed once for every task's scenario."""
-        if self._budgets is None:
-            self._budgets = Budgets(self.cluster)
-        return self._budgets
+    def index(self) -> ClusterIndex:
+        """The cluster's budgets and pod positions, indexed once for every task's scenario."""
+        if self._index is None:
+            self._index = ClusterIndex.of(self.cluster)
+        return self._index
 
     def autoscaler(self) -> AutoscalerRules | None:
         """cluster-autoscaler's rules of the cluster (its controllers indexed once), when they decide."""
         if self._autoscaler is None and self.options.rules == "cluster-autoscaler":
-            self._autoscaler = AutoscalerRules(self.cluster, self.budgets(), self.now)
+            self._autoscaler = AutoscalerRules(self.cluster, self.index().budgets, self.now)
         return self._autoscaler
 
     def owners(self) -> Owners:
@@ -125,7 +125,7 @@ class SweepBase:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._pods_on = self._replicas = self._memo = self._starts = self._budgets = self._owners = None
+        self._pods_on = self._replicas = self._memo = self._starts = self._index = self._owners = None
         self._autoscaler = None
 
 
@@ -235,7 +235,7 @@ def drain_node(base: SweepBase, node: str) -> dict:
     """One node drained alone (the ``drain`` engine on a fork of the base snapshot), as plain data:
     its pods, evictions, blockers, and the re-created pods that stay Pending and why."""
     with base.snapshot.forked() as snapshot:
-        scenario = new_scenario(base.cluster, snapshot, base.budgets())
+        scenario = new_scenario(base.cluster, snapshot, base.index())
         try:
             report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
                            memo=base.memo(), start_time=lambda: base.latest_start(node, scenario.cluster),
