@@ -207,3 +207,32 @@ def test_values_shared_by_classes_that_read_alike_equal_a_fresh_evaluation(seed,
     shared = kept.memo._shared
     assert shared and len(classes) > len({key[2] for key in shared if key[1][0] == "filter"}), \
         "no two classes shared their node-local verdicts"
+
+
+def test_image_scores_kept_across_pods_follow_another_nodes_images():
+    """ImageLocality's raw scores outlast pods placed on a node (they read its image states, not its pods),
+    yet change when another node's images do: an image on fewer nodes counts less everywhere."""
+    from tests.builders import make_node
+
+    image = ("registry.example.com/big:1", 900 * 1024 * 1024)
+    objects = [make_node(f"n{i}").capacity(cpu="8", memory="16Gi", pods="110").images(image).obj() for i in range(4)]
+    kept, fresh = _placers(objects, {**CONFIG, "percentageOfNodesToScore": 100})
+    raw = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": image[0],
+                                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
+    totals = []
+    for step in range(4):
+        if step == 2:  # n3 no longer holds the image: 3 of 4 nodes instead of 4
+            node = copy.deepcopy(objects[3])
+            node["status"]["images"] = []
+            for placer in (kept, fresh):
+                placer.snapshot.update_node(copy.deepcopy(node))
+        answers = []
+        for placer in (kept, fresh):
+            pod = prepare_pods([({**copy.deepcopy(raw), "metadata": {"name": f"p{step}", "namespace": "default"}},
+                                 "pods")], placer.snapshot.cluster)[0]
+            placement, result = placer.place(pod)
+            answers.append((placement.to_dict(), result.to_dict()))
+        assert answers[0] == answers[1], f"step {step}"
+        totals.append(answers[0][1]["scores"]["n0"]["plugins"]["ImageLocality"])
+    assert totals[1] > totals[2], totals  # the image counts less on n0 once fewer nodes hold it

@@ -175,8 +175,9 @@ class Plugin:
     # (upstream's SignPod, unnormalized). Two pods equal in it get the same verdict and raw score on every
     # node, so the engine shares them between pod classes; without it they are kept per pod class.
     reads = None
-    # True when, besides the pod, the plugin's Filter and Score read the node object alone (labels, taints,
-    # unschedulable, name), not the pods on it: its values then outlast pods placed on the node.
+    # True when, besides the pod, the plugin's Filter and Score read the node object (labels, taints,
+    # unschedulable, name) and its image states alone, not the pods on it: its values then outlast pods
+    # placed on the node (NodeInfo.node_generation).
     reads_node_only: bool = False
 
     def __init_subclass__(cls, **kwargs) -> None:

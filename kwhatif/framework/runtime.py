@@ -260,7 +260,7 @@ class Framework:
         skip = frozenset(state.skip_filter_plugins)
         reads = self.local_filter_reads(state, pod)
         table = memo.table(self, ("filter", skip)) if reads is None else memo.shared(self, ("filter", skip), reads)
-        # The leading plugins that read the node object alone: their verdict outlasts pods placed on the node.
+        # The leading plugins that read the node, not its pods: their verdict outlasts pods placed on the node.
         split = 0
         while split < stop and (self.points["filter"][split].reads_node_only or self._filters[split][0] in skip):
             split += 1

@@ -31,6 +31,7 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 class ImageLocality(Plugin):
     node_local = True
+    reads_node_only = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)

@@ -39,7 +39,8 @@ MAX_CLASSES = 16
 SHARED_PER_CLASS = 4  # tables shared by classes that read alike, kept per class kept (filter + each scorer)
 MAX_SHAPES = 8  # lists of nodes whose shape (copy, positions, names) the memo shares between classes
 _generation = attrgetter("generation")
-# The generation a value read from the node object alone depends on (Plugin.reads_node_only).
+# The generation a value read from the node (its object and image states), not its pods, depends on
+# (Plugin.reads_node_only).
 node_generation = attrgetter("node_generation")
 _name = attrgetter("name")
 # A by-name table's key for the values ``values`` keeps by position.
@@ -126,7 +127,7 @@ class NodeMemo:
         """``compute(node)`` for each node, reused from ``table`` where the node has not changed; kept by
         position while the same nodes are given again (a sequence scoring every node): then only the
         nodes fed since are looked up. Read-only for the caller. ``generation``: what says the node
-        changed (``node_generation``: values of the node object alone)."""
+        changed (``node_generation``: values read from the node, not its pods)."""
         kept = self._kept_for(table, _POSITIONS, nodes)
         if kept is not None:
             values = kept.values

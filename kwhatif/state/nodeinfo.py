@@ -431,7 +431,7 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         # Set by the Snapshot whenever the node or its pods change (the cache's NodeInfo.Generation), and
-        # whenever the node object changes (labels, taints, unschedulable, allocatable): not for its pods.
+        # whenever the node object or its image states change: not for its pods.
         self.generation = 0
         self.node_generation = 0
         self._by_namespace: dict[str, list[PodInfo]] | None = None  # pods_in's groups, until the pods change

@@ -134,6 +134,7 @@ class Snapshot:
             states = {name: summaries[name] for name in names}
             if touch and states != ni.image_states:
                 self._new_generation(ni)
+                ni.node_generation = ni.generation
             ni.image_states = states
         self._image_summaries = summaries
 
@@ -156,6 +157,7 @@ class Snapshot:
                 if ni is not new and not counted.isdisjoint(ni.image_states):
                     ni.image_states = {name: summaries[name] for name in ni.image_states}
                     self._new_generation(ni)
+                    ni.node_generation = ni.generation
         new.image_states = {name: summaries[name] for name in sizes}
 
     @property

@@ -18,6 +18,7 @@ import multiprocessing.connection
 import os
 from typing import Callable, Sequence
 
+from kwhatif.api.bulk import long_evaluation
 from kwhatif.errors import InputError, UnreachableError
 
 RAY_INSTALL = "pip install 'kwhatif[ray]'"
@@ -39,6 +40,16 @@ def run(fn: Callable, base, items: Sequence, workers: int | None = None, ray: st
     per core; 1: in this process) or on Ray (``ray``: "local" for a Ray started here, "auto" or an
     address). ``on_done(n)`` is called as tasks finish."""
     done = on_done or (lambda n: None)
+    thresholds = gc.get_threshold()
+    long_evaluation()  # the pool's workers inherit it
+    try:
+        return _run(fn, base, items, workers, ray, done)
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def _run(fn: Callable, base, items: Sequence, workers: int | None, ray: str | None, done: Callable[[int], None]
+         ) -> list:
     if ray is not None:
         return _run_ray(fn, base, items, ray, workers, done)
     workers = min(workers or default_workers(), len(items))
@@ -114,6 +125,7 @@ def _ray_task(fn: Callable, wrapped: list, segment: Sequence) -> list:
     in a list so that Ray passes it instead of resolving it per task."""
     import ray
 
+    long_evaluation()
     ref = wrapped[0]
     base = _RAY_CACHE.get(ref.hex())
     if base is None:
