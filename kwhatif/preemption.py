@@ -107,6 +107,7 @@ class StartTimes:
     def __init__(self, now: datetime) -> None:
         self._now = _format(now, f"{now.microsecond * 1000:09d}")
         self._cache: dict[str, str] = {}
+        self._importance: dict[str, tuple[int, str]] = {}
 
     def of(self, pi: PodInfo) -> str:
         value = self._cache.get(pi.key)
@@ -116,8 +117,12 @@ class StartTimes:
         return value
 
     def importance_key(self, pi: PodInfo) -> tuple[int, str]:
-        """util.MoreImportantPod as a sort key: higher priority first, then the older pod."""
-        return (-pi.priority, self.of(pi))
+        """util.MoreImportantPod as a sort key: higher priority first, then the older pod (kept per pod:
+        a dry run sorts the lower-priority pods of every node)."""
+        value = self._importance.get(pi.key)
+        if value is None or value[0] != -pi.priority:
+            value = self._importance[pi.key] = (-pi.priority, self.of(pi))
+        return value
 
 
 # --- PodDisruptionBudgets -----------------------------------------------------------------------------
@@ -506,9 +511,10 @@ class Evaluator:
         ties = self.select_candidate(candidates, outcome)
         if not ties:
             return done(None, Status.new(Code.UNSCHEDULABLE, NO_CANDIDATE))
-        order = {ni.name: i for i, ni in enumerate(all_nodes)}
         outcome.nominated_nodes = sorted(ties)
-        outcome.nominated_node = min(ties, key=lambda n: order.get(n, len(order)))
+        # The first of the ties in the snapshot's node order (the first tie if none is a snapshot node).
+        tie_set = set(ties)
+        outcome.nominated_node = next((ni.name for ni in all_nodes if ni.name in tie_set), ties[0])
         outcome.nominated_pods_to_clear = self.lower_priority_nominated_pods(pod, outcome.nominated_node)
         return done(PostFilterResult(nominated_node_name=outcome.nominated_node), Status())
 
@@ -516,12 +522,14 @@ class Evaluator:
                                           outcome: PreemptionOutcome) -> list[NodeInfo]:
         """NodesForStatusCode(Unschedulable), in the snapshot's node order."""
         potential = []
+        statuses, absent, unresolvable = node_to_status.statuses, node_to_status.absent_nodes_status, outcome.unresolvable
+        unschedulable = Code.UNSCHEDULABLE
         for ni in self.snapshot.node_info_list:
-            status = node_to_status.get(ni.name)
-            if status.code == Code.UNSCHEDULABLE:
+            status = statuses.get(ni.name, absent)
+            if status.code == unschedulable:
                 potential.append(ni)
             else:
-                outcome.unresolvable[ni.name] = status
+                unresolvable[ni.name] = status
         return potential
 
     def find_candidates(self, state: "CycleState", pod: PodInfo, node_to_status: NodeToStatus,
@@ -535,10 +543,11 @@ class Evaluator:
         outcome.num_candidates_to_find = calculate_num_candidates(
             len(potential), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
         pdbs = PDBIndex(self.snapshot.cluster.pdbs)
+        node_only = self.node_only_filters(state)
         candidates: dict[str, Victims] = {}
         errors: list[str] = []
         for ni in potential:
-            run = self.select_victims_on_node(state.clone(), pod, ni.snapshot(), pdbs)
+            run = self.select_victims_on_node(state.clone(), pod, ni.snapshot(), pdbs, node_only)
             outcome.dry_runs[ni.name] = run
             if run.is_candidate:
                 candidates[ni.name] = Victims(run.victims, run.num_pdb_violations)
@@ -551,19 +560,19 @@ class Evaluator:
         return candidates, statuses, errors
 
     def select_victims_on_node(self, state: "CycleState", pod: PodInfo, node_info: NodeInfo,
-                               pdbs: PDBIndex) -> NodeDryRun:
-        """SelectVictimsOnNode on copies of the node and the cycle state."""
+                               pdbs: PDBIndex, node_only: int = 0) -> NodeDryRun:
+        """SelectVictimsOnNode on copies of the node and the cycle state. ``node_only``: how many
+        leading Filter plugins read only the pod and the node object (``node_only_filters``): once the
+        pod passed them here, the reprieves need not run them again (their verdict cannot change as pods
+        come and go), unless pods nominated here make the filters run on other copies of the node."""
         fw = self.framework
         run = NodeDryRun(node_info.name)
+        remove_extension, add_extension = fw.run_pre_filter_extension_remove_pod, fw.run_pre_filter_extension_add_pod
 
         def remove(pi: PodInfo) -> Status | None:
             if not node_info.remove_pod(pi):
                 return Status.error(f"no corresponding pod {pi.name} in pods of node {node_info.name}")
-            return fw.run_pre_filter_extension_remove_pod(state, pod, pi, node_info)
-
-        def add(pi: PodInfo) -> Status | None:
-            node_info.add_pod(pi)
-            return fw.run_pre_filter_extension_add_pod(state, pod, pi, node_info)
+            return remove_extension(state, pod, pi, node_info)
 
         def failed(status: Status | None) -> bool:
             if status is not None and not status.is_success():
@@ -571,15 +580,14 @@ class Evaluator:
                 return True
             return False
 
-        potential: list[PodInfo] = []
-        for pi in list(node_info.pods):
-            if self.is_preemption_allowed(pi, pod):
-                potential.append(pi)
-                if failed(remove(pi)):
-                    return run
+        priority = pod.priority
+        potential = [pi for pi in node_info.pods if pi.priority < priority]  # isPreemptionAllowed
         if not potential:
             run.status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
             return run
+        for pi in potential:
+            if failed(remove(pi)):
+                return run
         # The pod must fit once every lower-priority pod is gone; affinity to a victim is not
         # considered (upstream's documented choice).
         status = fw.run_filter_with_nominated_pods(state, pod, node_info)
@@ -590,24 +598,33 @@ class Evaluator:
         potential.sort(key=self.start_times.importance_key)
         violating, non_violating, violated = filter_pods_with_pdb_violation(potential, pdbs)
         victims: list[PodInfo] = []
+        if fw.handle.nominated_pods_for_node(node_info.name):
+            def fits() -> bool:
+                return fw.run_filter_with_nominated_pods(state, pod, node_info) is None
+        else:
+            run_filter = fw.run_filter
+
+            def fits() -> bool:
+                return run_filter(state, pod, node_info, node_only) is None
 
         def reprieve(pi: PodInfo) -> bool | None:
             """Put the pod back; keep it if the preemptor still fits. None on an internal error."""
-            if failed(add(pi)):
+            node_info.add_pod(pi)
+            if failed(add_extension(state, pod, pi, node_info)):
                 return None
-            fits = fw.run_filter_with_nominated_pods(state, pod, node_info) is None
-            if not fits:
-                if failed(remove(pi)):
-                    return None
-                victims.append(pi)
-            return fits
+            if fits():
+                return True
+            if failed(remove(pi)):
+                return None
+            victims.append(pi)
+            return False
 
         num_violating = 0
         for pi in violating:
-            fits = reprieve(pi)
-            if fits is None:
+            kept = reprieve(pi)
+            if kept is None:
                 return run
-            if not fits:
+            if not kept:
                 num_violating += 1
         for pi in non_violating:
             if reprieve(pi) is None:
@@ -618,6 +635,19 @@ class Evaluator:
         run.num_pdb_violations = num_violating
         run.violated_pdbs = {pi.key: violated[pi.key] for pi in victims if pi.key in violated}
         return run
+
+    def node_only_filters(self, state: "CycleState") -> int:
+        """How many leading Filter plugins either do not run in this cycle or read only the pod and the
+        node object (Plugin.reads_node_only) with no PreFilter extension that pods coming and going would
+        change their state through: their verdict on a node is the same at every step of its dry run."""
+        skip = state.skip_filter_plugins
+        count = 0
+        for pl in self.framework.points["filter"]:
+            if not (pl.name in skip or (pl.reads_node_only and not hasattr(pl, "add_pod")
+                                        and not hasattr(pl, "remove_pod"))):
+                break
+            count += 1
+        return count
 
     def call_extenders(self, pod: PodInfo, candidates: dict[str, Victims], outcome: PreemptionOutcome
                        ) -> tuple[dict[str, Victims], Status | None]:
