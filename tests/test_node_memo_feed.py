@@ -1,5 +1,5 @@
 """The memo's values kept for a list of nodes (``kept``, and ``values`` kept by position, in a
-class's table or one shared by the classes that read alike)
+class's table or one shared by the classes that read alike, or gathered from values kept for every node)
 equal values computed afresh after every change a sequence or a what-if makes: the changed nodes are read
 from the snapshot's change feed (or from every node's generation when the feed started anew) after pods
 assumed and forgotten, forks reverted and committed, nodes updated, the list of nodes rebuilt (the nodes
@@ -59,6 +59,9 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
             fresh = [per_node(ni) for ni in listed]
             assert memo.values(memo.table(owner, kind), listed, per_node) == fresh, (step, kind)
             assert memo.values(memo.shared(owner, kind, b"reads"), listed, per_node) == fresh, (step, kind)
+            positions = memo.positions(listed)  # gathered from the values kept for every node
+            assert memo.values(memo.shared(owner, kind, b"gathered"), listed, per_node, positions=positions) == fresh, \
+                (step, kind)
             kept = memo.kept(owner, kind, listed, "key")
             assert all(value is MISSING or value == now for value, now in zip(kept.values, fresh)), (step, kind)
             kept.values[:] = fresh

@@ -396,6 +396,7 @@ class Framework:
         memo = self.memo
         local_columns: dict[str, list[int]] = {}
         if memo:  # each node-local plugin's raw scores, kept per unchanged node (shared by pods that read alike)
+            positions = memo.positions(nodes) if any(pl.node_local for pl in plugins) else None
             for pl in plugins:
                 if pl.node_local:
                     reads = _reads((pl,), pod)
@@ -403,7 +404,8 @@ class Framework:
                     table = memo.table(self, kind) if reads is None else memo.shared(self, kind, reads)
                     changed = node_generation if pl.reads_node_only and reads is not None else _generation
                     # a copy: the memo changes its kept list in place, and the scores are read later (NodeScores)
-                    local_columns[pl.name] = list(memo.values(table, nodes, partial(pl.score, state, pod), changed))
+                    local_columns[pl.name] = list(memo.values(table, nodes, partial(pl.score, state, pod), changed,
+                                                              positions))
         raw: list[list[int]] = []
         for pl in plugins:
             try:

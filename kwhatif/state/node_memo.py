@@ -28,7 +28,7 @@ reverted) find the values of the classes they share.
 from __future__ import annotations
 
 from itertools import compress
-from operator import attrgetter, is_, ne
+from operator import attrgetter, is_, itemgetter, ne
 from typing import Callable
 
 import orjson
@@ -43,8 +43,8 @@ _generation = attrgetter("generation")
 # (Plugin.reads_node_only).
 node_generation = attrgetter("node_generation")
 _name = attrgetter("name")
-# A by-name table's key for the values ``values`` keeps by position.
-_POSITIONS = object()
+# A by-name table's keys for the values ``values`` keeps by position of the list given, and of every node.
+_POSITIONS, _EVERY_NODE = object(), object()
 MISSING = _MISSING = object()  # "not kept": a sentinel that no value equals (list.index finds it)
 
 
@@ -72,6 +72,7 @@ class NodeMemo:
         self._node_set_generation = snapshot.node_set_generation
         # The lists of nodes that values are kept for, by id (with the list, so the id stays its own).
         self._shapes: dict[int, tuple[list[NodeInfo], _Shape]] = {}
+        self._every_node: _Shape | None = None  # the snapshot's nodes, while the node set is unchanged
 
     def begin(self, pod: PodInfo) -> None:
         """A new attempt for ``pod``: the values kept for its class on these cluster-level objects; all
@@ -85,6 +86,7 @@ class NodeMemo:
             self._by_class.clear()
             self._shared.clear()
             self._shapes.clear()
+            self._every_node = None
             self._node_set_generation = node_set
         if cls is None:
             self._tables = {}
@@ -123,20 +125,58 @@ class NodeMemo:
         return table
 
     def values(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object],
-               generation=_generation) -> list:
+               generation=_generation, positions: list[int] | None = None) -> list:
         """``compute(node)`` for each node, reused from ``table`` where the node has not changed; kept by
         position while the same nodes are given again (a sequence scoring every node): then only the
         nodes fed since are looked up. Read-only for the caller. ``generation``: what says the node
-        changed (``node_generation``: values read from the node, not its pods)."""
+        changed (``node_generation``: values read from the node, not its pods). ``positions``: the
+        nodes' positions among all (``positions``): the values are then gathered from a list kept for
+        every node (a sampled sequence gives another window of nodes at every step)."""
         kept = self._kept_for(table, _POSITIONS, nodes)
         if kept is not None:
             values = kept.values
             for index in kept.changed(self._snapshot.changed_nodes):
                 values[index] = self.value(table, nodes[index], compute, generation)
             return values
-        values = self._by_name(table, nodes, compute, generation)
+        if positions is not None:
+            values = self._gathered(table, nodes, positions, compute, generation)
+        else:
+            values = self._by_name(table, nodes, compute, generation)
         self._keep(table, _POSITIONS, nodes, values)
         return values
+
+    def positions(self, nodes: list[NodeInfo]) -> list[int] | None:
+        """Each node's position among the snapshot's nodes, for ``values``; None when one is not there
+        (a copy: preemption's dry runs, nominated pods assumed)."""
+        every = self._every_node
+        if every is None or self._snapshot.node_set_generation != self._node_set_generation:
+            every = self._every_node = _Shape(self._snapshot.node_info_list)
+        get = every.ids().get
+        positions = [get(id(ni)) for ni in nodes]
+        return None if None in positions else positions
+
+    def _gathered(self, table: dict, nodes: list[NodeInfo], positions: list[int],
+                  compute: Callable[[NodeInfo], object], generation) -> list:
+        """``values`` through a list kept by position of every node (brought up to date from the change
+        feed): the nodes' values gathered in C, the missing ones computed (or found by name)."""
+        every = self._every_node
+        kept: Kept | None = table.get(_EVERY_NODE)
+        feed = self._snapshot.changed_nodes
+        if kept is None or kept.shape is not every:
+            kept = table[_EVERY_NODE] = Kept(every.nodes, list(map(_generation, every.nodes)), None, feed, every)
+        else:
+            values = kept.values
+            for index in kept.changed(feed):
+                values[index] = MISSING
+        values = kept.values
+        out = list(itemgetter(*positions)(values)) if len(positions) > 1 else [values[p] for p in positions]
+        index = -1
+        while True:
+            try:
+                index = out.index(_MISSING, index + 1)
+            except ValueError:
+                return out
+            out[index] = values[positions[index]] = self.value(table, nodes[index], compute, generation)
 
     @staticmethod
     def _kept_for(table: dict, key, nodes: list[NodeInfo]) -> "Kept | None":
