@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from itertools import compress
 from operator import attrgetter, is_, itemgetter, ne
-from typing import Callable
+from typing import Callable, Iterator
 
 import orjson
 
@@ -170,13 +170,9 @@ class NodeMemo:
                 values[index] = MISSING
         values = kept.values
         out = list(itemgetter(*positions)(values)) if len(positions) > 1 else [values[p] for p in positions]
-        index = -1
-        while True:
-            try:
-                index = out.index(_MISSING, index + 1)
-            except ValueError:
-                return out
+        for index in _missing(out):
             out[index] = values[positions[index]] = self.value(table, nodes[index], compute, generation)
+        return out
 
     @staticmethod
     def _kept_for(table: dict, key, nodes: list[NodeInfo]) -> "Kept | None":
@@ -213,16 +209,12 @@ class NodeMemo:
         out = [entry[2] if (entry := get(ni.name)) is not None and entry[0] is ni and entry[1] == generation(ni)
                else _MISSING for ni in nodes]
         live = self._snapshot.node_info_map
-        index = -1
-        while True:
-            try:
-                index = out.index(_MISSING, index + 1)
-            except ValueError:
-                return out
+        for index in _missing(out):
             ni = nodes[index]
             value = out[index] = compute(ni)
             if live.get(ni.name) is ni:
                 table[ni.name] = (ni, generation(ni), value)
+        return out
 
     def kept(self, owner: object, kind, nodes: list[NodeInfo], key, shared: bytes | None = None) -> "Kept":
         """Values kept per position of ``nodes`` (the same nodes from one attempt to the next, a list never
@@ -267,6 +259,18 @@ class NodeMemo:
         if self._snapshot.node_info_map.get(ni.name) is ni:
             table[ni.name] = (ni, generation(ni), value)
         return value
+
+
+def _missing(values: list) -> Iterator[int]:
+    """The positions of ``MISSING`` in ``values``, in order, found by list.index (a scan in C); the caller
+    may fill each before the next is looked for."""
+    index = -1
+    while True:
+        try:
+            index = values.index(_MISSING, index + 1)
+        except ValueError:
+            return
+        yield index
 
 
 class _Shape:
