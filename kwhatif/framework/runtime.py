@@ -31,6 +31,7 @@ from kwhatif.state.node_memo import node_generation
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 _SUCCESS = Code.SUCCESS
+_LOCAL_FILTER_READS = "kwhatif/LocalFilterReads"  # the cycle state's key of Framework._local_filter_reads
 _name = attrgetter("name")
 _generation = attrgetter("generation")
 
@@ -258,15 +259,11 @@ class Framework:
             return None
         stop = self.local_filter_count
         skip = frozenset(state.skip_filter_plugins)
-        reads = self.local_filter_reads(state, pod)
+        reads, split, node_reads = self._local_filter_reads(state, pod)
         table = memo.table(self, ("filter", skip)) if reads is None else memo.shared(self, ("filter", skip), reads)
-        # The leading plugins that read the node, not its pods: their verdict outlasts pods placed on the node.
-        split = 0
-        while split < stop and (self.points["filter"][split].reads_node_only or self._filters[split][0] in skip):
-            split += 1
-        node_reads = _reads([pl for pl in self.points["filter"][:split] if pl.name not in skip], pod)
         if reads is None or node_reads is None or split == stop:
             return memo.values(table, nodes, lambda ni: self.run_filter(state, pod, ni, 0, stop))
+        # the leading plugins that read the node and not its pods (a verdict that outlasts pods placed there)
         node_table = memo.shared(self, ("filter", "node", skip), node_reads)
 
         def verdict(ni: NodeInfo) -> Status | None:
@@ -277,8 +274,22 @@ class Framework:
 
     def local_filter_reads(self, state: CycleState, pod: PodInfo) -> bytes | None:
         """What the node-local Filter plugins that run read of the pod (None: one does not say)."""
-        skip = state.skip_filter_plugins
-        return _reads([pl for pl in self.points["filter"][:self.local_filter_count] if pl.name not in skip], pod)
+        return self._local_filter_reads(state, pod)[0]
+
+    def _local_filter_reads(self, state: CycleState, pod: PodInfo) -> tuple[bytes | None, int, bytes | None]:
+        """(what the node-local Filter plugins that run read of the pod, how many lead that read the node and
+        not its pods, what those read), once per cycle (the plugins PreFilter skipped are known by then)."""
+        known = state.read(_LOCAL_FILTER_READS)
+        if known is None:
+            skip = state.skip_filter_plugins
+            local = self.points["filter"][:self.local_filter_count]
+            split = 0
+            while split < len(local) and (local[split].reads_node_only or local[split].name in skip):
+                split += 1
+            known = (_reads([pl for pl in local if pl.name not in skip], pod), split,
+                     _reads([pl for pl in local[:split] if pl.name not in skip], pod))
+            state.write(_LOCAL_FILTER_READS, known)
+        return known
 
     def filter_key(self, state: CycleState):
         """What a node's whole Filter verdict depends on besides the node, the pod's class and the pods
