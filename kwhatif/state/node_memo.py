@@ -130,7 +130,7 @@ class NodeMemo:
         position while the same nodes are given again (a sequence scoring every node): then only the
         nodes fed since are looked up. Read-only for the caller. ``generation``: what says the node
         changed (``node_generation``: values read from the node, not its pods). ``positions``: the
-        nodes' positions among all (``positions``): the values are then gathered from a list kept for
+        nodes' positions among all (from ``positions()``): the values are then gathered from a list kept for
         every node (a sampled sequence gives another window of nodes at every step)."""
         kept = self._kept_for(table, _POSITIONS, nodes)
         if kept is not None:
