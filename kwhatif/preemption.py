@@ -580,8 +580,8 @@ class Evaluator:
                 return True
             return False
 
-        priority = pod.priority
-        potential = [pi for pi in node_info.pods if pi.priority < priority]  # isPreemptionAllowed
+        allowed = self.is_preemption_allowed
+        potential = [pi for pi in node_info.pods if allowed(pi, pod)]
         if not potential:
             run.status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
             return run
@@ -637,17 +637,9 @@ class Evaluator:
         return run
 
     def node_only_filters(self, state: "CycleState") -> int:
-        """How many leading Filter plugins either do not run in this cycle or read only the pod and the
-        node object (Plugin.reads_node_only) with no PreFilter extension that pods coming and going would
-        change their state through: their verdict on a node is the same at every step of its dry run."""
-        skip = state.skip_filter_plugins
-        count = 0
-        for pl in self.framework.points["filter"]:
-            if not (pl.name in skip or (pl.reads_node_only and not hasattr(pl, "add_pod")
-                                        and not hasattr(pl, "remove_pod"))):
-                break
-            count += 1
-        return count
+        """The leading Filter plugins whose verdict on a node is the same at every step of its dry run
+        (Framework.node_only_filters)."""
+        return self.framework.node_only_filters(state)
 
     def call_extenders(self, pod: PodInfo, candidates: dict[str, Victims], outcome: PreemptionOutcome
                        ) -> tuple[dict[str, Victims], Status | None]:

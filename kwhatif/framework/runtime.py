@@ -272,6 +272,19 @@ class Framework:
 
         return memo.values(table, nodes, verdict)
 
+    def node_only_filters(self, state: CycleState) -> int:
+        """How many leading Filter plugins either do not run in this cycle or read only the pod and the
+        node (Plugin.reads_node_only) with no PreFilter extension that pods coming and going would change
+        their state through: their verdict on a node outlasts pods placed on it or taken from it."""
+        skip = state.skip_filter_plugins
+        count = 0
+        for pl in self.points["filter"]:
+            if not (pl.name in skip or (pl.reads_node_only and not hasattr(pl, "add_pod")
+                                        and not hasattr(pl, "remove_pod"))):
+                break
+            count += 1
+        return count
+
     def local_filter_reads(self, state: CycleState, pod: PodInfo) -> bytes | None:
         """What the node-local Filter plugins that run read of the pod (None: one does not say)."""
         return self._local_filter_reads(state, pod)[0]
@@ -283,9 +296,7 @@ class Framework:
         if known is None:
             skip = state.skip_filter_plugins
             local = self.points["filter"][:self.local_filter_count]
-            split = 0
-            while split < len(local) and (local[split].reads_node_only or local[split].name in skip):
-                split += 1
+            split = min(self.node_only_filters(state), len(local))
             known = (_reads([pl for pl in local if pl.name not in skip], pod), split,
                      _reads([pl for pl in local[:split] if pl.name not in skip], pod))
             state.write(_LOCAL_FILTER_READS, known)

@@ -150,14 +150,11 @@ class Scenario:
         cluster.nodes[:] = [n for n in cluster.nodes if (n.get("metadata") or {}).get("name") not in gone]
         cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
         snapshot = self.snapshot
-        if snapshot is None:
-            cluster.resource_claims = claims_after_pods_deleted(cluster.resource_claims, pods)
-            return on_nodes
-        snapshot.remove_nodes(list(names))
-        if any((pod.get("spec") or {}).get("resourceClaims") for pod in pods):
-            snapshot.resource_claims.pods_deleted(pods)
-            cluster.resource_claims = snapshot.resource_claims.objects()
-        snapshot.set_cluster(cluster)
+        if snapshot is not None:
+            snapshot.remove_nodes(list(names))
+        self._claims_follow(pods)
+        if snapshot is not None:
+            snapshot.set_cluster(cluster)
         return on_nodes
 
     def drop_pods(self, pods: list[dict]) -> None:
@@ -172,19 +169,25 @@ class Scenario:
             cluster.pods[:] = [pod for pod in cluster.pods if id(pod) not in ids]
             self._positions = None
         snapshot = self.snapshot
+        if snapshot is not None:
+            for pod in pods:
+                if pod_phase(pod) in TERMINAL_PHASES:
+                    continue  # in no NodeInfo and nominated nowhere
+                pi = PodInfo(pod)
+                if pi.node_name:
+                    if snapshot.get(pi.node_name) is not None:
+                        snapshot.forget_pod(PodInfo(_without_claims(pod)))  # the claims follow below
+                elif snapshot.nominator.nominated_node_of(pi.uid) is not None:
+                    snapshot.nominate(pi, None)
+        self._claims_follow(pods)
+
+    def _claims_follow(self, pods: list[dict]) -> None:
+        """The ResourceClaims of the deleted ``pods`` go or lose them, as the resourceclaim controller
+        handles a deleted pod (in the snapshot's claim store, which the cluster's list then mirrors)."""
+        cluster, snapshot = self.cluster, self.snapshot
         if snapshot is None:
             cluster.resource_claims = claims_after_pods_deleted(cluster.resource_claims, pods)
-            return
-        for pod in pods:
-            if pod_phase(pod) in TERMINAL_PHASES:
-                continue  # in no NodeInfo and nominated nowhere
-            pi = PodInfo(pod)
-            if pi.node_name:
-                if snapshot.get(pi.node_name) is not None:
-                    snapshot.forget_pod(PodInfo(_without_claims(pod)))  # the claims follow below
-            elif snapshot.nominator.nominated_node_of(pi.uid) is not None:
-                snapshot.nominate(pi, None)
-        if any((pod.get("spec") or {}).get("resourceClaims") for pod in pods):
+        elif any((pod.get("spec") or {}).get("resourceClaims") for pod in pods):
             snapshot.resource_claims.pods_deleted(pods)
             cluster.resource_claims = snapshot.resource_claims.objects()
 
