@@ -458,6 +458,12 @@ class Evaluator:
     def is_preemption_allowed(victim: PodInfo, preemptor: PodInfo) -> bool:
         return victim.priority < preemptor.priority
 
+    @staticmethod
+    def may_have_victims(node_info: NodeInfo, preemptor: PodInfo) -> bool:
+        """Whether some pod on the node is one ``is_preemption_allowed`` lets ``preemptor`` evict."""
+        lowest = node_info.lowest_priority()
+        return lowest is not None and lowest < preemptor.priority
+
     def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status) -> tuple[bool, str]:
         if pod.spec.get("preemptionPolicy") == PREEMPT_NEVER:
             return False, NOT_ELIGIBLE_NEVER
@@ -547,7 +553,7 @@ class Evaluator:
         candidates: dict[str, Victims] = {}
         errors: list[str] = []
         for ni in potential:
-            run = self.select_victims_on_node(state.clone(), pod, ni.snapshot(), pdbs, node_only)
+            run = self.select_victims_on_node(state, pod, ni, pdbs, node_only)
             outcome.dry_runs[ni.name] = run
             if run.is_candidate:
                 candidates[ni.name] = Victims(run.victims, run.num_pdb_violations)
@@ -561,12 +567,20 @@ class Evaluator:
 
     def select_victims_on_node(self, state: "CycleState", pod: PodInfo, node_info: NodeInfo,
                                pdbs: PDBIndex, node_only: int = 0) -> NodeDryRun:
-        """SelectVictimsOnNode on copies of the node and the cycle state. ``node_only``: how many
-        leading Filter plugins read only the pod and the node object (``node_only_filters``): once the
-        pod passed them here, the reprieves need not run them again (their verdict cannot change as pods
-        come and go), unless pods nominated here make the filters run on other copies of the node."""
+        """SelectVictimsOnNode on copies of the node and the cycle state, made once the node has a pod the
+        preemptor may evict (most nodes of a full cluster have none, and their answer needs no copy).
+        ``node_only``: how many leading Filter plugins read only the pod and the node object
+        (``node_only_filters``): once the pod passed them here, the reprieves need not run them again
+        (their verdict cannot change as pods come and go), unless pods nominated here make the filters
+        run on other copies of the node."""
         fw = self.framework
         run = NodeDryRun(node_info.name)
+        allowed = self.is_preemption_allowed
+        potential = [pi for pi in node_info.pods if allowed(pi, pod)] if self.may_have_victims(node_info, pod) else []
+        if not potential:
+            run.status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+            return run
+        state, node_info = state.clone(), node_info.snapshot()
         remove_extension, add_extension = fw.run_pre_filter_extension_remove_pod, fw.run_pre_filter_extension_add_pod
 
         def remove(pi: PodInfo) -> Status | None:
@@ -580,11 +594,6 @@ class Evaluator:
                 return True
             return False
 
-        allowed = self.is_preemption_allowed
-        potential = [pi for pi in node_info.pods if allowed(pi, pod)]
-        if not potential:
-            run.status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
-            return run
         for pi in potential:
             if failed(remove(pi)):
                 return run

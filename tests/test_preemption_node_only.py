@@ -77,3 +77,13 @@ def test_dry_runs_skipping_node_only_filters_answer_as_full_ones(seed, monkeypat
     kept = _outcome(incoming, c)
     monkeypatch.setattr(preemption.Evaluator, "node_only_filters", lambda self, state: 0)
     assert kept == _outcome(incoming, c)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_dry_runs_on_nodes_without_lower_priority_pods_answer_without_copies(seed, monkeypatch):
+    """Evaluator.may_have_victims (the node's lowest priority, kept until its pods change) only spares the
+    copies: the outcome equals the one where every node's pods are looked at."""
+    incoming, c = _cluster(random.Random(seed))
+    kept = _outcome(incoming, c)
+    monkeypatch.setattr(preemption.Evaluator, "may_have_victims", staticmethod(lambda node_info, preemptor: True))
+    assert kept == _outcome(incoming, c)

@@ -411,7 +411,8 @@ class NodeInfo:
 
     __slots__ = ("node", "name", "labels", "taints", "unschedulable", "allocatable", "pods", "pods_with_affinity",
                  "pods_with_required_anti_affinity", "used_ports", "requested", "non_zero_requested",
-                 "image_states", "pvc_ref_counts", "generation", "node_generation", "_by_namespace")
+                 "image_states", "pvc_ref_counts", "generation", "node_generation", "_by_namespace",
+                 "_lowest_priority")
 
     def __init__(self, node: dict, allocatable: Resource) -> None:
         meta = node.get("metadata") or {}
@@ -435,6 +436,7 @@ class NodeInfo:
         self.generation = 0
         self.node_generation = 0
         self._by_namespace: dict[str, list[PodInfo]] | None = None  # pods_in's groups, until the pods change
+        self._lowest_priority: int | None = None  # lowest_priority's answer, until the pods change
 
     def pods_in(self, namespace: str) -> list[PodInfo]:
         """The node's pods of ``namespace`` in node order (read-only): spreading and inter-pod affinity
@@ -446,13 +448,21 @@ class NodeInfo:
                 groups.setdefault(pi.namespace, []).append(pi)
         return groups.get(namespace, _NO_PODS)
 
+    def lowest_priority(self) -> int | None:
+        """The lowest priority of the node's pods (None without pods): a preemptor of that priority or
+        below has no victim here, which preemption's dry run asks of most nodes at every attempt."""
+        lowest = self._lowest_priority
+        if lowest is None and self.pods:
+            lowest = self._lowest_priority = min([pi.priority for pi in self.pods])
+        return lowest
+
     def free(self, resource: str) -> int:
         """What the pods on the node leave of its allocatable ``resource`` (negative when overcommitted)."""
         return self.allocatable.get(resource) - self.requested.get(resource)
 
     def add_pod(self, pi: PodInfo) -> None:
         self.pods.append(pi)
-        self._by_namespace = None
+        self._by_namespace = self._lowest_priority = None
         if pi.has_affinity:
             self.pods_with_affinity.append(pi)
         if pi.has_required_anti_affinity:
@@ -462,7 +472,7 @@ class NodeInfo:
     def add_pods(self, pods: list[PodInfo]) -> None:
         """add_pod for each of ``pods`` in order, the sums taken in one pass per aggregate."""
         self.pods.extend(pods)
-        self._by_namespace = None
+        self._by_namespace = self._lowest_priority = None
         self.pods_with_affinity.extend([pi for pi in pods if pi.has_affinity])
         self.pods_with_required_anti_affinity.extend([pi for pi in pods if pi.has_required_anti_affinity])
         added = [pi.requested for pi in pods]
@@ -487,7 +497,7 @@ class NodeInfo:
     def remove_pod(self, pi: PodInfo) -> bool:
         """Remove by pod key (namespace/name, as the scheduler keys by UID); False if absent."""
         key = pi.key
-        self._by_namespace = None
+        self._by_namespace = self._lowest_priority = None
         if pi.has_affinity:
             self.pods_with_affinity = [p for p in self.pods_with_affinity if p.key != key]
         if pi.has_required_anti_affinity:
@@ -544,6 +554,7 @@ class NodeInfo:
         out.generation = self.generation
         out.node_generation = self.node_generation
         out._by_namespace = self._by_namespace  # never changed once made: shared until either node's pods change
+        out._lowest_priority = self._lowest_priority
         return out
 
     def restore(self, saved: "NodeInfo") -> None:
