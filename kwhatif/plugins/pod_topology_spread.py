@@ -179,7 +179,7 @@ class _ControllerIndex:
     are changed by replacing their lists: dataclasses.replace), or lists holding the same objects (a
     sweep's task works on a copy of the base's lists)."""
 
-    __slots__ = ("lists", "lengths", "objects", "services", "controllers")
+    __slots__ = ("lists", "lengths", "objects", "services", "controllers", "selectors")
 
     def __init__(self, lists: tuple[list, ...]) -> None:
         self.lists = lists
@@ -197,6 +197,8 @@ class _ControllerIndex:
         for kind, objects in ((_RC_KIND, rcs), (_RS_KIND, rss), (_SS_KIND, sss)):
             for obj in objects:  # the first of a namespace and name, as a scan would find it
                 self.controllers.setdefault((kind, _namespace(obj), (obj.get("metadata") or {}).get("name")), obj)
+        # default_selector's answers by (namespace, labels, controller reference): a workload's pods share one
+        self.selectors: dict[tuple, labelsel.Selector] = {}
 
     def valid_for(self, lists: tuple[list, ...]) -> bool:
         if not all(len(objs) == n for objs, n in zip(lists, self.lengths)):
@@ -221,10 +223,30 @@ def _controller_index(cluster) -> _ControllerIndex:
     return _index
 
 
+_MAX_SELECTORS = 1 << 16
+
+
 def default_selector(pod: PodInfo, cluster) -> labelsel.Selector:
     """helper.DefaultSelector: the selectors of the pod's Services merged with that of its
-    controlling ReplicationController, ReplicaSet or StatefulSet (all in the pod's namespace)."""
+    controlling ReplicationController, ReplicaSet or StatefulSet (all in the pod's namespace). It reads
+    nothing of the pod but its namespace, labels and controller reference: pods alike there share the
+    answer while the cluster holds the same objects (a workload's pods, scheduled one after another)."""
     index = _controller_index(cluster)
+    owner = _controller_of(pod)
+    try:
+        key = (pod.namespace, tuple(pod.labels.items()),
+               None if owner is None else (owner.get("apiVersion"), owner.get("kind"), owner.get("name")))
+        selector = index.selectors.get(key)
+    except TypeError:  # not hashable (bad input): not kept
+        return _default_selector(pod, index, owner)
+    if selector is None:
+        if len(index.selectors) >= _MAX_SELECTORS:
+            index.selectors.clear()
+        selector = index.selectors[key] = _default_selector(pod, index, owner)
+    return selector
+
+
+def _default_selector(pod: PodInfo, index: _ControllerIndex, owner: Mapping | None) -> labelsel.Selector:
     label_set: dict[str, str] = {}
     for entry in index.services.get(pod.namespace, ()):
         if entry[1] is None:
@@ -232,8 +254,6 @@ def default_selector(pod: PodInfo, cluster) -> labelsel.Selector:
         if entry[1].matches(pod.labels):
             label_set.update(entry[0])
     selector = labelsel.from_set(label_set)
-
-    owner = _controller_of(pod)
     if owner is None:
         return selector
     group_version = _parse_group_version(owner.get("apiVersion") or "")

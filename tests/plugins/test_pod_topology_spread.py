@@ -491,3 +491,34 @@ def test_bulk_scores_equal_score_then_normalize(seed):
         scores = [NodeScore(ni.name, plugin.score(state, info, ni)) for ni in filtered]
         plugin.normalize_score(state, info, scores)
         assert plugin.scores(state, info, filtered) == [s.score for s in scores]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_default_selector_kept_per_namespace_labels_and_controller(seed):
+    """A pod's default selector is kept per (namespace, labels, controller reference) while the cluster
+    holds the same objects: every pod asks again with labels and owners drawn from few values, and the
+    kept answer must select exactly what one worked out afresh selects; a Service added is seen."""
+    from kwhatif.plugins import pod_topology_spread as pts
+
+    rng = random.Random(seed)
+    values = {"app": ("web", "db"), "tier": ("fe", "be"), "hash": ("h1", "h2")}
+    label_sets = [{key: rng.choice(vals) for key, vals in values.items() if rng.random() < 0.6} for _ in range(12)]
+    objects = [service(f"s{i}", rng.choice(label_sets) or None, ns=rng.choice(("default", "x"))) for i in range(4)]
+    objects += [RS, SS, RC]
+    snap = snapshot([node("n1").obj()], [], objects)
+    owners = [None, ("ReplicaSet", "apps/v1"), ("StatefulSet", "apps/v1"), ("ReplicationController", "v1")]
+    for step in range(60):
+        if step == 30:  # a new Service: the index (and what it kept) is made again
+            snap.cluster.services = [*snap.cluster.services, service("late", rng.choice(label_sets) or None)]
+        pod = make_pod(f"p{step}").namespace(rng.choice(("default", "x")))
+        pod.labels(**rng.choice(label_sets))
+        owner = rng.choice(owners)
+        if owner is not None:
+            pod.set("metadata.ownerReferences", [{"apiVersion": owner[1], "kind": owner[0], "name": "owner",
+                                                  "uid": "u", "controller": True}])
+        info = pod.info()
+        kept = default_selector(info, snap.cluster)
+        fresh = pts._default_selector(info, pts._ControllerIndex(pts._controller_index(snap.cluster).lists),
+                                      pts._controller_of(info))
+        for labels in label_sets:
+            assert kept.matches(labels) == fresh.matches(labels), (step, labels)
