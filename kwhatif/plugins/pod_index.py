@@ -208,11 +208,13 @@ class PodIndex:
         self._log, self._log_start = [], 0
 
     def _update(self, index: int, ni: NodeInfo) -> None:
-        """Node ``index`` (``ni``) has another generation: its summary made again."""
+        """Node ``index`` (``ni``) has another generation: its summary made again. Made while the old one
+        still counts, so that a group or term the node keeps is not dropped and made anew (which would
+        make every answer kept for its namespace out of date); then what the node no longer has goes."""
         old = self._summaries[index]
-        self._remove(ni, old)  # first: the new summary finds the groups left
         new = self._summaries[index] = self._summary_of[ni] = _Node(ni, self)
         self._add(ni, new)
+        self._remove(ni, old, new)
         self._generations[index] = ni.generation
         self._log.append(ni)
         if new.node is not old.node or new.labels is not old.labels or new.taints is not old.taints:
@@ -252,8 +254,13 @@ class PodIndex:
                 kept[0] += count
                 kept[1] += weight
 
-    def _remove(self, ni: NodeInfo, summary: _Node) -> None:
+    def _remove(self, ni: NodeInfo, summary: _Node, replaced_by: _Node | None = None) -> None:
+        """Take ``summary`` out; ``replaced_by``: the node's new summary, already added (its groups keep
+        the node's counts)."""
+        kept = replaced_by.pods or _NONE if replaced_by is not None else _NONE
         for group in summary.pods or ():
+            if group in kept:
+                continue
             nodes = group.nodes
             del nodes[ni]
             if not nodes:
