@@ -278,13 +278,26 @@ class _Shape:
     copy (it keeps the nodes alive, so their ids stay theirs) and, made when first needed, each node's
     position by id and by name, and the names."""
 
-    __slots__ = ("nodes", "_ids", "_names", "_positions")
+    __slots__ = ("nodes", "_ids", "_names", "_positions", "_feed", "_feed_positions")
 
     def __init__(self, nodes: list[NodeInfo]) -> None:
         self.nodes = list(nodes)
         self._ids: dict[int, int] | None = None
         self._names: list[str] | None = None
         self._positions: dict[str, int] | None = None
+        self._feed: list[NodeInfo] | None = None
+        self._feed_positions: list[int | None] = []
+
+    def feed_positions(self, feed: list[NodeInfo]) -> list[int | None]:
+        """Each entry of the change feed ``feed`` as a position in the list (None: not in it), read once
+        for every value kept for the list (the feed is only appended to, or replaced)."""
+        if feed is not self._feed:
+            self._feed, self._feed_positions = feed, []
+        positions = self._feed_positions
+        if len(positions) < len(feed):
+            get = self.ids().get
+            positions.extend([get(id(ni)) for ni in feed[len(positions):]])
+        return positions
 
     def ids(self) -> dict[int, int]:
         if self._ids is None:
@@ -325,8 +338,9 @@ class _Tracked:
         if feed is self.feed:
             if self.mark == len(feed):
                 return []
-            ids = self.shape.ids()
-            positions = sorted({index for ni in feed[self.mark:] if (index := ids.get(id(ni))) is not None})
+            positions = set(self.shape.feed_positions(feed)[self.mark:])
+            positions.discard(None)
+            positions = sorted(positions)
             self.mark = len(feed)
             nodes = self.nodes
             out = [index for index in positions if nodes[index].generation != generations[index]]
