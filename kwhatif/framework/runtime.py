@@ -259,16 +259,18 @@ class Framework:
             return None
         stop = self.local_filter_count
         skip = frozenset(state.skip_filter_plugins)
-        reads, split, node_reads = self._local_filter_reads(state, pod)
+        reads, split, node_reads, rest_reads = self._local_filter_reads(state, pod)
         table = memo.table(self, ("filter", skip)) if reads is None else memo.shared(self, ("filter", skip), reads)
-        if reads is None or node_reads is None or split == stop:
+        if reads is None or node_reads is None or rest_reads is None or split == stop:
             return memo.values(table, nodes, lambda ni: self.run_filter(state, pod, ni, 0, stop))
-        # the leading plugins that read the node and not its pods (a verdict that outlasts pods placed there)
+        # the leading plugins that read the node and not its pods (a verdict that outlasts pods placed there),
+        # then the others (kept for every pod that reads alike there: requests, host ports)
         node_table = memo.shared(self, ("filter", "node", skip), node_reads)
+        rest_table = memo.shared(self, ("filter", "rest", skip), rest_reads)
 
         def verdict(ni: NodeInfo) -> Status | None:
             return (memo.value(node_table, ni, lambda ni: self.run_filter(state, pod, ni, 0, split), node_generation)
-                    or self.run_filter(state, pod, ni, split, stop))
+                    or memo.value(rest_table, ni, lambda ni: self.run_filter(state, pod, ni, split, stop)))
 
         return memo.values(table, nodes, verdict)
 
@@ -289,16 +291,19 @@ class Framework:
         """What the node-local Filter plugins that run read of the pod (None: one does not say)."""
         return self._local_filter_reads(state, pod)[0]
 
-    def _local_filter_reads(self, state: CycleState, pod: PodInfo) -> tuple[bytes | None, int, bytes | None]:
+    def _local_filter_reads(self, state: CycleState, pod: PodInfo
+                            ) -> tuple[bytes | None, int, bytes | None, bytes | None]:
         """(what the node-local Filter plugins that run read of the pod, how many lead that read the node and
-        not its pods, what those read), once per cycle (the plugins PreFilter skipped are known by then)."""
+        not its pods, what those read, what the others read), once per cycle (the plugins PreFilter
+        skipped are known by then)."""
         known = state.read(_LOCAL_FILTER_READS)
         if known is None:
             skip = state.skip_filter_plugins
             local = self.points["filter"][:self.local_filter_count]
             split = min(self.node_only_filters(state), len(local))
             known = (_reads([pl for pl in local if pl.name not in skip], pod), split,
-                     _reads([pl for pl in local[:split] if pl.name not in skip], pod))
+                     _reads([pl for pl in local[:split] if pl.name not in skip], pod),
+                     _reads([pl for pl in local[split:] if pl.name not in skip], pod))
             state.write(_LOCAL_FILTER_READS, known)
         return known
 

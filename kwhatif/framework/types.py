@@ -3,13 +3,19 @@ NodeToStatus, the Diagnosis of a scheduling cycle and the FitError whose message
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from kwhatif.framework.interface import Code, Status
 
 if TYPE_CHECKING:
     from kwhatif.state.nodeinfo import PodInfo
+
+
+_reasons = attrgetter("reasons")
 
 
 class NodeToStatus:
@@ -63,10 +69,8 @@ class FitError:
         if d.pre_filter_msg:
             msg += f" {d.pre_filter_msg}."
         else:
-            counts: dict[str, int] = {}
-            for status in statuses.statuses.values():
-                for reason in status.reasons:
-                    counts[reason] = counts.get(reason, 0) + 1
+            # counted in C: a cycle that found no node has a status for each of thousands of nodes
+            counts = Counter(chain.from_iterable(map(_reasons, statuses.statuses.values())))
             if len(statuses) < self.num_all_nodes:
                 for reason in statuses.absent_nodes_status.reasons:
                     counts[reason] = counts.get(reason, 0) + self.num_all_nodes - len(statuses)
