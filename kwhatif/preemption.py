@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from itertools import compress
-from operator import is_not
+from itertools import compress, repeat
+from operator import is_not, not_
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
 from kwhatif.api import labels as labelsel
@@ -287,7 +287,7 @@ class Victims:
     num_pdb_violations: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeDryRun:
     """SelectVictimsOnNode on one node: the victims, or the status saying why the node cannot help."""
 
@@ -527,16 +527,14 @@ class Evaluator:
     def nodes_where_preemption_might_help(self, node_to_status: NodeToStatus,
                                           outcome: PreemptionOutcome) -> list[NodeInfo]:
         """NodesForStatusCode(Unschedulable), in the snapshot's node order."""
-        potential = []
-        statuses, absent, unresolvable = node_to_status.statuses, node_to_status.absent_nodes_status, outcome.unresolvable
+        nodes = self.snapshot.node_info_list
+        names = [ni.name for ni in nodes]
+        found = list(map(node_to_status.statuses.get, names, repeat(node_to_status.absent_nodes_status)))
         unschedulable = Code.UNSCHEDULABLE
-        for ni in self.snapshot.node_info_list:
-            status = statuses.get(ni.name, absent)
-            if status.code == unschedulable:
-                potential.append(ni)
-            else:
-                unresolvable[ni.name] = status
-        return potential
+        helps = [status.code == unschedulable for status in found]
+        cannot = list(map(not_, helps))
+        outcome.unresolvable.update(zip(compress(names, cannot), compress(found, cannot)))
+        return list(compress(nodes, helps))
 
     def find_candidates(self, state: "CycleState", pod: PodInfo, node_to_status: NodeToStatus,
                         outcome: PreemptionOutcome) -> tuple[dict[str, Victims], NodeToStatus, list[str]]:
@@ -552,9 +550,14 @@ class Evaluator:
         node_only = self.node_only_filters(state)
         candidates: dict[str, Victims] = {}
         errors: list[str] = []
+        may_have_victims, dry_runs, rejected = self.may_have_victims, outcome.dry_runs, statuses.statuses
         for ni in potential:
+            if not may_have_victims(ni, pod):  # most nodes of a full cluster: SelectVictimsOnNode's first answer
+                run = dry_runs[ni.name] = NodeDryRun(ni.name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [NO_VICTIMS]))
+                rejected[ni.name] = run.status
+                continue
             run = self.select_victims_on_node(state, pod, ni, pdbs, node_only)
-            outcome.dry_runs[ni.name] = run
+            dry_runs[ni.name] = run
             if run.is_candidate:
                 candidates[ni.name] = Victims(run.victims, run.num_pdb_violations)
                 continue
@@ -568,15 +571,14 @@ class Evaluator:
     def select_victims_on_node(self, state: "CycleState", pod: PodInfo, node_info: NodeInfo,
                                pdbs: PDBIndex, node_only: int = 0) -> NodeDryRun:
         """SelectVictimsOnNode on copies of the node and the cycle state, made once the node has a pod the
-        preemptor may evict (most nodes of a full cluster have none, and their answer needs no copy).
-        ``node_only``: how many leading Filter plugins read only the pod and the node object
+        preemptor may evict. ``node_only``: how many leading Filter plugins read only the pod and the node object
         (``node_only_filters``): once the pod passed them here, the reprieves need not run them again
         (their verdict cannot change as pods come and go), unless pods nominated here make the filters
         run on other copies of the node."""
         fw = self.framework
         run = NodeDryRun(node_info.name)
         allowed = self.is_preemption_allowed
-        potential = [pi for pi in node_info.pods if allowed(pi, pod)] if self.may_have_victims(node_info, pod) else []
+        potential = [pi for pi in node_info.pods if allowed(pi, pod)]
         if not potential:
             run.status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
             return run
