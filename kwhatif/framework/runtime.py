@@ -250,10 +250,13 @@ class Framework:
         skip = state.skip_filter_plugins
         return any(name not in skip for name, _ in self._late_filters)
 
-    def local_filter_statuses(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]
+    def local_filter_statuses(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], changed: bool = False
                               ) -> list[Status | None] | None:
         """The verdicts of the leading node-local Filter plugins on ``nodes``, reused from the
-        memo for unchanged nodes; None without a memo (every node is filtered in full)."""
+        memo for unchanged nodes; None without a memo (every node is filtered in full). ``changed``: the
+        caller keeps whole verdicts by position itself (a walk's kept list) and asks for those it lacks,
+        nearly all of nodes changed since, whose whole verdicts kept here are out of date as well: they
+        are not looked up, each is made from the parts kept (the node-only plugins', the others')."""
         memo = self.memo
         if not memo or not self.local_filter_count:
             return None
@@ -268,11 +271,18 @@ class Framework:
         node_table = memo.shared(self, ("filter", "node", skip), node_reads)
         rest_table = memo.shared(self, ("filter", "rest", skip), rest_reads)
 
-        def verdict(ni: NodeInfo) -> Status | None:
-            return (memo.value(node_table, ni, lambda ni: self.run_filter(state, pod, ni, 0, split), node_generation)
-                    or memo.value(rest_table, ni, lambda ni: self.run_filter(state, pod, ni, split, stop)))
+        run_filter, value = self.run_filter, memo.value
 
-        return memo.values(table, nodes, verdict)
+        def node_part(ni: NodeInfo) -> Status | None:
+            return run_filter(state, pod, ni, 0, split)
+
+        def rest_part(ni: NodeInfo) -> Status | None:
+            return run_filter(state, pod, ni, split, stop)
+
+        def verdict(ni: NodeInfo) -> Status | None:
+            return value(node_table, ni, node_part, node_generation) or value(rest_table, ni, rest_part)
+
+        return list(map(verdict, nodes)) if changed else memo.values(table, nodes, verdict)
 
     def node_only_filters(self, state: CycleState) -> int:
         """How many leading Filter plugins either do not run in this cycle or read only the pod and the
