@@ -439,7 +439,14 @@ class Scheduler:
                     for index, status in zip(indices, found):
                         chunk[index - lo] = status
                 passed = list(map(is_, chunk, repeat(None)))
-                if error or len(feasible) + passed.count(True) > k:
+                if not error and len(feasible) + passed.count(True) > k:
+                    # the walk ends in this stretch, at its (k - feasible + 1)-th feasible node (not examined)
+                    end = lo + list(compress(range(top - lo), passed))[k - len(feasible)]
+                    feasible.extend(compress(nodes[lo:end], passed))
+                    failed = list(map(not_, passed[:end - lo]))
+                    rejected_statuses.update(zip(compress(names[lo:end], failed), compress(chunk, failed)))
+                    return feasible, examined + end - lo
+                if error:
                     for ni, status in zip(nodes[lo:top], chunk):
                         if status is None:
                             if len(feasible) == k:
@@ -469,7 +476,7 @@ class Scheduler:
         fw = self.framework
         nodes, values, previous = kept.nodes, kept.values, kept.previous
         todo = [nodes[p] for p in positions]
-        local = fw.local_filter_statuses(state, pod, todo)
+        local = fw.local_filter_statuses(state, pod, todo, changed=True)
         late = fw.runs_late_filters(state)
         found: list[Status | None] = []
         error = False
