@@ -3,6 +3,7 @@
     python benchmarks/sweep_bench.py --size 1000 --nodes 40 --workers 1,2
     python benchmarks/sweep_bench.py --size 1000 --nodes 40 --ray
     python benchmarks/sweep_bench.py --size 1000 --zones --workers 2
+    python benchmarks/sweep_bench.py --size 5000 --zones --workers default
 
 In-process after loading the generated dump (seed 1, 30 pods per node) and building the sweep's base
 (the scheduler snapshot) once; kubectl's rules with --ignore-daemonsets --delete-emptydir-data --force.
@@ -50,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--size", type=int, default=1000)
     ap.add_argument("--nodes", type=int, default=40, help="sweep the first N nodes (0: all)")
-    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--workers", default="1,2", help="comma-separated counts; 'default': the pool's own choice")
     ap.add_argument("--ray", action="store_true", help="also on a local 2-CPU Ray")
     ap.add_argument("--zones", action="store_true", help="the every-zone sweep instead")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "kwhatif-bench")
@@ -69,7 +70,8 @@ def main(argv: list[str] | None = None) -> None:
         names = [names[index] for index in order]
         items = names[: args.nodes] if args.nodes else names
         fn = sweep.drain_node
-    runs = [(f"{w} worker(s)", dict(workers=int(w))) for w in args.workers.split(",") if w]
+    runs = [("the default pool" if w == "default" else f"{w} worker(s)", dict(workers=None if w == "default" else int(w)))
+            for w in args.workers.split(",") if w]
     if args.ray:
         runs.append(("local Ray, 2 CPUs", dict(ray="local", workers=2)))
     answers = {}

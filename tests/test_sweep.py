@@ -329,6 +329,26 @@ def test_the_local_pool_answers_in_item_order_and_raises_a_task_error():
         sweep_pool.run(_square_or_fail, 17, items, workers=2)
 
 
+def _process(base, item):
+    import os
+
+    return os.getpid()
+
+
+@pytest.mark.parametrize("items,cores,processes", [(3, 2, 3), (1, 2, 1), (4, 2, 2), (7, 2, 2), (5, 4, 5)])
+def test_the_default_pool_gives_few_tasks_a_process_each(monkeypatch, items, cores, processes):
+    """By default one worker per core, except that fewer tasks than two per core (a domain sweep's few
+    long ones) get a process each; a single task runs in this process."""
+    import os
+
+    from kwhatif.whatif import sweep_pool
+
+    monkeypatch.setattr(sweep_pool, "default_workers", lambda: cores)
+    pids = sweep_pool.run(_process, None, list(range(items)))
+    assert len(set(pids)) == processes
+    assert (os.getpid() in pids) == (processes == 1)
+
+
 # --- consolidation (cluster-autoscaler's scale-down simulation) ---------------------------------------
 
 

@@ -37,7 +37,7 @@ def default_workers() -> int:
 def run(fn: Callable, base, items: Sequence, workers: int | None = None, ray: str | None = None,
         on_done: Callable[[int], None] | None = None) -> list:
     """``[fn(base, item) for item in items]``, computed by ``workers`` local processes (default: one
-    per core; 1: in this process) or on Ray (``ray``: "local" for a Ray started here, "auto" or an
+    per core, or one per item when there are fewer than two per core; 1: in this process) or on Ray (``ray``: "local" for a Ray started here, "auto" or an
     address). ``on_done(n)`` is called as tasks finish."""
     done = on_done or (lambda n: None)
     thresholds = gc.get_threshold()
@@ -52,7 +52,13 @@ def _run(fn: Callable, base, items: Sequence, workers: int | None, ray: str | No
          ) -> list:
     if ray is not None:
         return _run_ray(fn, base, items, ray, workers, done)
-    workers = min(workers or default_workers(), len(items))
+    if workers is None:
+        workers = default_workers()
+        if len(items) < 2 * workers:
+            # A few long tasks (a domain sweep's: 3 zones on 2 cores): a process each, the cores shared by
+            # the system, so that no task waits for a worker to finish another (1.5 tasks' time, not 2).
+            workers = len(items)
+    workers = min(workers, len(items))
     if workers <= 1:
         out = []
         for item in items:
