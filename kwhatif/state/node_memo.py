@@ -158,12 +158,15 @@ class NodeMemo:
     def _gathered(self, table: dict, nodes: list[NodeInfo], positions: list[int],
                   compute: Callable[[NodeInfo], object], generation) -> list:
         """``values`` through a list kept by position of every node (brought up to date from the change
-        feed): the nodes' values gathered in C, the missing ones computed (or found by name)."""
+        feed, by ``generation``): the nodes' values gathered in C, the missing ones computed (a node's
+        value kept by name is as out of date as its place in the list: it is not looked up)."""
         every = self._every_node
         kept: Kept | None = table.get(_EVERY_NODE)
         feed = self._snapshot.changed_nodes
-        if kept is None or kept.shape is not every:
-            kept = table[_EVERY_NODE] = Kept(every.nodes, list(map(_generation, every.nodes)), None, feed, every)
+        fresh = kept is None or kept.shape is not every or kept.of is not generation
+        if fresh:
+            kept = table[_EVERY_NODE] = Kept(every.nodes, list(map(generation, every.nodes)), None, feed, every,
+                                             generation)
         else:
             values = kept.values
             for index in kept.changed(feed):
@@ -171,7 +174,8 @@ class NodeMemo:
         values = kept.values
         out = list(itemgetter(*positions)(values)) if len(positions) > 1 else [values[p] for p in positions]
         for index in _missing(out):
-            out[index] = values[positions[index]] = self.value(table, nodes[index], compute, generation)
+            ni = nodes[index]
+            out[index] = values[positions[index]] = self.value(table, ni, compute, generation) if fresh else compute(ni)
         return out
 
     @staticmethod
@@ -318,13 +322,15 @@ class _Shape:
 class _Tracked:
     """Values kept for a list of nodes (its ``_Shape``), with each node's generation when its value was
     made, brought up to date from the snapshot's change feed (``Snapshot.changed_nodes``): only the
-    nodes given a generation since are looked at."""
+    nodes given a generation since are looked at. ``of``: which generation (``node_generation`` for
+    values read from the node and not its pods)."""
 
-    __slots__ = ("source", "shape", "generations", "feed", "mark")
+    __slots__ = ("source", "shape", "generations", "feed", "mark", "of")
 
-    def track(self, nodes: list[NodeInfo], generations: list[int], feed: list[NodeInfo], shape: _Shape) -> None:
+    def track(self, nodes: list[NodeInfo], generations: list[int], feed: list[NodeInfo], shape: _Shape,
+              of=_generation) -> None:
         self.source, self.shape, self.generations = nodes, shape, generations
-        self.feed, self.mark = feed, len(feed)
+        self.feed, self.mark, self.of = feed, len(feed), of
 
     @property
     def nodes(self) -> list[NodeInfo]:
@@ -342,12 +348,13 @@ class _Tracked:
             positions.discard(None)
             positions = sorted(positions)
             self.mark = len(feed)
-            nodes = self.nodes
-            out = [index for index in positions if nodes[index].generation != generations[index]]
-            for index in out:
-                generations[index] = nodes[index].generation
+            now = list(map(self.of, map(self.nodes.__getitem__, positions)))
+            out = [index for index, generation in zip(positions, now) if generation != generations[index]]
+            if out:
+                for index, generation in zip(positions, now):
+                    generations[index] = generation
             return out
-        now = list(map(_generation, self.nodes))
+        now = list(map(self.of, self.nodes))
         self.feed, self.mark = feed, len(feed)
         if now == generations:
             return []
@@ -366,8 +373,8 @@ class Kept(_Tracked):
     __slots__ = ("key", "values", "previous", "unkept", "version", "walked")
 
     def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo],
-                 shape: _Shape) -> None:
-        self.track(nodes, generations, feed, shape)
+                 shape: _Shape, of=_generation) -> None:
+        self.track(nodes, generations, feed, shape, of)
         self.key = key
         self.previous: dict[int, object] = {}
         self.unkept: dict[int, object] = {}
