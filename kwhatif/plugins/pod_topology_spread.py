@@ -18,7 +18,8 @@ merging the same ``key In (value)`` twice selects the same pods, so it changes n
 from __future__ import annotations
 
 import math
-from operator import is_
+from itertools import repeat
+from operator import add, attrgetter, contains, is_
 from typing import Iterable, Mapping
 
 from kwhatif.api import labels as labelsel
@@ -42,6 +43,7 @@ PRE_FILTER_KEY = "PreFilter" + NAME
 PRE_SCORE_KEY = "PreScore" + NAME
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
+_labels = attrgetter("labels")
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 HONOR = "Honor"
 IGNORE = "Ignore"
@@ -739,6 +741,8 @@ class PodTopologySpread(Plugin):
         order, Go's rounding (the sums are never negative) and the same integer division."""
         s: PreScoreState = state.read(PRE_SCORE_KEY)
         ignored = s.ignored_nodes
+        if not ignored:
+            return self._scores_by_value(s, pod, state, nodes)
         sums: list[float | None] = [None] * len(nodes)
         memo = self.handle.memo
         for i, c in enumerate(s.constraints):
@@ -768,6 +772,50 @@ class PodTopologySpread(Plugin):
             return [0 if score == INVALID_SCORE else MAX_NODE_SCORE for score in raw]
         top = max_score + min(valid)
         return [0 if score == INVALID_SCORE else MAX_NODE_SCORE * (top - score) // max_score for score in raw]
+
+    def _scores_by_value(self, s: PreScoreState, pod: PodInfo, state, nodes: list[NodeInfo]) -> list[int]:
+        """``scores`` with no node ignored, each step worked out once per distinct value and mapped onto the
+        nodes in C: a node's term depends on its domain's count (few domains) or its own count (few
+        distinct counts), and so do the sums, their rounding and the normalized scores."""
+        labels = list(map(_labels, nodes))
+        sums: list[float | None] | None = None
+        memo = self.handle.memo
+        for i, c in enumerate(s.constraints):
+            key = c.topology_key
+            weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
+            if key == LABEL_HOSTNAME:
+                def count(ni: NodeInfo, selector=c.selector) -> int:
+                    return count_pods_match_selector(ni.pods_in(pod.namespace), selector, pod.namespace)
+
+                counts = (self._indexed_host_counts(state, pod, c.selector, i, nodes, count) if memo
+                          else [count(ni) for ni in nodes])
+                term_of = {cnt: float(cnt) * weight + skew for cnt in set(counts)}
+                terms = list(map(term_of.__getitem__, counts))
+                if not all(map(contains, labels, repeat(key))):
+                    terms = [term if key in node_labels else None for term, node_labels in zip(terms, labels)]
+            else:
+                domains = s.topology_value_to_pod_counts[i]
+                term_of = {value: float(cnt) * weight + skew for value, cnt in domains.items()}
+                term_of[None] = None  # a node without the key
+                terms = list(map(term_of.__getitem__, map(dict.get, labels, repeat(key))))
+            if sums is None:
+                sums = terms
+            elif None in sums or None in terms:
+                sums = [total if term is None else term if total is None else total + term
+                        for total, term in zip(sums, terms)]
+            else:
+                sums = list(map(add, sums, terms))
+        if sums is None:
+            sums = [None] * len(nodes)
+        rounded = {total: 0 if total is None else (whole := int(total)) + (total - whole >= 0.5)
+                   for total in set(sums)}
+        raw = list(map(rounded.__getitem__, sums))
+        max_score = max(rounded.values(), default=0)
+        if max_score == 0:
+            return [MAX_NODE_SCORE] * len(raw)
+        top = max_score + min(rounded.values())
+        normalized = {score: MAX_NODE_SCORE * (top - score) // max_score for score in rounded.values()}
+        return list(map(normalized.__getitem__, raw))
 
     def _indexed_host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, i: int, nodes: list[NodeInfo],
                              count) -> list[int]:
