@@ -43,7 +43,7 @@ PRE_FILTER_KEY = "PreFilter" + NAME
 PRE_SCORE_KEY = "PreScore" + NAME
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
-_labels = attrgetter("labels")
+_labels, _name = attrgetter("labels"), attrgetter("name")
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 HONOR = "Honor"
 IGNORE = "Ignore"
@@ -649,7 +649,8 @@ class PodTopologySpread(Plugin):
         # Per constraint, the candidate domains (counted from 0 in PreScore); hostname is counted in Score.
         s.topology_value_to_pod_counts = [
             {} if c.topology_key == LABEL_HOSTNAME
-            else dict.fromkeys([ni.labels.get(c.topology_key, "") for ni in kept], 0) for c in s.constraints]
+            else dict.fromkeys(map(dict.get, map(_labels, kept), repeat(c.topology_key), repeat("")), 0)
+            for c in s.constraints]
         for c, domains in zip(s.constraints, s.topology_value_to_pod_counts):
             size = len(kept) if c.topology_key == LABEL_HOSTNAME else len(domains)
             s.topology_normalizing_weight.append(topology_normalizing_weight(size))
@@ -829,6 +830,8 @@ class PodTopologySpread(Plugin):
         groups = index.matching((pod.namespace,), selector, terminating=False, kept=kept)
         per_node = pod_index.totals(index, groups, _not_counted, kept).per_node
         live = snapshot.node_info_map
+        if all(map(is_, map(live.get, map(_name, nodes)), nodes)):  # a sequence's window: read in C
+            return list(map(per_node.get, nodes, repeat(0)))
         return [per_node.get(ni, 0) if live.get(ni.name) is ni else count(ni) for ni in nodes]
 
     def normalize_score(self, state, pod, scores):
