@@ -553,7 +553,7 @@ class Evaluator:
         may_have_victims, dry_runs, rejected = self.may_have_victims, outcome.dry_runs, statuses.statuses
         for ni in potential:
             if not may_have_victims(ni, pod):  # most nodes of a full cluster: SelectVictimsOnNode's first answer
-                run = dry_runs[ni.name] = NodeDryRun(ni.name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [NO_VICTIMS]))
+                run = dry_runs[ni.name] = NodeDryRun(ni.name, _no_victims())
                 rejected[ni.name] = run.status
                 continue
             run = self.select_victims_on_node(state, pod, ni, pdbs, node_only)
@@ -580,7 +580,7 @@ class Evaluator:
         allowed = self.is_preemption_allowed
         potential = [pi for pi in node_info.pods if allowed(pi, pod)]
         if not potential:
-            run.status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS)
+            run.status = _no_victims()
             return run
         state, node_info = state.clone(), node_info.snapshot()
         remove_extension, add_extension = fw.run_pre_filter_extension_remove_pod, fw.run_pre_filter_extension_add_pod
@@ -716,6 +716,11 @@ class Evaluator:
         """getLowerPriorityNominatedPods: their nomination is cleared so they look for another node."""
         return [pi for pi in self.framework.handle.nominated_pods_for_node(node_name)
                 if pi.priority < pod.priority]
+
+
+def _no_victims() -> Status:
+    """SelectVictimsOnNode's answer for a node without a pod the preemptor may evict."""
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [NO_VICTIMS])
 
 
 def pick_one_node_for_preemption(candidates: Mapping[str, Victims],

@@ -744,30 +744,25 @@ class PodTopologySpread(Plugin):
         ignored = s.ignored_nodes
         if not ignored:
             return self._scores_by_value(s, pod, state, nodes)
+        # Nodes without every topology key are ignored (the pod's own constraints): node by node.
         sums: list[float | None] = [None] * len(nodes)
-        memo = self.handle.memo
         for i, c in enumerate(s.constraints):
             key = c.topology_key
             weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
             if key == LABEL_HOSTNAME:
-                def count(ni: NodeInfo, selector=c.selector) -> int:
-                    return count_pods_match_selector(ni.pods_in(pod.namespace), selector, pod.namespace)
-
-                counts = (self._indexed_host_counts(state, pod, c.selector, i, nodes, count) if memo
-                          else [count(ni) for ni in nodes])
+                counts = self._host_counts(state, pod, c.selector, i, nodes)
                 terms = [float(cnt) * weight + skew if key in ni.labels else None
                          for ni, cnt in zip(nodes, counts)]
             else:
                 domain_counts = s.topology_value_to_pod_counts[i]
                 # An ignored node (without every topology key) scores 0: its domain may be no candidate's.
-                terms = [None if (value := ni.labels.get(key)) is None or (ignored and ni.name in ignored)
+                terms = [None if (value := ni.labels.get(key)) is None or ni.name in ignored
                          else float(domain_counts[value]) * weight + skew for ni in nodes]
             sums = [total if term is None else term if total is None else total + term
                     for total, term in zip(sums, terms)]
         raw = [INVALID_SCORE if ni.name in ignored else 0 if total is None else (whole := int(total)) + (
-            total - whole >= 0.5) for ni, total in zip(nodes, sums)] if ignored else [
-            0 if total is None else (whole := int(total)) + (total - whole >= 0.5) for total in sums]
-        valid = [score for score in raw if score != INVALID_SCORE] if ignored else raw
+            total - whole >= 0.5) for ni, total in zip(nodes, sums)]
+        valid = [score for score in raw if score != INVALID_SCORE]
         max_score = max(valid, default=0)
         if max_score == 0:
             return [0 if score == INVALID_SCORE else MAX_NODE_SCORE for score in raw]
@@ -780,16 +775,11 @@ class PodTopologySpread(Plugin):
         distinct counts), and so do the sums, their rounding and the normalized scores."""
         labels = list(map(_labels, nodes))
         sums: list[float | None] | None = None
-        memo = self.handle.memo
         for i, c in enumerate(s.constraints):
             key = c.topology_key
             weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
             if key == LABEL_HOSTNAME:
-                def count(ni: NodeInfo, selector=c.selector) -> int:
-                    return count_pods_match_selector(ni.pods_in(pod.namespace), selector, pod.namespace)
-
-                counts = (self._indexed_host_counts(state, pod, c.selector, i, nodes, count) if memo
-                          else [count(ni) for ni in nodes])
+                counts = self._host_counts(state, pod, c.selector, i, nodes)
                 term_of = {cnt: float(cnt) * weight + skew for cnt in set(counts)}
                 terms = list(map(term_of.__getitem__, counts))
                 if not all(map(contains, labels, repeat(key))):
@@ -817,6 +807,16 @@ class PodTopologySpread(Plugin):
         top = max_score + min(rounded.values())
         normalized = {score: MAX_NODE_SCORE * (top - score) // max_score for score in rounded.values()}
         return list(map(normalized.__getitem__, raw))
+
+    def _host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, i: int, nodes: list[NodeInfo]
+                     ) -> list[int]:
+        """Each node's pods that the hostname constraint ``i`` (its ``selector``) counts."""
+        def count(ni: NodeInfo) -> int:
+            return count_pods_match_selector(ni.pods_in(pod.namespace), selector, pod.namespace)
+
+        if self.handle.memo:
+            return self._indexed_host_counts(state, pod, selector, i, nodes, count)
+        return [count(ni) for ni in nodes]
 
     def _indexed_host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, i: int, nodes: list[NodeInfo],
                              count) -> list[int]:
