@@ -439,14 +439,7 @@ class Scheduler:
                     for index, status in zip(indices, found):
                         chunk[index - lo] = status
                 passed = list(map(is_, chunk, repeat(None)))
-                if not error and len(feasible) + passed.count(True) > k:
-                    # the walk ends in this stretch, at its (k - feasible + 1)-th feasible node (not examined)
-                    end = lo + list(compress(range(top - lo), passed))[k - len(feasible)]
-                    feasible.extend(compress(nodes[lo:end], passed))
-                    failed = list(map(not_, passed[:end - lo]))
-                    rejected_statuses.update(zip(compress(names[lo:end], failed), compress(chunk, failed)))
-                    return feasible, examined + end - lo
-                if error:
+                if error:  # node by node: the walk stops at the error
                     for ni, status in zip(nodes[lo:top], chunk):
                         if status is None:
                             if len(feasible) == k:
@@ -457,11 +450,17 @@ class Scheduler:
                             if status.code == Code.ERROR:
                                 return feasible, examined
                         examined += 1
-                else:
-                    feasible.extend(compress(nodes[lo:top], passed))
-                    failed = list(map(not_, passed))
-                    rejected_statuses.update(zip(compress(names[lo:top], failed), compress(chunk, failed)))
-                    examined += top - lo
+                    lo = top
+                    continue
+                # The walk ends in this stretch if it holds the (k + 1)-th feasible node (not examined).
+                ends = len(feasible) + passed.count(True) > k
+                end = lo + list(compress(range(top - lo), passed))[k - len(feasible)] if ends else top
+                feasible.extend(compress(nodes[lo:end], passed))
+                failed = list(map(not_, passed[:end - lo]))
+                rejected_statuses.update(zip(compress(names[lo:end], failed), compress(chunk, failed)))
+                examined += end - lo
+                if ends:
+                    return feasible, examined
                 lo = top
         if fresh:
             kept.walked = ((start, k), list(feasible), examined, dict(rejected_statuses))

@@ -37,8 +37,9 @@ def default_workers() -> int:
 def run(fn: Callable, base, items: Sequence, workers: int | None = None, ray: str | None = None,
         on_done: Callable[[int], None] | None = None) -> list:
     """``[fn(base, item) for item in items]``, computed by ``workers`` local processes (default: one
-    per core, or one per item when there are fewer than two per core; 1: in this process) or on Ray (``ray``: "local" for a Ray started here, "auto" or an
-    address). ``on_done(n)`` is called as tasks finish."""
+    per core, or one per item when there are fewer than two per core; 1: in this process) or on Ray
+    (``ray``: "local" for a Ray started here, "auto" or an address). ``on_done(n)`` is called as tasks
+    finish."""
     done = on_done or (lambda n: None)
     thresholds = gc.get_threshold()
     long_evaluation()  # the pool's workers inherit it
