@@ -43,7 +43,8 @@ def timed(label: str, fn):
     wall, used = time.perf_counter(), cpu()
     out = fn()
     wall, used = time.perf_counter() - wall, cpu() - used
-    print(f"{label}: wall {wall:.1f} s, cpu {used:.1f} s", flush=True)
+    peak = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+    print(f"{label}: wall {wall:.1f} s, cpu {used:.1f} s, peak RSS of a process {peak // 1024} MB", flush=True)
     return out, wall, used
 
 
