@@ -280,6 +280,14 @@ def _default_selector(pod: PodInfo, index: _ControllerIndex, owner: Mapping | No
     return selector
 
 
+def _summed(sums: list[float | None], terms: list[float | None]) -> list[float | None]:
+    """Each node's sum so far plus its term of the next constraint, in float64 (None: neither has one)."""
+    if None in sums or None in terms:
+        return [total if term is None else term if total is None else total + term
+                for total, term in zip(sums, terms)]
+    return list(map(add, sums, terms))
+
+
 # --- PreFilter / Filter state ----------------------------------------------------------------
 
 
@@ -758,8 +766,7 @@ class PodTopologySpread(Plugin):
                 # An ignored node (without every topology key) scores 0: its domain may be no candidate's.
                 terms = [None if (value := ni.labels.get(key)) is None or ni.name in ignored
                          else float(domain_counts[value]) * weight + skew for ni in nodes]
-            sums = [total if term is None else term if total is None else total + term
-                    for total, term in zip(sums, terms)]
+            sums = _summed(sums, terms)
         raw = [INVALID_SCORE if ni.name in ignored else 0 if total is None else (whole := int(total)) + (
             total - whole >= 0.5) for ni, total in zip(nodes, sums)]
         valid = [score for score in raw if score != INVALID_SCORE]
@@ -789,13 +796,7 @@ class PodTopologySpread(Plugin):
                 term_of = {value: float(cnt) * weight + skew for value, cnt in domains.items()}
                 term_of[None] = None  # a node without the key
                 terms = list(map(term_of.__getitem__, map(dict.get, labels, repeat(key))))
-            if sums is None:
-                sums = terms
-            elif None in sums or None in terms:
-                sums = [total if term is None else term if total is None else total + term
-                        for total, term in zip(sums, terms)]
-            else:
-                sums = list(map(add, sums, terms))
+            sums = terms if sums is None else _summed(sums, terms)
         if sums is None:
             sums = [None] * len(nodes)
         rounded = {total: 0 if total is None else (whole := int(total)) + (total - whole >= 0.5)

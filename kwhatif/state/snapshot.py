@@ -133,8 +133,7 @@ class Snapshot:
         for ni, names in zip(self.node_info_list, node_images):
             states = {name: summaries[name] for name in names}
             if touch and states != ni.image_states:
-                self._new_generation(ni)
-                ni.node_generation = ni.generation
+                self._new_generation(ni, node=True)
             ni.image_states = states
         self._image_summaries = summaries
 
@@ -156,8 +155,7 @@ class Snapshot:
             for ni in self.node_info_list:
                 if ni is not new and not counted.isdisjoint(ni.image_states):
                     ni.image_states = {name: summaries[name] for name in ni.image_states}
-                    self._new_generation(ni)
-                    ni.node_generation = ni.generation
+                    self._new_generation(ni, node=True)
         new.image_states = {name: summaries[name] for name in sizes}
 
     @property
@@ -264,8 +262,7 @@ class Snapshot:
             self._add_image_states(ni)
         self._node_set_changed(images=False)
         for ni in added:
-            self._touch(ni)
-            ni.node_generation = ni.generation
+            self._touch(ni, node=True)
         return added
 
     def update_node(self, node: dict) -> NodeInfo:
@@ -274,8 +271,7 @@ class Snapshot:
         ni = self.node_info_map.get(name)
         if ni is None:
             raise KeyError(f"node {name} does not exist")
-        self._touch(ni)
-        ni.node_generation = ni.generation
+        self._touch(ni, node=True)
         images_changed = (ni.node.get("status") or {}).get("images") != (node.get("status") or {}).get("images")
         fresh = NodeInfo(node, _allocatable(node))
         ni.node, ni.labels, ni.taints = fresh.node, fresh.labels, fresh.taints
@@ -372,17 +368,21 @@ class Snapshot:
             raise KeyError(f"pod {pi.key}: node {pi.node_name!r} is not in the snapshot")
         return ni
 
-    def _touch(self, ni: NodeInfo) -> None:
+    def _touch(self, ni: NodeInfo, node: bool = False) -> None:
         """Save the node for the open fork on its first change there, and give it a new generation."""
         if self._forks:
             saved = self._forks[-1].nodes
             if id(ni) not in saved:
                 saved[id(ni)] = (ni, ni.snapshot())
-        self._new_generation(ni)
+        self._new_generation(ni, node)
 
-    def _new_generation(self, ni: NodeInfo) -> None:
+    def _new_generation(self, ni: NodeInfo, node: bool = False) -> None:
+        """``node``: the node object or its image states changed, not only its pods: values read from the
+        node alone are out of date too (``node_generation``)."""
         self.generation += 1
         ni.generation = self.generation
+        if node:
+            ni.node_generation = ni.generation
         self._feed(ni)
 
     def _feed(self, ni: NodeInfo) -> None:
