@@ -8,6 +8,7 @@ from functools import partial
 from itertools import repeat
 from operator import attrgetter
 
+import numpy as np
 import orjson
 
 from kwhatif.framework.config import EXTENSION_POINTS, PluginSetError, Profile, SchedulerSetup, plugins_by_point
@@ -434,8 +435,17 @@ class Framework:
         local_columns: dict[str, list[int]] = {}
         if memo:  # each node-local plugin's raw scores, kept per unchanged node (shared by pods that read alike)
             positions = memo.positions(nodes) if any(pl.node_local for pl in plugins) else None
+            index = None
             for pl in plugins:
                 if pl.node_local:
+                    at = getattr(pl, "scores_at", None) if positions is not None else None
+                    if at is not None:  # all nodes at once from the resource columns, when the plugin can
+                        if index is None:
+                            index = np.array(positions, dtype=np.intp)
+                        column = at(state, pod, memo.resource_columns(), index)
+                        if column is not None:
+                            local_columns[pl.name] = column
+                            continue
                     reads = _reads((pl,), pod)
                     kind = ("score", pl.name)
                     table = memo.table(self, kind) if reads is None else memo.shared(self, kind, reads)

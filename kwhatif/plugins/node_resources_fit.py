@@ -139,3 +139,11 @@ class NodeResourcesFit(Plugin):
         if requests is None:
             requests = self.scorer.pod_request_list(pod)
         return self.scorer.score(node_info, requests)
+
+    def scores_at(self, state, pod, columns, index) -> list[int] | None:
+        """``score`` of the nodes at positions ``index`` of the resource ``columns`` at once (None: score
+        them one by one)."""
+        requests = state.read(PRE_SCORE_KEY)
+        if requests is None:
+            return None
+        return self.scorer.scores_at(columns, index, requests)

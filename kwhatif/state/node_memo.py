@@ -34,6 +34,7 @@ from typing import Callable, Iterator
 import orjson
 
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+from kwhatif.state.resource_columns import ResourceColumns
 
 MAX_CLASSES = 16
 SHARED_PER_CLASS = 4  # tables shared by classes that read alike, kept per class kept (filter + each scorer)
@@ -73,6 +74,7 @@ class NodeMemo:
         # The lists of nodes that values are kept for, by id (with the list, so the id stays its own).
         self._shapes: dict[int, tuple[list[NodeInfo], _Shape]] = {}
         self._every_node: _Shape | None = None  # the snapshot's nodes, while the node set is unchanged
+        self._columns: ResourceColumns | None = None  # their resource amounts as arrays
 
     def begin(self, pod: PodInfo) -> None:
         """A new attempt for ``pod``: the values kept for its class on these cluster-level objects; all
@@ -154,6 +156,16 @@ class NodeMemo:
         get = every.ids().get
         positions = [get(id(ni)) for ni in nodes]
         return None if None in positions else positions
+
+    def resource_columns(self) -> ResourceColumns:
+        """Every node's resource amounts as arrays by the positions ``positions`` gives (called first),
+        up to date with the change feed."""
+        columns, feed = self._columns, self._snapshot.changed_nodes
+        if columns is None or columns.shape is not self._every_node:
+            columns = self._columns = ResourceColumns(self._every_node, feed)
+        else:
+            columns.refresh(feed)
+        return columns
 
     def _gathered(self, table: dict, nodes: list[NodeInfo], positions: list[int],
                   compute: Callable[[NodeInfo], object], generation) -> list:

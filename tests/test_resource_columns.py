@@ -1,0 +1,168 @@
+"""The resource scorers' array form (``ResourceAllocationScorer.scores_at``) gives exactly the per-node
+scores, for every strategy that has one, and the resource columns it reads follow the snapshot through
+every change a sequence or a what-if makes."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from kwhatif.plugins.node_resources_balanced_allocation import balance_change_scorer, balanced_resource_scorer
+from kwhatif.plugins.node_resources_fit import build_scorer
+from kwhatif.plugins.resource_allocation import ResourceAllocationScorer
+from kwhatif.state import snapshot as snapshot_module
+from kwhatif.state.node_memo import NodeMemo, _Shape
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo, Resource
+from kwhatif.state.resource_columns import ResourceColumns
+from tests.builders import make_node, make_pod, snapshot
+
+GPU = "nvidia.com/gpu"
+NAMES = ("cpu", "memory", "ephemeral-storage", GPU, "pods", "hugepages-2Mi")
+
+
+def _amount(rng: random.Random) -> int:
+    """Mostly ordinary amounts, with zeros, exact multiples, and ones near and past int64's reach."""
+    pick = rng.random()
+    if pick < 0.15:
+        return 0
+    if pick < 0.2:
+        return rng.choice([1, 7, 100, 1 << 40])
+    if pick < 0.22:
+        return rng.choice([ResourceColumns.LIMIT - 1, ResourceColumns.LIMIT, 1 << 62])
+    if pick < 0.24:
+        return -rng.randint(1, 1000)
+    return rng.randint(1, 64_000) * rng.choice([1, 1000, 1 << 20])
+
+
+def _resource(rng: random.Random, *, dense: bool) -> Resource:
+    amount = (lambda: rng.randint(1, 64_000) * 1000) if dense else (lambda: _amount(rng))
+    scalar = {name: amount() for name in (GPU, "hugepages-2Mi") if dense or rng.random() < 0.6}
+    return Resource(amount(), amount(), amount(), 110, scalar)
+
+
+def _node(rng: random.Random, name: str, dense: bool) -> NodeInfo:
+    ni = NodeInfo({"metadata": {"name": name}}, _resource(rng, dense=dense))
+    ni.requested = _resource(rng, dense=dense)
+    ni.non_zero_requested = _resource(rng, dense=dense)
+    return ni
+
+
+def _resources(rng: random.Random) -> list[dict]:
+    names = rng.sample(NAMES, rng.randint(0, 4))
+    return [{"name": name, "weight": rng.choice([1, 1, 2, 5, 100])} for name in names]
+
+
+def _scorer(rng: random.Random) -> ResourceAllocationScorer:
+    kind = rng.choice(["LeastAllocated", "MostAllocated", "Balanced", "BalanceChange"])
+    resources = _resources(rng)
+    if kind in ("LeastAllocated", "MostAllocated"):
+        return build_scorer({"type": kind, "resources": resources})
+    return ResourceAllocationScorer(resources, balanced_resource_scorer, use_requested=True,
+                                    feature_gates_applied=True,
+                                    change_scorer=balance_change_scorer if kind == "BalanceChange" else None)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_scores_at_equals_scoring_node_by_node(seed):
+    rng = random.Random(seed)
+    dense = seed % 3 == 0  # every node has every resource: the balanced scorers' array form applies
+    nodes = [_node(rng, f"n{i}", dense) for i in range(rng.randint(1, 40))]
+    columns = ResourceColumns(_Shape(nodes), [])
+    for _ in range(10):
+        scorer = _scorer(rng)
+        requests = [rng.choice([0, _amount(rng)]) for _ in scorer.names]
+        positions = [rng.randrange(len(nodes)) for _ in range(rng.randint(1, 2 * len(nodes)))]
+        at = scorer.scores_at(columns, np.array(positions, dtype=np.intp), requests)
+        if at is not None:
+            assert at == [scorer.score(nodes[p], requests) for p in positions], (scorer.names, requests)
+            assert all(type(value) is int for value in at)
+
+
+def test_scores_at_applies_to_ordinary_clusters():
+    """The array form is not a fallback that never runs: nodes with cpu and memory, each strategy."""
+    rng = random.Random(1)
+    nodes = [_node(rng, f"n{i}", True) for i in range(50)]
+    columns = ResourceColumns(_Shape(nodes), [])
+    index = np.arange(50, dtype=np.intp)
+    cpu_memory = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+    for scorer in (build_scorer({"type": "LeastAllocated", "resources": cpu_memory}),
+                   build_scorer({"type": "MostAllocated", "resources": cpu_memory}),
+                   ResourceAllocationScorer(cpu_memory, balanced_resource_scorer, True, True),
+                   ResourceAllocationScorer(cpu_memory, balanced_resource_scorer, True, True, balance_change_scorer)):
+        requests = [500, 1 << 30]
+        assert scorer.scores_at(columns, index, requests) == [scorer.score(ni, requests) for ni in nodes]
+    ratio = build_scorer({"type": "RequestedToCapacityRatio", "resources": cpu_memory,
+                          "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0},
+                                                                 {"utilization": 100, "score": 10}]}})
+    assert ratio.scores_at(columns, index, [500, 1 << 30]) is None  # no array form: scored node by node
+
+
+def _pod(rng: random.Random, name: str, node: str) -> dict:
+    return make_pod(name).req(cpu=f"{rng.randint(1, 900)}m", memory=f"{rng.randint(1, 900)}Mi").node(node).obj()
+
+
+@pytest.mark.parametrize("seed", range(25))
+@pytest.mark.parametrize("feed", [None, 3])
+def test_columns_follow_every_change(seed, feed, monkeypatch):
+    """``feed``: the snapshot's change feed starts anew every few changes (every node is read again)."""
+    if feed is not None:
+        monkeypatch.setattr(snapshot_module, "MAX_FEED", feed)
+    rng = random.Random(seed)
+    names = [f"n{i}" for i in range(rng.randint(1, 8))]
+    nodes = [make_node(name).capacity(cpu=str(rng.randint(1, 8)), memory=f"{rng.randint(1, 16)}Gi",
+                                      pods="110").obj() for name in names]
+    snap = snapshot(nodes, [_pod(rng, f"p{i}", rng.choice(names)) for i in range(rng.randint(0, 12))])
+    memo = NodeMemo(snap)
+    forks = 0
+    for step in range(40):
+        memo.begin(make_pod("asker").info())
+        memo.positions(snap.node_info_list)
+        columns = memo.resource_columns()
+        for ni, cpu, memory, non_zero in zip(snap.node_info_list, columns.column("cpu", "requested"),
+                                             columns.column("memory", "allocatable"),
+                                             columns.column("memory", "non_zero")):
+            assert (cpu, memory, non_zero) == (ni.requested.milli_cpu, ni.allocatable.memory,
+                                               ni.non_zero_requested.memory), (step, ni.name)
+        action = rng.random()
+        if action < 0.4:
+            snap.assume_pod(PodInfo(_pod(rng, f"s{seed}-{step}", rng.choice(names))))
+        elif action < 0.55:
+            bound = [pi for ni in snap.node_info_list for pi in ni.pods]
+            if bound:
+                snap.forget_pod(rng.choice(bound))
+        elif action < 0.7:
+            snap.fork()
+            forks += 1
+        elif action < 0.85 and forks:
+            snap.revert() if rng.random() < 0.6 else snap.commit()
+            forks -= 1
+        elif action < 0.93:
+            snap.update_node(make_node(rng.choice(names)).capacity(cpu=str(rng.randint(1, 8)),
+                                                                   memory=f"{rng.randint(1, 16)}Gi").obj())
+        elif len(snap.node_info_list) > 1:
+            name = rng.choice([ni.name for ni in snap.node_info_list])
+            snap.fork()  # a node removed, then the removal reverted: the node set changes twice
+            snap.remove_node(name)
+            memo.begin(make_pod("asker").info())
+            memo.positions(snap.node_info_list)
+            assert list(memo.resource_columns().column("cpu", "allocatable")) == [
+                ni.allocatable.milli_cpu for ni in snap.node_info_list]
+            snap.revert()
+
+
+def test_a_value_beyond_int64_reach_refuses_its_column_until_it_is_gone():
+    nodes = [NodeInfo({"metadata": {"name": f"n{i}"}}, Resource(1000, 1 << 30)) for i in range(3)]
+    columns = ResourceColumns(_Shape(nodes), feed := [])
+    assert columns.column("cpu", "allocatable") is not None
+    nodes[1].allocatable = Resource(1 << 60, 1 << 30)
+    nodes[1].generation += 1
+    feed.append(nodes[1])
+    columns.refresh(feed)
+    assert columns.column("cpu", "allocatable") is None
+    nodes[1].allocatable = Resource(2000, 1 << 30)
+    nodes[1].generation += 1
+    feed.append(nodes[1])
+    columns.refresh(feed)
+    assert list(columns.column("cpu", "allocatable")) == [1000, 2000, 1000]
