@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from kwhatif.plugins.node_resources_balanced_allocation import balance_change_scorer, balanced_resource_scorer
-from kwhatif.plugins.node_resources_fit import build_scorer
+from kwhatif.framework.cycle_state import CycleState
+from kwhatif.plugins.node_resources_fit import PRE_FILTER_KEY as FIT_PRE_FILTER_KEY
+from kwhatif.plugins.node_resources_fit import NodeResourcesFit, build_scorer
 from kwhatif.plugins.resource_allocation import ResourceAllocationScorer
 from kwhatif.state import snapshot as snapshot_module
 from kwhatif.state.node_memo import NodeMemo, _Shape
@@ -166,3 +168,28 @@ def test_a_value_beyond_int64_reach_refuses_its_column_until_it_is_gone():
     feed.append(nodes[1])
     columns.refresh(feed)
     assert list(columns.column("cpu", "allocatable")) == [1000, 2000, 1000]
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_passes_at_is_exactly_where_the_filter_passes(seed):
+    """NodeResourcesFit.passes_at: True only where Filter passes, and for a pod without scalar requests
+    everywhere it does."""
+    rng = random.Random(seed)
+    nodes = [_node(rng, f"n{i}", seed % 2 == 0) for i in range(rng.randint(1, 30))]
+    for ni in nodes:
+        ni.allocatable.allowed_pod_number = rng.randint(0, 5)
+        ni.pods = [None] * rng.randint(0, 5)  # the filter reads how many
+    columns = ResourceColumns(_Shape(nodes), [])
+    plugin = NodeResourcesFit()
+    for _ in range(10):
+        request = Resource(rng.choice([0, _amount(rng)]), rng.choice([0, _amount(rng)]),
+                           rng.choice([0, _amount(rng)]), 0, {GPU: 1} if rng.random() < 0.1 else {})
+        state = CycleState()
+        state.write(FIT_PRE_FILTER_KEY, request)
+        positions = [rng.randrange(len(nodes)) for _ in range(rng.randint(1, 2 * len(nodes)))]
+        passes = plugin.passes_at(state, None, columns, np.array(positions, dtype=np.intp))
+        if request.scalar:
+            assert passes is None
+            continue
+        if passes is not None:
+            assert passes.tolist() == [plugin.filter(state, None, nodes[p]) is None for p in positions], request

@@ -283,7 +283,34 @@ class Framework:
         def verdict(ni: NodeInfo) -> Status | None:
             return value(node_table, ni, node_part, node_generation) or value(rest_table, ni, rest_part)
 
-        return list(map(verdict, nodes)) if changed else memo.values(table, nodes, verdict)
+        if not changed:
+            return memo.values(table, nodes, verdict)
+        passes = self._surely_passing(state, pod, nodes, split, stop, skip)
+        if passes is None:
+            return list(map(verdict, nodes))
+        return [value(node_table, ni, node_part, node_generation) or (None if sure else value(rest_table, ni, rest_part))
+                for ni, sure in zip(nodes, passes)]
+
+    def _surely_passing(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, stop: int,
+                        skip: frozenset) -> list[bool] | None:
+        """Whether each node surely passes the Filter plugins ``start:stop`` that run, from the plugins'
+        answers for all nodes at once (``passes_at``, from the memo's resource columns); None when one
+        of them cannot answer so."""
+        running = [pl for pl in self.points["filter"][start:stop] if pl.name not in skip]
+        if not running or not all(hasattr(pl, "passes_at") for pl in running):
+            return None
+        positions = self.memo.positions(nodes)
+        if positions is None:
+            return None
+        index = np.array(positions, dtype=np.intp)
+        columns = self.memo.resource_columns()
+        passes = None
+        for pl in running:
+            answer = pl.passes_at(state, pod, columns, index)
+            if answer is None:
+                return None
+            passes = answer if passes is None else passes & answer
+        return passes.tolist()
 
     def node_only_filters(self, state: CycleState) -> int:
         """How many leading Filter plugins either do not run in this cycle or read only the pod and the

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
+
 from kwhatif.api.resources import pod_requests
 from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
@@ -17,6 +19,7 @@ from kwhatif.plugins.resource_allocation import (
     requested_to_capacity_ratio_scorer,
 )
 from kwhatif.state.nodeinfo import Resource
+from kwhatif.state.resource_columns import ResourceColumns
 
 PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
 PRE_SCORE_KEY = "PreScoreNodeResourcesFit"
@@ -129,6 +132,26 @@ class NodeResourcesFit(Plugin):
         unresolvable = any(r.unresolvable for r in lacking)
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
         return Status(code, [r.reason for r in lacking])
+
+    def passes_at(self, state, pod, columns: ResourceColumns, index: np.ndarray) -> np.ndarray | None:
+        """Where ``filter`` passes among the nodes at positions ``index`` of the resource ``columns``, at
+        once; None when the pod requests scalar resources or an amount is beyond int64's reach."""
+        request = state.read(PRE_FILTER_KEY)
+        if request is None or request.scalar:
+            return None
+        count, capacity = columns.column("pods", "count"), columns.column("pods", "capacity")
+        if count is None or capacity is None:
+            return None
+        passes = count[index] < capacity[index]
+        for name, want in (("cpu", request.milli_cpu), ("memory", request.memory),
+                           ("ephemeral-storage", request.ephemeral_storage)):
+            if want <= 0:  # a resource not requested is never lacking
+                continue
+            alloc, used = columns.column(name, "allocatable"), columns.column(name, "requested")
+            if alloc is None or used is None or want >= ResourceColumns.LIMIT:
+                return None
+            passes &= want <= alloc[index] - used[index]
+        return passes
 
     def pre_score(self, state, pod, nodes):
         state.write(PRE_SCORE_KEY, self.scorer.pod_request_list(pod))

@@ -22,7 +22,12 @@ _KINDS = {"allocatable": attrgetter("allocatable"), "requested": attrgetter("req
 
 def _reader(name: str, kind: str) -> Callable[[NodeInfo], int]:
     """How a column reads one node: cpu, memory and ephemeral storage from their fields, any other name from
-    the scalar resources (0 where the node has none: the pod count is not among them)."""
+    the scalar resources (0 where the node has none: the pod count is not among them); ("pods",
+    "capacity") the pods the node allows, ("pods", "count") the pods on it."""
+    if (name, kind) == ("pods", "capacity"):
+        return lambda ni: ni.allocatable.allowed_pod_number
+    if (name, kind) == ("pods", "count"):
+        return lambda ni: len(ni.pods)
     resource = _KINDS[kind]
     field = _FIELDS.get(name)
     if field is not None:
@@ -74,7 +79,8 @@ class ResourceColumns:
                 column[p] = value
 
     def column(self, name: str, kind: str) -> np.ndarray | None:
-        """The amounts of resource ``name`` (``kind``: allocatable, requested, non_zero), by position."""
+        """The amounts of resource ``name`` (``kind``: allocatable, requested, non_zero), by position; for
+        "pods", also capacity and count."""
         key = (name, kind)
         column = self._columns.get(key)
         if column is None:
