@@ -3,7 +3,7 @@ class's table or one shared by the classes that read alike, or gathered from val
 equal values computed afresh after every change a sequence or a what-if makes: the changed nodes are read
 from the snapshot's change feed (or from every node's generation when the feed started anew) after pods
 assumed and forgotten, forks reverted and committed, nodes updated, the list of nodes rebuilt (the nodes
-hosting affinity pods) or another list given."""
+hosting affinity pods) or another list given. The nodes' label values kept for every node, likewise."""
 
 from __future__ import annotations
 
@@ -62,6 +62,7 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
             positions = memo.positions(listed)  # gathered from the values kept for every node
             assert memo.values(memo.shared(owner, kind, b"gathered"), listed, per_node, positions=positions) == fresh, \
                 (step, kind)
+            assert memo.label_values(listed, "zone") == [ni.labels.get("zone") for ni in listed], (step, kind)
             kept = memo.kept(owner, kind, listed, "key")
             assert all(value is MISSING or value == now for value, now in zip(kept.values, fresh)), (step, kind)
             kept.values[:] = fresh

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from itertools import repeat
-from operator import add, attrgetter, contains, is_
+from operator import add, attrgetter, is_
 from typing import Iterable, Mapping
 
 from kwhatif.api import labels as labelsel
@@ -656,12 +656,26 @@ class PodTopologySpread(Plugin):
                 kept = [ni for ni in filtered if ni.name not in s.ignored_nodes]
         # Per constraint, the candidate domains (counted from 0 in PreScore); hostname is counted in Score.
         s.topology_value_to_pod_counts = [
-            {} if c.topology_key == LABEL_HOSTNAME
-            else dict.fromkeys(map(dict.get, map(_labels, kept), repeat(c.topology_key), repeat("")), 0)
-            for c in s.constraints]
+            {} if c.topology_key == LABEL_HOSTNAME else self._domains(kept, c.topology_key) for c in s.constraints]
         for c, domains in zip(s.constraints, s.topology_value_to_pod_counts):
             size = len(kept) if c.topology_key == LABEL_HOSTNAME else len(domains)
             s.topology_normalizing_weight.append(topology_normalizing_weight(size))
+
+    def _domains(self, nodes: list[NodeInfo], key: str) -> dict[str, int]:
+        """The values of label ``key`` on ``nodes`` ("" for a node without it), in order, each counted 0."""
+        memo = self.handle.memo
+        values = memo.label_values(nodes, key) if memo else None
+        if values is not None:
+            domains = dict.fromkeys(values, 0)
+            if None not in domains:
+                return domains
+        return dict.fromkeys(map(dict.get, map(_labels, nodes), repeat(key), repeat("")), 0)
+
+    def _label_values(self, nodes: list[NodeInfo], key: str) -> list[str | None]:
+        """Each node's value of label ``key``, None where it has none."""
+        memo = self.handle.memo
+        values = memo.label_values(nodes, key) if memo else None
+        return values if values is not None else list(map(dict.get, map(_labels, nodes), repeat(key)))
 
     def pre_score(self, state, pod, nodes):
         all_nodes = self.handle.snapshot.node_info_list
@@ -780,22 +794,22 @@ class PodTopologySpread(Plugin):
         """``scores`` with no node ignored, each step worked out once per distinct value and mapped onto the
         nodes in C: a node's term depends on its domain's count (few domains) or its own count (few
         distinct counts), and so do the sums, their rounding and the normalized scores."""
-        labels = list(map(_labels, nodes))
         sums: list[float | None] | None = None
         for i, c in enumerate(s.constraints):
             key = c.topology_key
             weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
+            values = self._label_values(nodes, key)
             if key == LABEL_HOSTNAME:
                 counts = self._host_counts(state, pod, c.selector, i, nodes)
                 term_of = {cnt: float(cnt) * weight + skew for cnt in set(counts)}
                 terms = list(map(term_of.__getitem__, counts))
-                if not all(map(contains, labels, repeat(key))):
-                    terms = [term if key in node_labels else None for term, node_labels in zip(terms, labels)]
+                if None in values:
+                    terms = [None if value is None else term for term, value in zip(terms, values)]
             else:
                 domains = s.topology_value_to_pod_counts[i]
                 term_of = {value: float(cnt) * weight + skew for value, cnt in domains.items()}
                 term_of[None] = None  # a node without the key
-                terms = list(map(term_of.__getitem__, map(dict.get, labels, repeat(key))))
+                terms = list(map(term_of.__getitem__, values))
             sums = terms if sums is None else _summed(sums, terms)
         if sums is None:
             sums = [None] * len(nodes)

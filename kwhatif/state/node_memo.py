@@ -75,6 +75,7 @@ class NodeMemo:
         self._shapes: dict[int, tuple[list[NodeInfo], _Shape]] = {}
         self._every_node: _Shape | None = None  # the snapshot's nodes, while the node set is unchanged
         self._columns: ResourceColumns | None = None  # their resource amounts as arrays
+        self._label_values: dict[str, Kept] = {}  # their values of a label, by label key
 
     def begin(self, pod: PodInfo) -> None:
         """A new attempt for ``pod``: the values kept for its class on these cluster-level objects; all
@@ -89,6 +90,7 @@ class NodeMemo:
             self._shared.clear()
             self._shapes.clear()
             self._every_node = None
+            self._label_values.clear()
             self._node_set_generation = node_set
         if cls is None:
             self._tables = {}
@@ -156,6 +158,29 @@ class NodeMemo:
         get = every.ids().get
         positions = [get(id(ni)) for ni in nodes]
         return None if None in positions else positions
+
+    def label_values(self, nodes: list[NodeInfo], key: str) -> list | None:
+        """Each node's value of the label ``key`` (None: the node has none), gathered in C from a list kept
+        for every node and brought up to date from the change feed (labels are the node object's:
+        ``node_generation``); None when a node is a copy. Reading the labels of hundreds of nodes would
+        look into as many dicts scattered in memory."""
+        positions = self.positions(nodes)
+        if positions is None:
+            return None
+        every = self._every_node
+        kept = self._label_values.get(key)
+        feed = self._snapshot.changed_nodes
+        if kept is None or kept.shape is not every:
+            kept = self._label_values[key] = Kept(every.nodes, list(map(node_generation, every.nodes)), None, feed,
+                                                  every, node_generation)
+            kept.values = [ni.labels.get(key) for ni in every.nodes]
+        else:
+            values = kept.values
+            for index in kept.changed(feed):
+                values[index] = every.nodes[index].labels.get(key)
+        if len(positions) > 1:
+            return list(itemgetter(*positions)(kept.values))
+        return [kept.values[p] for p in positions]
 
     def resource_columns(self) -> ResourceColumns:
         """Every node's resource amounts as arrays by the positions ``positions`` gives (called first),
