@@ -181,7 +181,7 @@ class _ControllerIndex:
     are changed by replacing their lists: dataclasses.replace), or lists holding the same objects (a
     sweep's task works on a copy of the base's lists)."""
 
-    __slots__ = ("lists", "lengths", "objects", "services", "controllers", "selectors")
+    __slots__ = ("lists", "lengths", "objects", "services", "controllers", "selectors", "service_index")
 
     def __init__(self, lists: tuple[list, ...]) -> None:
         self.lists = lists
@@ -201,6 +201,38 @@ class _ControllerIndex:
                 self.controllers.setdefault((kind, _namespace(obj), (obj.get("metadata") or {}).get("name")), obj)
         # default_selector's answers by (namespace, labels, controller reference): a workload's pods share one
         self.selectors: dict[tuple, labelsel.Selector] = {}
+        # namespace -> its Services' positions by their selector's first label, and those without one
+        self.service_index: dict[str, tuple[dict, list[int]]] = {}
+
+    def services_for(self, namespace: str, labels: Mapping) -> list[list]:
+        """The Services of ``namespace`` that may select ``labels``, in their order: those whose selector's
+        first label the pod has, and those whose selector has no label to look up (a namespace of
+        hundreds of Services would otherwise be matched one by one for every workload)."""
+        entries = self.services.get(namespace, ())
+        index = self.service_index.get(namespace)
+        if index is None:
+            by_label: dict[tuple, list[int]] = {}
+            unindexed: list[int] = []
+            for position, (selector, _) in enumerate(entries):
+                first = next(iter(selector.items()), None) if isinstance(selector, dict) else None
+                try:
+                    hash(first)
+                except TypeError:
+                    first = None
+                if first is None:
+                    unindexed.append(position)
+                else:
+                    by_label.setdefault(first, []).append(position)
+            index = self.service_index[namespace] = (by_label, unindexed)
+        by_label, unindexed = index
+        found = list(unindexed)
+        for label in labels.items():
+            try:
+                found.extend(by_label.get(label, ()))
+            except TypeError:  # an unhashable value (bad input) is no selector's
+                continue
+        found.sort()
+        return [entries[position] for position in found]
 
     def valid_for(self, lists: tuple[list, ...]) -> bool:
         if not all(len(objs) == n for objs, n in zip(lists, self.lengths)):
@@ -250,7 +282,7 @@ def default_selector(pod: PodInfo, cluster) -> labelsel.Selector:
 
 def _default_selector(pod: PodInfo, index: _ControllerIndex, owner: Mapping | None) -> labelsel.Selector:
     label_set: dict[str, str] = {}
-    for entry in index.services.get(pod.namespace, ()):
+    for entry in index.services_for(pod.namespace, pod.labels):
         if entry[1] is None:
             entry[1] = labelsel.from_set(entry[0])
         if entry[1].matches(pod.labels):

@@ -76,6 +76,7 @@ class NodeMemo:
         self._every_node: _Shape | None = None  # the snapshot's nodes, while the node set is unchanged
         self._columns: ResourceColumns | None = None  # their resource amounts as arrays
         self._label_values: dict[str, Kept] = {}  # their values of a label, by label key
+        self._last_positions: tuple | None = None  # (nodes, every-node shape, length, their positions)
 
     def begin(self, pod: PodInfo) -> None:
         """A new attempt for ``pod``: the values kept for its class on these cluster-level objects; all
@@ -151,13 +152,20 @@ class NodeMemo:
 
     def positions(self, nodes: list[NodeInfo]) -> list[int] | None:
         """Each node's position among the snapshot's nodes, for ``values``; None when one is not there
-        (a copy: preemption's dry runs, nominated pods assumed)."""
+        (a copy: preemption's dry runs, nominated pods assumed). Read-only for the caller: the answer
+        for the last list is kept (PreScore and Score ask for the same feasible nodes several times; lists
+        given to the memo are not changed afterwards)."""
         every = self._every_node
         if every is None or self._snapshot.node_set_generation != self._node_set_generation:
             every = self._every_node = _Shape(self._snapshot.node_info_list)
+        last = self._last_positions
+        if last is not None and last[0] is nodes and last[1] is every and last[2] == len(nodes):
+            return last[3]
         get = every.ids().get
         positions = [get(id(ni)) for ni in nodes]
-        return None if None in positions else positions
+        found = None if None in positions else positions
+        self._last_positions = (nodes, every, len(nodes), found)
+        return found
 
     def label_values(self, nodes: list[NodeInfo], key: str) -> list | None:
         """Each node's value of the label ``key`` (None: the node has none), gathered in C from a list kept

@@ -493,6 +493,30 @@ def test_bulk_scores_equal_score_then_normalize(seed):
         assert plugin.scores(state, info, filtered) == [s.score for s in scores]
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_services_looked_up_by_label_are_the_ones_a_scan_matches(seed):
+    """The Services that may select a pod (indexed by their selector's first label, the others always
+    looked at) hold, in order, every Service of its namespace whose selector matches its labels."""
+    from kwhatif.api import labels as labelsel
+    from kwhatif.plugins import pod_topology_spread as pts
+
+    rng = random.Random(seed)
+    values = {"app": ("web", "db"), "tier": ("fe", "be"), "hash": ("h1", "h2", ["bad"])}
+    selectors = [{key: rng.choice(vals) for key, vals in values.items() if rng.random() < 0.5}
+                 for _ in range(rng.randint(1, 30))]
+    services = [service(f"s{i}", sel if rng.random() < 0.9 else None, ns=rng.choice(("default", "x")))
+                for i, sel in enumerate(selectors)]
+    index = pts._ControllerIndex((services, [], [], []))
+    for _ in range(20):
+        labels = {key: rng.choice(vals) for key, vals in values.items() if rng.random() < 0.7}
+        namespace = rng.choice(("default", "x", "empty"))
+        scanned = [entry for entry in index.services.get(namespace, ())
+                   if labelsel.from_set(entry[0]).matches(labels)]
+        found = [entry for entry in index.services_for(namespace, labels)
+                 if labelsel.from_set(entry[0]).matches(labels)]
+        assert [id(entry) for entry in found] == [id(entry) for entry in scanned], labels
+
+
 @pytest.mark.parametrize("seed", range(10))
 def test_default_selector_kept_per_namespace_labels_and_controller(seed):
     """A pod's default selector is kept per (namespace, labels, controller reference) while the cluster
