@@ -5,8 +5,10 @@
     python benchmarks/sweep_bench.py --size 1000 --zones --workers 2
     python benchmarks/sweep_bench.py --size 5000 --zones --workers default
 
-In-process after loading the generated dump (seed 1, 30 pods per node) and building the sweep's base
-(the scheduler snapshot) once; kubectl's rules with --ignore-daemonsets --delete-emptydir-data --force.
+In-process after loading the generated cluster (seed 1, 30 pods per node: the JSON dump, or with
+``--input snapshot`` its snapshot file, written from the dump with ``kwhatif snapshot --from`` the first
+time, as a user sweeps ``--cluster prod.kwi.json.gz``: its pods share their templates, half the memory)
+and building the sweep's base (the scheduler snapshot) once; kubectl's rules with --ignore-daemonsets --delete-emptydir-data --force.
 ``--nodes N`` sweeps the first N nodes of the whole sweep's order (``sweep.sweep_order``: neighbours share
 workloads, so the memo kept from task to task holds their pod classes), the per-node cost from which a
 whole sweep is extrapolated (a cold start: the memo fills as the sweep goes); every run of the same nodes
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +32,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 from drain_bench import OPTIONS, cluster_file  # noqa: E402
+from run import kwhatif_command  # noqa: E402
 
 from kwhatif import whatif  # noqa: E402
 from kwhatif.whatif import sweep, sweep_pool  # noqa: E402
@@ -37,6 +41,17 @@ from kwhatif.whatif import sweep, sweep_pool  # noqa: E402
 def cpu() -> float:
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def snapshot_file(dump: Path) -> Path:
+    """The dump's snapshot file, written by ``kwhatif snapshot --from`` the first time."""
+    path = dump.with_suffix(".kwi.json.gz")
+    if not path.exists():
+        tmp = path.with_name(path.name + ".tmp.kwi.json.gz")
+        subprocess.run(kwhatif_command() + ["snapshot", "--from", str(dump), "-o", str(tmp)], check=True,
+                       stdout=subprocess.DEVNULL)
+        tmp.rename(path)
+    return path
 
 
 def timed(label: str, fn):
@@ -55,10 +70,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workers", default="1,2", help="comma-separated counts; 'default': the pool's own choice")
     ap.add_argument("--ray", action="store_true", help="also on a local 2-CPU Ray")
     ap.add_argument("--zones", action="store_true", help="the every-zone sweep instead")
+    ap.add_argument("--input", choices=("dump", "snapshot"), default="dump",
+                    help="read the cluster from the JSON dump (default) or its snapshot file")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "kwhatif-bench")
     args = ap.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     path = cluster_file(args.size, args.workdir)
+    if args.input == "snapshot":
+        path = snapshot_file(path)
     cluster, _, _ = timed("load", lambda: whatif.load_cluster(str(path)))
     base, _, _ = timed("snapshot", lambda: sweep.SweepBase(cluster, None, OPTIONS))
     if args.zones:
