@@ -62,6 +62,7 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
             positions = memo.positions(listed)  # gathered from the values kept for every node
             assert memo.values(memo.shared(owner, kind, b"gathered"), listed, per_node, positions=positions) == fresh, \
                 (step, kind)
+            assert memo.gathered(memo.shared(owner, kind, b"by position"), listed, per_node) == fresh, (step, kind)
             assert memo.label_values(listed, "zone") == [ni.labels.get("zone") for ni in listed], (step, kind)
             kept = memo.kept(owner, kind, listed, "key")
             assert all(value is MISSING or value == now for value, now in zip(kept.values, fresh)), (step, kind)

@@ -285,11 +285,14 @@ class Framework:
 
         if not changed:
             return memo.values(table, nodes, verdict)
-        passes = self._surely_passing(state, pod, nodes, split, stop, skip)
-        if passes is None:
+        # the node-only verdicts by position (they change with the node object alone), the others where
+        # the plugins cannot say at once that the node passes
+        node_verdicts = memo.gathered(node_table, nodes, node_part, node_generation)
+        if node_verdicts is None:
             return list(map(verdict, nodes))
-        return [value(node_table, ni, node_part, node_generation) or (None if sure else value(rest_table, ni, rest_part))
-                for ni, sure in zip(nodes, passes)]
+        passes = self._surely_passing(state, pod, nodes, split, stop, skip) or repeat(False)
+        return [node_verdict or (None if sure else value(rest_table, ni, rest_part))
+                for ni, node_verdict, sure in zip(nodes, node_verdicts, passes)]
 
     def _surely_passing(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, stop: int,
                         skip: frozenset) -> list[bool] | None:

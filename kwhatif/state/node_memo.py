@@ -200,6 +200,13 @@ class NodeMemo:
             columns.refresh(feed)
         return columns
 
+    def gathered(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object],
+                 generation=_generation) -> list | None:
+        """``values`` of ``nodes`` gathered from the list kept for every node in ``table`` (a new list, the
+        caller's), without keeping them for this list of nodes; None when a node is a copy."""
+        positions = self.positions(nodes)
+        return None if positions is None else self._gathered(table, nodes, positions, compute, generation)
+
     def _gathered(self, table: dict, nodes: list[NodeInfo], positions: list[int],
                   compute: Callable[[NodeInfo], object], generation) -> list:
         """``values`` through a list kept by position of every node (brought up to date from the change
