@@ -70,11 +70,13 @@ class _Node:
     """What one node adds to the index at one generation: its pods counted per group, its pods' terms by
     (kind, id of the term, topology value)."""
 
-    __slots__ = ("node", "labels", "taints", "generation", "pods", "terms")
+    __slots__ = ("node", "labels", "taints", "generation", "pods", "terms", "pod_list", "pod_count", "pod_removals")
 
-    def __init__(self, ni: NodeInfo, index: "PodIndex") -> None:
+    def __init__(self, ni: NodeInfo, index: "PodIndex", previous: "_Node | None" = None) -> None:
         self.node, self.labels, self.taints, self.generation = ni.node, ni.labels, ni.taints, ni.generation
-        self.pods: dict[Group, int] | None = _pod_counts(ni, index) if index.grouped else None
+        # the node's list of pods as counted (``previous`` for its next summary)
+        self.pod_list, self.pod_count, self.pod_removals = ni.pods, len(ni.pods), ni.pod_removals
+        self.pods: dict[Group, int] | None = _pod_counts(ni, index, previous) if index.grouped else None
         terms: dict[tuple, list] = {}
         if ni.pods_with_affinity:
             labels = ni.labels
@@ -102,13 +104,19 @@ class _Node:
         self.terms = terms
 
 
-def _pod_counts(ni: NodeInfo, index: "PodIndex") -> dict[Group, int]:
-    """The node's pods counted per group."""
+def _pod_counts(ni: NodeInfo, index: "PodIndex", previous: "_Node | None" = None) -> dict[Group, int]:
+    """The node's pods counted per group: from ``previous`` (its last summary) and the pods added since
+    when the node's pods were only added to (the same list, no removal), else all of them."""
     pods = ni.pods
+    counts: dict[Group, int] = {}
+    if (previous is not None and previous.pods is not None and previous.pod_list is pods
+            and previous.pod_removals == ni.pod_removals and previous.pod_count <= len(pods)):
+        counts = dict(previous.pods)
+        pods = pods[previous.pod_count:]
     # Replicas share their labels dict (the snapshot file's templates), so its id groups them; counted in C
     # (this runs for every pod once), then each key's group found.
     keys = Counter(zip(map(_namespace, pods), map(id, map(_labels, pods)), map(_deletion, pods)))
-    groups, counts, labels_of = index.groups, {}, None
+    groups, labels_of = index.groups, None
     for key, count in keys.items():
         group = groups.get(key)
         if group is None:
@@ -212,7 +220,7 @@ class PodIndex:
         still counts, so that a group or term the node keeps is not dropped and made anew (which would
         make every answer kept for its namespace out of date); then what the node no longer has goes."""
         old = self._summaries[index]
-        new = self._summaries[index] = self._summary_of[ni] = _Node(ni, self)
+        new = self._summaries[index] = self._summary_of[ni] = _Node(ni, self, old)
         self._add(ni, new)
         self._remove(ni, old, new)
         self._generations[index] = ni.generation
@@ -230,6 +238,7 @@ class PodIndex:
         """Count every node's pods into groups (once: from then on each summary has them)."""
         with bulk_allocation():
             for ni, summary in zip(self._nodes, self._summaries):
+                summary.pod_list, summary.pod_count, summary.pod_removals = ni.pods, len(ni.pods), ni.pod_removals
                 summary.pods = _pod_counts(ni, self)
                 for group, count in summary.pods.items():
                     group.nodes[ni] = count

@@ -412,7 +412,7 @@ class NodeInfo:
     __slots__ = ("node", "name", "labels", "taints", "unschedulable", "allocatable", "pods", "pods_with_affinity",
                  "pods_with_required_anti_affinity", "used_ports", "requested", "non_zero_requested",
                  "image_states", "pvc_ref_counts", "generation", "node_generation", "_by_namespace",
-                 "_lowest_priority")
+                 "_lowest_priority", "pod_removals")
 
     def __init__(self, node: dict, allocatable: Resource) -> None:
         meta = node.get("metadata") or {}
@@ -437,6 +437,8 @@ class NodeInfo:
         self.node_generation = 0
         self._by_namespace: dict[str, list[PodInfo]] | None = None  # pods_in's groups, until the pods change
         self._lowest_priority: int | None = None  # lowest_priority's answer, until the pods change
+        # Pods taken out of ``pods`` in place: while it is the same list with no removal, it was only added to.
+        self.pod_removals = 0
 
     def pods_in(self, namespace: str) -> list[PodInfo]:
         """The node's pods of ``namespace`` in node order (read-only): spreading and inter-pod affinity
@@ -506,6 +508,7 @@ class NodeInfo:
         for i, p in enumerate(pods):
             if p is pi or p.key == key:
                 del pods[i]
+                self.pod_removals += 1
                 self._update(p, -1)
                 return True
         return False
@@ -555,6 +558,7 @@ class NodeInfo:
         out.node_generation = self.node_generation
         out._by_namespace = self._by_namespace  # never changed once made: shared until either node's pods change
         out._lowest_priority = self._lowest_priority
+        out.pod_removals = self.pod_removals
         return out
 
     def restore(self, saved: "NodeInfo") -> None:

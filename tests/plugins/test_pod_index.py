@@ -192,7 +192,7 @@ def _evaluate(framework: Framework, pod: PodInfo, rng_filtered: list[bool]) -> d
     return out
 
 
-def _change(rng: random.Random, snap, step: int, shared_labels: list[dict]) -> None:
+def _change(rng: random.Random, snap, step: str, shared_labels: list[dict]) -> None:
     """One random change of the snapshot, as a sequence, a drain or a sweep makes them."""
     nodes = snap.node_info_list
     what = rng.random()
@@ -236,4 +236,5 @@ def test_index_equals_the_walk(seed):
         elif rng.random() < 0.2:
             snap.fork()
             forks += 1
-        _change(rng, snap, step, shared_labels)
+        for k in range(rng.choice([1, 1, 2, 4])):  # several between two attempts: a pod gone, another come
+            _change(rng, snap, f"{step}-{k}", shared_labels)
