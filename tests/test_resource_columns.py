@@ -15,7 +15,7 @@ from kwhatif.plugins.node_resources_fit import PRE_FILTER_KEY as FIT_PRE_FILTER_
 from kwhatif.plugins.node_resources_fit import NodeResourcesFit, build_scorer
 from kwhatif.plugins.resource_allocation import ResourceAllocationScorer
 from kwhatif.state import snapshot as snapshot_module
-from kwhatif.state.node_memo import NodeMemo, _Shape
+from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo, Resource
 from kwhatif.state.resource_columns import ResourceColumns
 from tests.builders import make_node, make_pod, snapshot
@@ -71,7 +71,7 @@ def test_scores_at_equals_scoring_node_by_node(seed):
     rng = random.Random(seed)
     dense = seed % 3 == 0  # every node has every resource: the balanced scorers' array form applies
     nodes = [_node(rng, f"n{i}", dense) for i in range(rng.randint(1, 40))]
-    columns = ResourceColumns(_Shape(nodes), [])
+    columns = ResourceColumns(nodes)
     for _ in range(10):
         scorer = _scorer(rng)
         requests = [rng.choice([0, _amount(rng)]) for _ in scorer.names]
@@ -86,7 +86,7 @@ def test_scores_at_applies_to_ordinary_clusters():
     """The array form is not a fallback that never runs: nodes with cpu and memory, each strategy."""
     rng = random.Random(1)
     nodes = [_node(rng, f"n{i}", True) for i in range(50)]
-    columns = ResourceColumns(_Shape(nodes), [])
+    columns = ResourceColumns(nodes)
     index = np.arange(50, dtype=np.intp)
     cpu_memory = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
     for scorer in (build_scorer({"type": "LeastAllocated", "resources": cpu_memory}),
@@ -156,17 +156,13 @@ def test_columns_follow_every_change(seed, feed, monkeypatch):
 
 def test_a_value_beyond_int64_reach_refuses_its_column_until_it_is_gone():
     nodes = [NodeInfo({"metadata": {"name": f"n{i}"}}, Resource(1000, 1 << 30)) for i in range(3)]
-    columns = ResourceColumns(_Shape(nodes), feed := [])
+    columns = ResourceColumns(nodes)
     assert columns.column("cpu", "allocatable") is not None
     nodes[1].allocatable = Resource(1 << 60, 1 << 30)
-    nodes[1].generation += 1
-    feed.append(nodes[1])
-    columns.refresh(feed)
+    columns.update([1])
     assert columns.column("cpu", "allocatable") is None
     nodes[1].allocatable = Resource(2000, 1 << 30)
-    nodes[1].generation += 1
-    feed.append(nodes[1])
-    columns.refresh(feed)
+    columns.update([1])
     assert list(columns.column("cpu", "allocatable")) == [1000, 2000, 1000]
 
 
@@ -179,7 +175,7 @@ def test_passes_at_is_exactly_where_the_filter_passes(seed):
     for ni in nodes:
         ni.allocatable.allowed_pod_number = rng.randint(0, 5)
         ni.pods = [None] * rng.randint(0, 5)  # the filter reads how many
-    columns = ResourceColumns(_Shape(nodes), [])
+    columns = ResourceColumns(nodes)
     plugin = NodeResourcesFit()
     for _ in range(10):
         request = Resource(rng.choice([0, _amount(rng)]), rng.choice([0, _amount(rng)]),

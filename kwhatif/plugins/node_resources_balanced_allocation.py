@@ -77,6 +77,7 @@ def balance_change_scorer(requested: list[int], allocated: list[int], allocatabl
 
 def _balance_change_columns(requested: Columns, allocated: Columns, allocatable: Columns, count: int
                             ) -> np.ndarray | None:
+    """balance_change_scorer of each node (None as for ``_balanced_columns``)."""
     with_pod = _balanced_columns(requested, allocatable, count)
     without_pod = _balanced_columns(allocated, allocatable, count)
     if with_pod is None or without_pod is None:

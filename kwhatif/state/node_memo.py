@@ -13,7 +13,9 @@ images too), and copies of nodes (preemption dry runs, nominated
 pods assumed) are never served from or stored in the memo, so a reused value is exactly the value a
 fresh computation would give; tests/test_sequence_incremental.py checks every step against one. Values kept
 by position for a whole list of nodes (``kept``, and ``values`` given the same nodes again)
-learn which nodes changed from the snapshot's change feed, not from a pass over every node. Nothing
+learn which nodes changed from the snapshot's change feed, not from a pass over every node; so do the
+few things kept for every node by position that the plugins read of many nodes at once (each node's
+value of a label, its resource amounts as arrays: ``label_values``, ``resource_columns``). Nothing
 DynamicResources computes is kept: its Filter reads the snapshot's ResourceClaims (devices taken by pods
 on other nodes, network-attached devices shared by many nodes), so it runs in full at every step
 (tests/test_sequence_dra.py checks DRA sequences against fresh evaluations).
@@ -74,7 +76,8 @@ class NodeMemo:
         # The lists of nodes that values are kept for, by id (with the list, so the id stays its own).
         self._shapes: dict[int, tuple[list[NodeInfo], _Shape]] = {}
         self._every_node: _Shape | None = None  # the snapshot's nodes, while the node set is unchanged
-        self._columns: ResourceColumns | None = None  # their resource amounts as arrays
+        # their resource amounts as arrays, with what tells which nodes changed since they were read
+        self._columns: tuple[_Tracked, ResourceColumns] | None = None
         self._label_values: dict[str, Kept] = {}  # their values of a label, by label key
         self._last_positions: tuple | None = None  # (nodes, every-node shape, length, their positions)
 
@@ -155,9 +158,7 @@ class NodeMemo:
         (a copy: preemption's dry runs, nominated pods assumed). Read-only for the caller: the answer
         for the last list is kept (PreScore and Score ask for the same feasible nodes several times; lists
         given to the memo are not changed afterwards)."""
-        every = self._every_node
-        if every is None or self._snapshot.node_set_generation != self._node_set_generation:
-            every = self._every_node = _Shape(self._snapshot.node_info_list)
+        every = self._every()
         last = self._last_positions
         if last is not None and last[0] is nodes and last[1] is every and last[2] == len(nodes):
             return last[3]
@@ -166,6 +167,12 @@ class NodeMemo:
         found = None if None in positions else positions
         self._last_positions = (nodes, every, len(nodes), found)
         return found
+
+    def _every(self) -> "_Shape":
+        """The shape of the snapshot's list of nodes, made again once nodes were added or removed."""
+        if self._every_node is None or self._snapshot.node_set_generation != self._node_set_generation:
+            self._every_node = _Shape(self._snapshot.node_info_list)
+        return self._every_node
 
     def label_values(self, nodes: list[NodeInfo], key: str) -> list | None:
         """Each node's value of the label ``key`` (None: the node has none), gathered in C from a list kept
@@ -191,14 +198,17 @@ class NodeMemo:
         return [kept.values[p] for p in positions]
 
     def resource_columns(self) -> ResourceColumns:
-        """Every node's resource amounts as arrays by the positions ``positions`` gives (called first),
-        up to date with the change feed."""
-        columns, feed = self._columns, self._snapshot.changed_nodes
-        if columns is None or columns.shape is not self._every_node:
-            columns = self._columns = ResourceColumns(self._every_node, feed)
+        """Every node's resource amounts as arrays by the positions ``positions`` gives, up to date with
+        the change feed."""
+        every, feed = self._every(), self._snapshot.changed_nodes
+        if self._columns is None or self._columns[0].shape is not every:
+            tracked = _Tracked()
+            tracked.track(every.nodes, list(map(_generation, every.nodes)), feed, every)
+            self._columns = (tracked, ResourceColumns(every.nodes))
         else:
-            columns.refresh(feed)
-        return columns
+            tracked, columns = self._columns
+            columns.update(tracked.changed(feed))
+        return self._columns[1]
 
     def gathered(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object],
                  generation=_generation) -> list | None:

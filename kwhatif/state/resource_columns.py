@@ -1,7 +1,7 @@
 """Every node's allocatable and requested amount of a resource as one int64 array, by position in the
 snapshot's node list: the resource scorers score a sequence's window of hundreds of nodes in a few
-numpy operations instead of one Python call per node. The arrays follow the snapshot's change feed
-(only the nodes given a generation since are read again), as the memo's kept values do.
+numpy operations instead of one Python call per node. The memo keeps them (``NodeMemo.resource_columns``)
+and has the nodes changed since read again, as for its kept values.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ import numpy as np
 
 from kwhatif.state.nodeinfo import NodeInfo
 
-_generation = attrgetter("generation")
 # What each kind of column reads of a node's Resource (the scorers' names: ResourceAllocationScorer.score).
 _FIELDS = {"cpu": "milli_cpu", "memory": "memory", "ephemeral-storage": "ephemeral_storage"}
 _KINDS = {"allocatable": attrgetter("allocatable"), "requested": attrgetter("requested"),
@@ -37,43 +36,24 @@ def _reader(name: str, kind: str) -> Callable[[NodeInfo], int]:
 
 
 class ResourceColumns:
-    """The columns of one list of nodes (the memo's every-node shape, ``shape``), made when first asked
-    for and brought up to date from the change feed at every ``refresh``. A value too large for int64
-    arithmetic to match Python's (``LIMIT``) marks its column unusable (``column`` gives None)."""
+    """The columns of one list of nodes (the memo's every node), each made when first asked for; the
+    memo says which positions to read again (``update``) from the change feed. A value too large for
+    int64 arithmetic to match Python's (``LIMIT``) marks its column unusable (``column`` gives None)."""
 
     LIMIT = 1 << 55  # an amount times 100 (a score) stays well inside int64
 
-    def __init__(self, shape, feed: list[NodeInfo]) -> None:
-        self.shape = shape
-        self._nodes = shape.nodes
-        self._generations = list(map(_generation, self._nodes))
-        self._feed, self._mark = feed, len(feed)
+    def __init__(self, nodes: list[NodeInfo]) -> None:
+        self._nodes = nodes
         self._columns: dict[tuple[str, str], np.ndarray] = {}
         self._readers: dict[tuple[str, str], Callable[[NodeInfo], int]] = {}
         self._over: dict[tuple[str, str], int] = {}  # how many values of a column are too large
 
-    def refresh(self, feed: list[NodeInfo]) -> None:
-        """Read again the nodes given a generation since the last refresh (every node when the snapshot
-        started another feed)."""
-        nodes, generations = self._nodes, self._generations
-        if feed is self._feed:
-            if self._mark == len(feed):
-                return
-            positions = set(self.shape.feed_positions(feed)[self._mark:])
-            positions.discard(None)
-            changed = [p for p in positions if nodes[p].generation != generations[p]]
-        else:
-            changed = [p for p, ni in enumerate(nodes) if ni.generation != generations[p]]
-            self._feed = feed
-        self._mark = len(feed)
-        if not changed:
-            return
-        for p in changed:
-            generations[p] = nodes[p].generation
-        limit = self.LIMIT
+    def update(self, positions: list[int]) -> None:
+        """Read the nodes at ``positions`` again (their generation changed)."""
+        nodes, limit = self._nodes, self.LIMIT
         for key, column in self._columns.items():
             read = self._readers[key]
-            for p in changed:
+            for p in positions:
                 value = self._checked(read(nodes[p]))
                 self._over[key] += (value == limit) - int(column[p] == limit)
                 column[p] = value
