@@ -3,7 +3,7 @@
     python benchmarks/sweep_bench.py --size 1000 --nodes 40 --workers 1,2
     python benchmarks/sweep_bench.py --size 1000 --nodes 40 --ray
     python benchmarks/sweep_bench.py --size 1000 --zones --workers 2
-    python benchmarks/sweep_bench.py --size 5000 --zones --workers default
+    python benchmarks/sweep_bench.py --size 5000 --zones --workers default [--input snapshot]
 
 In-process after loading the generated cluster (seed 1, 30 pods per node: the JSON dump, or with
 ``--input snapshot`` its snapshot file, written from the dump with ``kwhatif snapshot --from`` the first
@@ -13,12 +13,14 @@ and building the sweep's base (the scheduler snapshot) once; kubectl's rules wit
 workloads, so the memo kept from task to task holds their pod classes), the per-node cost from which a
 whole sweep is extrapolated (a cold start: the memo fills as the sweep goes); every run of the same nodes
 must give the same rows. Prints wall and CPU seconds (this process and its
-children: the pool's workers; Ray's workers are not children and are counted by wall time only).
+children: the pool's workers; Ray's workers are not children and are counted by wall time only) and a
+hash of the rows (the same from the dump and from the snapshot file).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import resource
 import subprocess
@@ -98,7 +100,8 @@ def main(argv: list[str] | None = None) -> None:
     for label, how in runs:
         rows, wall, used = timed(f"{len(items)} task(s), {label}", lambda: sweep_pool.run(fn, base, items, **how))
         answers[label] = json.dumps(rows, sort_keys=True)
-        print(f"  {len(items) / wall:.2f} tasks/s wall, {used / len(items):.2f} s cpu per task (pool)", flush=True)
+        print(f"  {len(items) / wall:.2f} tasks/s wall, {used / len(items):.2f} s cpu per task (pool); rows "
+              f"sha256 {hashlib.sha256(answers[label].encode()).hexdigest()[:16]}", flush=True)
     assert len(set(answers.values())) == 1, "runs disagree"
 
 
