@@ -3,7 +3,8 @@ class's table or one shared by the classes that read alike, or gathered from val
 equal values computed afresh after every change a sequence or a what-if makes: the changed nodes are read
 from the snapshot's change feed (or from every node's generation when the feed started anew) after pods
 assumed and forgotten, forks reverted and committed, nodes updated, the list of nodes rebuilt (the nodes
-hosting affinity pods) or another list given. The nodes' label values kept for every node, likewise."""
+hosting affinity pods) or another list given. The nodes' label values and resource columns kept for
+every node, likewise (nodes removed and the removal reverted too)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def per_node(ni) -> dict | None:
 
 def _pod(rng: random.Random, name: str, node: str) -> dict:
     pod = make_pod(name).label("app", rng.choice(APPS)).node(node)
+    if rng.random() < 0.7:
+        pod.req(cpu=f"{rng.randint(1, 900)}m", memory=f"{rng.randint(1, 900)}Mi")
     if rng.random() < 0.3:
         pod.set("spec.affinity", {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}})
@@ -67,6 +70,7 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
             kept = memo.kept(owner, kind, listed, "key")
             assert all(value is MISSING or value == now for value, now in zip(kept.values, fresh)), (step, kind)
             kept.values[:] = fresh
+        _assert_resource_columns(memo, snap, step)
         action = rng.random()
         if action < 0.4:
             snap.assume_pod(PodInfo(_pod(rng, f"s{seed}-{step}", rng.choice(names))))
@@ -80,6 +84,24 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
         elif action < 0.85 and forks:
             snap.revert() if rng.random() < 0.6 else snap.commit()
             forks -= 1
-        else:
-            node = make_node(rng.choice(names)).label("zone", rng.choice("abc")).obj()
+        elif action < 0.93:
+            node = make_node(rng.choice(names)).label("zone", rng.choice("abc")).capacity(
+                cpu=str(rng.randint(1, 8)), memory=f"{rng.randint(1, 16)}Gi", pods="110").obj()
             snap.update_node(node)
+        elif len(snap.node_info_list) > 1:
+            snap.fork()  # a node removed, then the removal reverted: the node set changes twice
+            snap.remove_node(rng.choice([ni.name for ni in snap.node_info_list]))
+            memo.begin(asker)
+            _assert_resource_columns(memo, snap, step)
+            snap.revert()
+
+
+def _assert_resource_columns(memo: NodeMemo, snap, step: int) -> None:
+    """The memo's resource columns (by position of every node) hold what the nodes hold now."""
+    memo.positions(snap.node_info_list)
+    columns = memo.resource_columns()
+    for ni, cpu, memory, non_zero, count in zip(
+            snap.node_info_list, columns.column("cpu", "requested"), columns.column("memory", "allocatable"),
+            columns.column("memory", "non_zero"), columns.column("pods", "count"), strict=True):
+        assert (cpu, memory, non_zero, count) == (ni.requested.milli_cpu, ni.allocatable.memory,
+                                                  ni.non_zero_requested.memory, len(ni.pods)), (step, ni.name)

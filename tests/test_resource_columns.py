@@ -1,6 +1,7 @@
 """The resource scorers' array form (``ResourceAllocationScorer.scores_at``) gives exactly the per-node
-scores, for every strategy that has one, and the resource columns it reads follow the snapshot through
-every change a sequence or a what-if makes."""
+scores, for every strategy that has one, and NodeResourcesFit's ``passes_at`` exactly its Filter's
+verdicts (tests/test_node_memo_feed.py checks the columns they read against the nodes after every
+change a sequence or a what-if makes)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,13 @@ import random
 import numpy as np
 import pytest
 
-from kwhatif.plugins.node_resources_balanced_allocation import balance_change_scorer, balanced_resource_scorer
 from kwhatif.framework.cycle_state import CycleState
+from kwhatif.plugins.node_resources_balanced_allocation import balance_change_scorer, balanced_resource_scorer
 from kwhatif.plugins.node_resources_fit import PRE_FILTER_KEY as FIT_PRE_FILTER_KEY
 from kwhatif.plugins.node_resources_fit import NodeResourcesFit, build_scorer
 from kwhatif.plugins.resource_allocation import ResourceAllocationScorer
-from kwhatif.state import snapshot as snapshot_module
-from kwhatif.state.node_memo import NodeMemo
-from kwhatif.state.nodeinfo import NodeInfo, PodInfo, Resource
+from kwhatif.state.nodeinfo import NodeInfo, Resource
 from kwhatif.state.resource_columns import ResourceColumns
-from tests.builders import make_node, make_pod, snapshot
 
 GPU = "nvidia.com/gpu"
 NAMES = ("cpu", "memory", "ephemeral-storage", GPU, "pods", "hugepages-2Mi")
@@ -99,59 +97,6 @@ def test_scores_at_applies_to_ordinary_clusters():
                           "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0},
                                                                  {"utilization": 100, "score": 10}]}})
     assert ratio.scores_at(columns, index, [500, 1 << 30]) is None  # no array form: scored node by node
-
-
-def _pod(rng: random.Random, name: str, node: str) -> dict:
-    return make_pod(name).req(cpu=f"{rng.randint(1, 900)}m", memory=f"{rng.randint(1, 900)}Mi").node(node).obj()
-
-
-@pytest.mark.parametrize("seed", range(25))
-@pytest.mark.parametrize("feed", [None, 3])
-def test_columns_follow_every_change(seed, feed, monkeypatch):
-    """``feed``: the snapshot's change feed starts anew every few changes (every node is read again)."""
-    if feed is not None:
-        monkeypatch.setattr(snapshot_module, "MAX_FEED", feed)
-    rng = random.Random(seed)
-    names = [f"n{i}" for i in range(rng.randint(1, 8))]
-    nodes = [make_node(name).capacity(cpu=str(rng.randint(1, 8)), memory=f"{rng.randint(1, 16)}Gi",
-                                      pods="110").obj() for name in names]
-    snap = snapshot(nodes, [_pod(rng, f"p{i}", rng.choice(names)) for i in range(rng.randint(0, 12))])
-    memo = NodeMemo(snap)
-    forks = 0
-    for step in range(40):
-        memo.begin(make_pod("asker").info())
-        memo.positions(snap.node_info_list)
-        columns = memo.resource_columns()
-        for ni, cpu, memory, non_zero in zip(snap.node_info_list, columns.column("cpu", "requested"),
-                                             columns.column("memory", "allocatable"),
-                                             columns.column("memory", "non_zero")):
-            assert (cpu, memory, non_zero) == (ni.requested.milli_cpu, ni.allocatable.memory,
-                                               ni.non_zero_requested.memory), (step, ni.name)
-        action = rng.random()
-        if action < 0.4:
-            snap.assume_pod(PodInfo(_pod(rng, f"s{seed}-{step}", rng.choice(names))))
-        elif action < 0.55:
-            bound = [pi for ni in snap.node_info_list for pi in ni.pods]
-            if bound:
-                snap.forget_pod(rng.choice(bound))
-        elif action < 0.7:
-            snap.fork()
-            forks += 1
-        elif action < 0.85 and forks:
-            snap.revert() if rng.random() < 0.6 else snap.commit()
-            forks -= 1
-        elif action < 0.93:
-            snap.update_node(make_node(rng.choice(names)).capacity(cpu=str(rng.randint(1, 8)),
-                                                                   memory=f"{rng.randint(1, 16)}Gi").obj())
-        elif len(snap.node_info_list) > 1:
-            name = rng.choice([ni.name for ni in snap.node_info_list])
-            snap.fork()  # a node removed, then the removal reverted: the node set changes twice
-            snap.remove_node(name)
-            memo.begin(make_pod("asker").info())
-            memo.positions(snap.node_info_list)
-            assert list(memo.resource_columns().column("cpu", "allocatable")) == [
-                ni.allocatable.milli_cpu for ni in snap.node_info_list]
-            snap.revert()
 
 
 def test_a_value_beyond_int64_reach_refuses_its_column_until_it_is_gone():
