@@ -166,7 +166,4 @@ class NodeResourcesFit(Plugin):
     def scores_at(self, state, pod, columns, index) -> list[int] | None:
         """``score`` of the nodes at positions ``index`` of the resource ``columns`` at once (None: score
         them one by one)."""
-        requests = state.read(PRE_SCORE_KEY)
-        if requests is None:
-            return None
-        return self.scorer.scores_at(columns, index, requests)
+        return self.scorer.scores_read_at(state, PRE_SCORE_KEY, columns, index)

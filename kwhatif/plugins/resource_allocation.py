@@ -209,6 +209,11 @@ class ResourceAllocationScorer:
             return self.change_scorer(requested, allocated, allocatable)
         return self.scorer(requested, allocatable)
 
+    def scores_read_at(self, state, key: str, columns: ResourceColumns, index: np.ndarray) -> list[int] | None:
+        """``scores_at`` with the pod's request list its plugin's PreScore wrote under ``key`` (None without one)."""
+        requests = state.read(key)
+        return None if requests is None else self.scores_at(columns, index, requests)
+
     def scores_at(self, columns: ResourceColumns, index: np.ndarray, pod_requests_list: list[int]) -> list[int] | None:
         """``score`` of the nodes at positions ``index`` of ``columns``, in that order, computed at once; None
         when the scorer has no array form or an amount is beyond what int64 arithmetic matches."""
