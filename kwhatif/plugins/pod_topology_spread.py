@@ -695,13 +695,11 @@ class PodTopologySpread(Plugin):
 
     def _domains(self, nodes: list[NodeInfo], key: str) -> dict[str, int]:
         """The values of label ``key`` on ``nodes`` ("" for a node without it), in order, each counted 0."""
-        memo = self.handle.memo
-        values = memo.label_values(nodes, key) if memo else None
-        if values is not None:
-            domains = dict.fromkeys(values, 0)
-            if None not in domains:
-                return domains
-        return dict.fromkeys(map(dict.get, map(_labels, nodes), repeat(key), repeat("")), 0)
+        values = self._label_values(nodes, key)
+        domains = dict.fromkeys(values, 0)
+        if None in domains:  # a node without the key is in the domain "", where it comes first
+            domains = dict.fromkeys(["" if value is None else value for value in values], 0)
+        return domains
 
     def _label_values(self, nodes: list[NodeInfo], key: str) -> list[str | None]:
         """Each node's value of label ``key``, None where it has none."""
