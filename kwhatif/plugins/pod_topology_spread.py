@@ -874,9 +874,9 @@ class PodTopologySpread(Plugin):
         kept = self.handle.memo.table(self, ("groups", "host", i))
         groups = index.matching((pod.namespace,), selector, terminating=False, kept=kept)
         per_node = pod_index.totals(index, groups, _not_counted, kept).per_node
-        live = snapshot.node_info_map
-        if all(map(is_, map(live.get, map(_name, nodes)), nodes)):  # a sequence's window: read in C
+        if self.handle.memo.positions(nodes) is not None:  # the snapshot's own nodes (a sequence's window): in C
             return list(map(per_node.get, nodes, repeat(0)))
+        live = snapshot.node_info_map
         return [per_node.get(ni, 0) if live.get(ni.name) is ni else count(ni) for ni in nodes]
 
     def normalize_score(self, state, pod, scores):

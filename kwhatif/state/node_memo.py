@@ -79,6 +79,7 @@ class NodeMemo:
         # their resource amounts as arrays, with what tells which nodes changed since they were read
         self._columns: tuple[_Tracked, ResourceColumns] | None = None
         self._label_values: dict[str, Kept] = {}  # their values of a label, by label key
+        self._last_labels: tuple | None = None  # (nodes, every, length, feed, its length, {key: values})
         self._last_positions: tuple | None = None  # (nodes, every-node shape, length, their positions)
 
     def begin(self, pod: PodInfo) -> None:
@@ -162,8 +163,7 @@ class NodeMemo:
         last = self._last_positions
         if last is not None and last[0] is nodes and last[1] is every and last[2] == len(nodes):
             return last[3]
-        get = every.ids().get
-        positions = [get(id(ni)) for ni in nodes]
+        positions = list(map(every.ids().get, map(id, nodes)))
         found = None if None in positions else positions
         self._last_positions = (nodes, every, len(nodes), found)
         return found
@@ -178,13 +178,23 @@ class NodeMemo:
         """Each node's value of the label ``key`` (None: the node has none), gathered in C from a list kept
         for every node and brought up to date from the change feed (labels are the node object's:
         ``node_generation``); None when a node is a copy. Reading the labels of hundreds of nodes would
-        look into as many dicts scattered in memory."""
+        look into as many dicts scattered in memory. Read-only for the caller: the answers for the last
+        list are kept until a node changes (PreScore and Score read the same labels of the same nodes)."""
         positions = self.positions(nodes)
         if positions is None:
             return None
         every = self._every_node
-        kept = self._label_values.get(key)
         feed = self._snapshot.changed_nodes
+        last = self._last_labels
+        if (last is not None and last[0] is nodes and last[1] is every and last[3] is feed
+                and last[2] == len(nodes) and last[4] == len(feed)):
+            answers = last[5]
+            if key in answers:
+                return answers[key]
+        else:
+            answers = {}
+            self._last_labels = (nodes, every, len(nodes), feed, len(feed), answers)
+        kept = self._label_values.get(key)
         if kept is None or kept.shape is not every:
             kept = self._label_values[key] = Kept(every.nodes, list(map(node_generation, every.nodes)), None, feed,
                                                   every, node_generation)
@@ -193,9 +203,9 @@ class NodeMemo:
             values = kept.values
             for index in kept.changed(feed):
                 values[index] = every.nodes[index].labels.get(key)
-        if len(positions) > 1:
-            return list(itemgetter(*positions)(kept.values))
-        return [kept.values[p] for p in positions]
+        answers[key] = out = (list(itemgetter(*positions)(kept.values)) if len(positions) > 1
+                              else [kept.values[p] for p in positions])
+        return out
 
     def resource_columns(self) -> ResourceColumns:
         """Every node's resource amounts as arrays by the positions ``positions`` gives, up to date with
