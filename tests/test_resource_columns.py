@@ -1,5 +1,5 @@
 """The resource scorers' array form (``ResourceAllocationScorer.scores_at``) gives exactly the per-node
-scores, for every strategy that has one, and NodeResourcesFit's ``passes_at`` exactly its Filter's
+scores, for every strategy that has one, and NodeResourcesFit's ``statuses_at`` exactly its Filter's
 verdicts (tests/test_node_memo_feed.py checks the columns they read against the nodes after every
 change a sequence or a what-if makes)."""
 
@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from kwhatif.framework.cycle_state import CycleState
+from kwhatif.framework.interface import Code
 from kwhatif.plugins.node_resources_balanced_allocation import balance_change_scorer, balanced_resource_scorer
 from kwhatif.plugins.node_resources_fit import PRE_FILTER_KEY as FIT_PRE_FILTER_KEY
 from kwhatif.plugins.node_resources_fit import NodeResourcesFit, build_scorer
@@ -111,10 +112,11 @@ def test_a_value_beyond_int64_reach_refuses_its_column_until_it_is_gone():
     assert list(columns.column("cpu", "allocatable")) == [1000, 2000, 1000]
 
 
-@pytest.mark.parametrize("seed", range(100))
-def test_passes_at_is_exactly_where_the_filter_passes(seed):
-    """NodeResourcesFit.passes_at: True only where Filter passes, and for a pod without scalar requests
-    everywhere it does."""
+@pytest.mark.parametrize("seed", range(200))
+def test_statuses_at_are_exactly_the_filters_verdicts(seed):
+    """NodeResourcesFit.statuses_at: for a pod without scalar requests, each node's Filter verdict (None
+    where it fits; else the same code and reasons, with the plugin's name), nodes too full, requests
+    beyond a node's whole capacity and pod counts at the limit included."""
     rng = random.Random(seed)
     nodes = [_node(rng, f"n{i}", seed % 2 == 0) for i in range(rng.randint(1, 30))]
     for ni in nodes:
@@ -128,9 +130,34 @@ def test_passes_at_is_exactly_where_the_filter_passes(seed):
         state = CycleState()
         state.write(FIT_PRE_FILTER_KEY, request)
         positions = [rng.randrange(len(nodes)) for _ in range(rng.randint(1, 2 * len(nodes)))]
-        passes = plugin.passes_at(state, None, columns, np.array(positions, dtype=np.intp))
+        statuses = plugin.statuses_at(state, None, columns, np.array(positions, dtype=np.intp))
         if request.scalar:
-            assert passes is None
+            assert statuses is None
             continue
-        if passes is not None:
-            assert passes.tolist() == [plugin.filter(state, None, nodes[p]) is None for p in positions], request
+        if statuses is None:  # an amount beyond int64's reach
+            continue
+        for position, status in zip(positions, statuses):
+            expected = plugin.filter(state, None, nodes[position])
+            if expected is None:
+                assert status is None, request
+            else:
+                assert (status.code, status.reasons, status.plugin) == (
+                    expected.code, expected.reasons, "NodeResourcesFit"), request
+
+
+def test_statuses_at_shares_one_status_per_kind_of_lack():
+    """Full nodes lacking the same get the same Status object: a walk compares a node's new verdict with
+    its old one by identity first."""
+    nodes = [NodeInfo({"metadata": {"name": f"n{i}"}}, Resource(1000, 1 << 30, 0, 110)) for i in range(4)]
+    for ni, used in zip(nodes, (0, 900, 950, 2000)):
+        ni.requested = Resource(used, 0)
+    plugin = NodeResourcesFit()
+    state = CycleState()
+    state.write(FIT_PRE_FILTER_KEY, Resource(500, 1 << 20))
+    fits, lacks, lacks_too, unresolvable = plugin.statuses_at(state, None, ResourceColumns(nodes),
+                                                             np.arange(4, dtype=np.intp))
+    assert fits is None and lacks is lacks_too and lacks.reasons == ["Insufficient cpu"]
+    assert lacks.code == Code.UNSCHEDULABLE and unresolvable is lacks  # 500 is within the node's 1000
+    state.write(FIT_PRE_FILTER_KEY, Resource(1500, 1 << 20))
+    beyond = plugin.statuses_at(state, None, ResourceColumns(nodes), np.arange(1, dtype=np.intp))[0]
+    assert beyond.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and beyond.reasons == ["Insufficient cpu"]

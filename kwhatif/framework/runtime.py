@@ -285,35 +285,38 @@ class Framework:
 
         if not changed:
             return memo.values(table, nodes, verdict)
-        # the node-only verdicts by position (they change with the node object alone), the others where
-        # the plugins cannot say at once that the node passes
+        # the node-only verdicts by position (they change with the node object alone), then the others' at
+        # once where the plugins can give them so, else each kept while the node is unchanged
         node_verdicts = memo.gathered(node_table, nodes, node_part, node_generation)
         if node_verdicts is None:
             return list(map(verdict, nodes))
-        passes = self._surely_passing(state, pod, nodes, split, stop, skip) or repeat(False)
-        return [node_verdict or (None if sure else value(rest_table, ni, rest_part))
-                for ni, node_verdict, sure in zip(nodes, node_verdicts, passes)]
+        rest = self._statuses_at(state, pod, nodes, split, stop, skip)
+        if rest is None:
+            return [node_verdict or value(rest_table, ni, rest_part) for ni, node_verdict in zip(nodes, node_verdicts)]
+        return [node_verdict or status for node_verdict, status in zip(node_verdicts, rest)]
 
-    def _surely_passing(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, stop: int,
-                        skip: frozenset) -> list[bool] | None:
-        """Whether each node surely passes the Filter plugins ``start:stop`` that run, from the plugins'
-        answers for all nodes at once (``passes_at``, from the memo's resource columns); None when one
-        of them cannot answer so."""
+    def _statuses_at(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, stop: int,
+                     skip: frozenset) -> list[Status | None] | None:
+        """The verdicts of the Filter plugins ``start:stop`` that run on ``nodes``, from the plugins'
+        answers for all nodes at once (``statuses_at``, from the memo's resource columns): each node's
+        first rejection in plugin order; None when one of them cannot answer so."""
         running = [pl for pl in self.points["filter"][start:stop] if pl.name not in skip]
-        if not running or not all(hasattr(pl, "passes_at") for pl in running):
+        if not running:
+            return [None] * len(nodes)
+        if not all(hasattr(pl, "statuses_at") for pl in running):
             return None
         positions = self.memo.positions(nodes)
         if positions is None:
             return None
         index = np.array(positions, dtype=np.intp)
         columns = self.memo.resource_columns()
-        passes = None
+        statuses = None
         for pl in running:
-            answer = pl.passes_at(state, pod, columns, index)
+            answer = pl.statuses_at(state, pod, columns, index)
             if answer is None:
                 return None
-            passes = answer if passes is None else passes & answer
-        return passes.tolist()
+            statuses = answer if statuses is None else [first or then for first, then in zip(statuses, answer)]
+        return statuses
 
     def node_only_filters(self, state: CycleState) -> int:
         """How many leading Filter plugins either do not run in this cycle or read only the pod and the
