@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from kwhatif.framework.interface import Code, Status
 from kwhatif.state import snapshot as snapshot_module
 from kwhatif.state.node_memo import MISSING, NodeMemo
 from kwhatif.state.nodeinfo import PodInfo
@@ -29,6 +30,16 @@ def per_node(ni) -> dict | None:
         key = ("app", pi.labels.get("app"))
         out[key] = out.get(key, 0) + 1
     return out
+
+
+def verdict(ni) -> Status | None:
+    """A Filter verdict as the walk keeps them: a leading plugin that reads the node object alone
+    ("NodeOnly": zone a is refused), then one that reads its pods too ("Pods": an odd count is refused)."""
+    if ni.labels.get("zone") == "a":
+        return Status(Code.UNSCHEDULABLE, ["zone a"], "NodeOnly")
+    if len(ni.pods) % 2:
+        return Status(Code.UNSCHEDULABLE, [f"{len(ni.pods)} pods"], "Pods")
+    return None
 
 
 def _pod(rng: random.Random, name: str, node: str) -> dict:
@@ -70,6 +81,11 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
             kept = memo.kept(owner, kind, listed, "key")
             assert all(value is MISSING or value == now for value, now in zip(kept.values, fresh)), (step, kind)
             kept.values[:] = fresh
+            # the rejections of a plugin that reads the node object alone outlast pods coming and going
+            verdicts = [verdict(ni) for ni in listed]
+            kept = memo.kept(owner, (kind, "verdicts"), listed, "key", lasting=frozenset({"NodeOnly"}))
+            assert all(value is MISSING or value == now for value, now in zip(kept.values, verdicts)), (step, kind)
+            kept.values[:] = verdicts
         _assert_resource_columns(memo, snap, step)
         action = rng.random()
         if action < 0.4:
@@ -94,6 +110,23 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
             memo.begin(asker)
             _assert_resource_columns(memo, snap, step)
             snap.revert()
+
+
+def test_a_node_object_rejection_outlasts_pods_placed_there_and_no_other_does():
+    nodes = [make_node("a").label("zone", "a").obj(), make_node("b").label("zone", "b").obj()]
+    snap = snapshot(nodes, [make_pod("p").node("b").obj()])
+    memo = NodeMemo(snap)
+    memo.begin(make_pod("asker").info())
+    lasting = frozenset({"NodeOnly"})
+    kept = memo.kept("owner", "verdicts", snap.node_info_list, "key", lasting=lasting)
+    kept.values[:] = [verdict(ni) for ni in snap.node_info_list]
+    assert [v.plugin for v in kept.values] == ["NodeOnly", "Pods"]
+    for name in ("a", "b"):
+        snap.assume_pod(PodInfo(make_pod(f"new-{name}").node(name).obj()))
+    kept = memo.kept("owner", "verdicts", snap.node_info_list, "key", lasting=lasting)
+    assert kept.values[0] == verdict(snap.node_info_list[0]) and kept.values[1] is MISSING
+    snap.update_node(make_node("a").label("zone", "b").obj())
+    assert memo.kept("owner", "verdicts", snap.node_info_list, "key", lasting=lasting).values[0] is MISSING
 
 
 def _assert_resource_columns(memo: NodeMemo, snap, step: int) -> None:

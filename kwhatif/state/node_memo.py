@@ -7,7 +7,9 @@ kept with the node's ``generation`` and reused while the node has that generatio
 schedule is of the same class (the same pod apart from its name and UID), or, for the node-local
 plugins' verdicts and raw scores, reads the same fields (``Plugin.reads``: requests, tolerations, node
 selector; ``shared``: pods of many workloads are alike there), and the snapshot's
-cluster-level objects (Services, namespaces, ...: ``objects_generation``) are the same. Every change of a
+cluster-level objects (Services, namespaces, ...: ``objects_generation``) are the same; a node's kept
+Filter rejection by a plugin that reads the node object alone (a taint not tolerated) stays while the
+node's ``node_generation`` does, whatever pods come and go (``kept``'s ``lasting``). Every change of a
 node through the Snapshot gives it a new generation (its image states changing with another node's
 images too), and copies of nodes (preemption dry runs, nominated
 pods assumed) are never served from or stored in the memo, so a reused value is exactly the value a
@@ -29,8 +31,8 @@ reverted) find the values of the classes they share.
 
 from __future__ import annotations
 
-from itertools import compress
-from operator import attrgetter, is_, itemgetter, ne
+from itertools import compress, repeat
+from operator import attrgetter, is_, is_not, itemgetter, ne, not_
 from typing import Callable, Iterator
 
 import orjson
@@ -292,14 +294,17 @@ class NodeMemo:
                 table[ni.name] = (ni, generation(ni), value)
         return out
 
-    def kept(self, owner: object, kind, nodes: list[NodeInfo], key, shared: bytes | None = None) -> "Kept":
+    def kept(self, owner: object, kind, nodes: list[NodeInfo], key, shared: bytes | None = None,
+             lasting: frozenset[str] = frozenset()) -> "Kept":
         """Values kept per position of ``nodes`` (the same nodes from one attempt to the next, a list never
         changed: the node set unchanged) while ``key`` (what they depend on beyond each node and the pod's
         class) is equal: the positions whose node's generation changed read ``MISSING``, every position
         does when the list or the key differs. The caller computes the missing values and stores those
         that are the node's alone (``Kept.values[index] = value``). A pass over the generations in C.
         ``shared``: the values depend on what the pod's plugins read of it (``shared``), not on its class,
-        and are kept for every class that reads alike."""
+        and are kept for every class that reads alike. ``lasting``: the plugins whose rejection (a Status
+        naming one of them) depends on the node object alone: it stays while the node's
+        ``node_generation`` does, whatever pods come and go (a full cluster's tainted nodes)."""
         tables = self._tables if shared is None else self.shared(owner, ("kept", kind), shared)
         table = (id(owner), ("kept", kind))
         kept: Kept | None = tables.get(table)
@@ -307,13 +312,19 @@ class NodeMemo:
         if kept is None or kept.key != key or not (kept.source is nodes or (
                 len(kept.nodes) == len(nodes) and all(map(is_, nodes, kept.nodes)))):
             kept = tables[table] = Kept(nodes, list(map(_generation, nodes)), key, feed, self._shape(nodes))
+            if lasting:
+                kept.node_generations = list(map(node_generation, nodes))
         else:  # the same nodes (in another list: a sweep's next task walks them in a new scheduler)
             kept.source = nodes
             values, previous = kept.values, kept.previous
-            for index in kept.changed(feed):
-                if values[index] is not MISSING:
-                    previous.setdefault(index, values[index])
-                    values[index] = MISSING
+            changed = kept.changed(feed)
+            if changed and lasting:
+                changed = kept.outlasting(changed, lasting)
+            if changed:  # loops in C: the values they had (those kept) noted, then all marked missing
+                had = list(map(values.__getitem__, changed))
+                kept_ones = list(map(is_not, had, repeat(MISSING)))
+                list(map(previous.setdefault, compress(changed, kept_ones), compress(had, kept_ones)))
+                list(map(values.__setitem__, changed, repeat(MISSING, len(changed))))
         return kept
 
     def _shape(self, nodes: list[NodeInfo]) -> "_Shape":
@@ -442,7 +453,7 @@ class Kept(_Tracked):
     keep (``unkept``), a ``version`` it changes when a value does, and what it derived from all the
     values (``walked``)."""
 
-    __slots__ = ("key", "values", "previous", "unkept", "version", "walked")
+    __slots__ = ("key", "values", "previous", "unkept", "version", "walked", "node_generations")
 
     def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo],
                  shape: _Shape, of=_generation) -> None:
@@ -453,6 +464,22 @@ class Kept(_Tracked):
         self.version = 0
         self.walked = None
         self.values: list = [MISSING] * len(nodes)
+        self.node_generations: list[int] | None = None  # each node's when its value was made (``outlasting``)
+
+    def outlasting(self, changed: list[int], lasting: frozenset[str]) -> list[int]:
+        """Of the positions ``changed`` (their nodes have a new generation), those whose value does not
+        outlast the change: all but the rejections by a ``lasting`` plugin on a node whose
+        ``node_generation`` is the one it had when the rejection was made."""
+        if self.node_generations is None:  # kept without lasting plugins until now: none outlasts
+            self.node_generations = list(map(node_generation, self.nodes))
+            return changed
+        nodes, values, made = self.nodes, self.values, self.node_generations
+        now = list(map(node_generation, map(nodes.__getitem__, changed)))
+        stays = [value is not MISSING and value is not None and value.plugin in lasting and generation == then
+                 for value, generation, then in zip(map(values.__getitem__, changed), now,
+                                                    map(made.__getitem__, changed))]
+        list(map(made.__setitem__, changed, now))
+        return list(compress(changed, map(not_, stays))) if any(stays) else changed
 
     @property
     def names(self) -> list[str]:
