@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from itertools import compress, repeat
+from itertools import compress, count, repeat
 from operator import attrgetter, eq, is_, not_
 from typing import Callable
 
@@ -470,38 +470,45 @@ class Scheduler:
                   ) -> tuple[list[Status | None], bool]:
         """The Filter verdicts of the nodes at ``positions`` of the kept list, and whether one is an error;
         kept where they are the node's alone (not ``held``: no nominated pods). A verdict equal to the one
-        the node had is kept as that object; any other changes ``kept.version`` (a kept walk is then out of
+        the node had is kept as that object (a node whose verdict is that very object, one that still
+        fits say, passed over at once); any other changes ``kept.version`` (a kept walk is then out of
         date). The verdicts of held nodes are compared with the last one found (``kept.unkept``)."""
         fw = self.framework
         nodes, values, previous = kept.nodes, kept.values, kept.previous
         todo = [nodes[p] for p in positions]
         local = fw.local_filter_statuses(state, pod, todo, changed=True)
-        late = fw.runs_late_filters(state)
-        found: list[Status | None] = []
+        if local is None:  # every node filtered in full
+            found = list(map(functools.partial(fw.run_filter_with_nominated_pods, state, pod), todo))
+        elif fw.runs_late_filters(state):  # the node-local verdict, then the other plugins
+            run_filter, start = fw.run_filter, fw.local_filter_count
+            found = [status or run_filter(state, pod, ni, start) for ni, status in zip(todo, local)]
+        else:
+            found = list(local)  # the memo's list may be its own
+        held_at = {kept.position(name) for name in held}
         error = False
-        for position, ni, local_status in zip(positions, todo, local or repeat(None)):
-            if local is None or ni.name in held:
-                status = fw.run_filter_with_nominated_pods(state, pod, ni)
-            else:  # the node-local verdict kept for an unchanged node, then the other plugins
-                status = local_status or (fw.run_filter(state, pod, ni, fw.local_filter_count) if late else None)
-            old = previous.pop(position, MISSING)
-            if status is not None and status.code == Code.ERROR:
+        for index, position, status, old in zip(count(), positions, found, map(previous.pop, positions,
+                                                                                repeat(MISSING))):
+            is_held = position in held_at
+            if is_held and local is not None:  # filtered with the pods nominated there
+                status = found[index] = fw.run_filter_with_nominated_pods(state, pod, nodes[position])
+            if old is status and not is_held:  # unchanged (a kept verdict is never an error)
+                values[position] = status
+            elif status is not None and status.code == Code.ERROR:
                 error = True
                 kept.version += 1
-            elif ni.name in held:  # not kept; the last one compared
-                old = kept.unkept.get(position, MISSING)
-                if old is not MISSING and old == status:
-                    status = old
+            elif is_held:  # not kept; the last one compared
+                last = kept.unkept.get(position, MISSING)
+                if last is not MISSING and last == status:
+                    found[index] = last
                 else:
                     kept.version += 1
                     kept.unkept[position] = status
             else:
                 if old is not MISSING and old == status:
-                    status = old
+                    found[index] = status = old
                 else:
                     kept.version += 1
                 values[position] = status
-            found.append(status)
         return found, error
 
     def _top_of(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], result: ScheduleResult) -> list[str]:
