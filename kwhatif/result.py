@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from kwhatif.api.defaults import Admission
 from kwhatif.framework.interface import Status
 from kwhatif.framework.runtime import NodePluginScores
+from kwhatif.framework.types import NodeToStatus
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.versions import DEFAULT, Features
 
@@ -51,7 +52,7 @@ class ScheduleResult:
     gate_status: Status | None = None
     pre_filter_status: Status | None = None
     feasible: list[str] = field(default_factory=list)
-    filtered: dict[str, Status] = field(default_factory=dict)
+    _filtered: dict[str, Status] = field(default_factory=dict, repr=False)  # ``filtered``
     scores: dict[str, NodePluginScores] = field(default_factory=dict)
     selected: list[str] = field(default_factory=list)
     message: str | None = None
@@ -107,6 +108,22 @@ class ScheduleResult:
     validation: dict | None = None
     # --compare-version: what another release would answer differently (whatif.compare.comparison).
     comparison: dict | None = None
+    # The walk's statuses, added to ``filtered`` when it is first read (a sequence's step rarely reads them).
+    _filtered_from: NodeToStatus | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def filtered(self) -> dict[str, Status]:
+        """The rejected nodes' statuses by name, in the order they were rejected."""
+        if self._filtered_from is not None:
+            source, self._filtered_from = self._filtered_from, None
+            self._filtered.update(source.statuses)
+        return self._filtered
+
+    def add_filtered(self, statuses: NodeToStatus) -> None:
+        """``statuses`` after the nodes filtered so far (made into ``filtered`` when it is first read)."""
+        if self._filtered_from is not None:
+            self._filtered.update(self._filtered_from.statuses)
+        self._filtered_from = statuses
 
     @property
     def fits(self) -> bool:

@@ -182,14 +182,14 @@ class Scheduler:
             if walk is None or result.nominated_node_fast_path:
                 errors = [st for st in statuses.statuses.values() if st.code == Code.ERROR]
             else:  # a walk stops at the first error: the last status set, if any
-                last = next(reversed(statuses.statuses.values()), None)
-                errors = [last] if last is not None and last.code == Code.ERROR else []
+                last = statuses.last_error()
+                errors = [last] if last is not None else []
             if errors and not result.nominated_node_fast_path:  # the fast path never filters other nodes
-                result.filtered.update(statuses.statuses)
+                result.add_filtered(statuses)
                 result.error = result.message = errors[0].message
                 return result
             feasible = self._run_extender_filters(pod, feasible, statuses, result)
-            result.filtered.update(statuses.statuses)
+            result.add_filtered(statuses)
         result.feasible = list(map(_name, feasible))
         # A single attempt reports the first cycle's sample beside its answer (a walk has its own).
         sampled = (walk is None or result.nominated_node_fast_path) and len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND
@@ -446,7 +446,7 @@ class Scheduler:
                                 return feasible, examined
                             feasible.append(ni)
                         else:
-                            rejected_statuses[ni.name] = status
+                            statuses.set(ni.name, status)
                             if status.code == Code.ERROR:
                                 return feasible, examined
                         examined += 1
@@ -456,14 +456,13 @@ class Scheduler:
                 ends = len(feasible) + passed.count(True) > k
                 end = lo + list(compress(range(top - lo), passed))[k - len(feasible)] if ends else top
                 feasible.extend(compress(nodes[lo:end], passed))
-                failed = list(map(not_, passed[:end - lo]))
-                rejected_statuses.update(zip(compress(names[lo:end], failed), compress(chunk, failed)))
+                statuses.add_stretch(names[lo:end], chunk, list(map(not_, passed[:end - lo])))
                 examined += end - lo
                 if ends:
                     return feasible, examined
                 lo = top
         if fresh:
-            kept.walked = ((start, k), list(feasible), examined, dict(rejected_statuses))
+            kept.walked = ((start, k), list(feasible), examined, dict(statuses.statuses))
         return feasible, examined
 
     def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int], held: set[str]

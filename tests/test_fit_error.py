@@ -12,6 +12,7 @@ from kwhatif.framework.interface import Code, Status
 from kwhatif.framework.runtime import Framework
 from kwhatif.framework.types import Diagnosis, FitError, NodeToStatus
 from kwhatif.preemption import PreemptionOutcome
+from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.state.nodeinfo import PodInfo
 from tests.builders import make_node, make_pod, snapshot
@@ -77,3 +78,33 @@ def test_a_framework_built_without_post_filter_runs_none():
     assert (result.preemption, result.post_filter_status) == (None, None)
     assert result.message == "0/2 nodes are available: 2 Insufficient cpu."
     assert _attempt(_framework()).message.startswith("0/2 nodes are available: 2 Insufficient cpu. no new claims")
+
+
+def test_stretches_of_statuses_are_listed_in_order_when_first_read():
+    """A walk hands its rejected nodes over by stretches: read, they come in walk order with those set one
+    by one, and the status set last is reported when it is an error (the walk stopped there)."""
+    statuses = NodeToStatus()
+    statuses.add_stretch(["n1", "n2", "n3"], [TAINTED, None, SHORT], [True, False, True])
+    assert statuses.last_error() is None
+    error = Status(Code.ERROR, ["running PreFilter plugin"], "X")
+    statuses.set("n4", error)
+    assert statuses.last_error() is error
+    statuses.add_stretch(["n5", "n6"], [None, None], [False, False])  # nothing rejected: the error stays last
+    assert statuses.last_error() is error
+    statuses.add_stretch(["n7"], [SHORT, TAINTED], [True])  # a stretch's statuses may run past its names
+    assert statuses.last_error() is None
+    assert list(statuses.statuses.items()) == [("n1", TAINTED), ("n3", SHORT), ("n4", error), ("n7", SHORT)]
+    assert len(statuses) == 4 and statuses.get("n2") is statuses.absent_nodes_status
+
+
+def test_a_results_filtered_takes_the_walks_statuses_when_first_read():
+    result = ScheduleResult(PodInfo(default_pod(make_pod("p").obj())), Admission(0, "", "PreemptLowerPriority"),
+                            "default-scheduler", 3)
+    result.filtered["gone"] = TAINTED  # as PreFilter's absent nodes are, before the walk's
+    walked = NodeToStatus()
+    walked.add_stretch(["n1", "n2"], [SHORT, None], [True, False])
+    result.add_filtered(walked)
+    later = NodeToStatus()
+    later.set("n3", TAINTED)
+    result.add_filtered(later)
+    assert list(result.filtered.items()) == [("gone", TAINTED), ("n1", SHORT), ("n3", TAINTED)]

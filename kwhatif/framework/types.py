@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, compress
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -19,14 +19,38 @@ _reasons = attrgetter("reasons")
 
 
 class NodeToStatus:
-    """Statuses of rejected nodes, plus the status of nodes not listed (framework.NodeToStatus)."""
+    """Statuses of rejected nodes, plus the status of nodes not listed (framework.NodeToStatus).
+
+    A sequence's walk rejects a thousand nodes at every step and nobody reads their statuses when the pod
+    fits: it hands them over by stretches (``add_stretch``), made into the map, in order, when first read."""
 
     def __init__(self) -> None:
-        self.statuses: dict[str, Status] = {}
+        self._statuses: dict[str, Status] = {}
+        self._stretches: list[tuple[list[str], list[Status | None], list[bool]]] = []
+        self._last_error: Status | None = None
         self.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    @property
+    def statuses(self) -> dict[str, Status]:
+        if self._stretches:
+            for names, statuses, rejected in self._stretches:
+                self._statuses.update(zip(compress(names, rejected), compress(statuses, rejected)))
+            self._stretches.clear()
+        return self._statuses
 
     def set(self, node: str, status: Status) -> None:
         self.statuses[node] = status
+        self._last_error = status if status.code == Code.ERROR else None
+
+    def add_stretch(self, names: list[str], statuses: list[Status | None], rejected: list[bool]) -> None:
+        """The statuses of the nodes ``names`` where ``rejected`` (none an error), set after those set so far."""
+        self._stretches.append((names, statuses, rejected))
+        if self._last_error is not None and any(rejected):
+            self._last_error = None
+
+    def last_error(self) -> Status | None:
+        """The status set last, if it is an error (a walk stops at the first)."""
+        return self._last_error
 
     def get(self, node: str) -> Status:
         return self.statuses.get(node, self.absent_nodes_status)
