@@ -386,7 +386,7 @@ class Scheduler:
             return None
         # With no later plugin running, a verdict is the node-local plugins' alone: pods that read alike share it.
         shared = None if fw.runs_late_filters(state) else fw.local_filter_reads(state, pod)
-        kept = fw.memo.kept(fw, "verdicts", order, key, shared, fw.lasting_filters(state))
+        kept = fw.memo.kept(fw, "verdicts", order, key, shared, fw.lasting_filters(state, pod))
         for name in self._held_nodes():
             index = kept.position(name)
             if index is not None:

@@ -331,12 +331,12 @@ class Framework:
             count += 1
         return count
 
-    def lasting_filters(self, state: CycleState) -> frozenset[str]:
+    def lasting_filters(self, state: CycleState, pod: PodInfo) -> frozenset[str]:
         """The node-local Filter plugins that run in this cycle and whose rejection of a node outlasts
-        pods placed on it or taken from it (the leading ``node_only_filters``)."""
+        pods placed on it or taken from it: those that read the node and not its pods (``_local_filter_reads``)."""
         skip = state.skip_filter_plugins
-        lead = self.points["filter"][:min(self.node_only_filters(state), self.local_filter_count)]
-        return frozenset(pl.name for pl in lead if pl.name not in skip)
+        split = self._local_filter_reads(state, pod)[1]
+        return frozenset(pl.name for pl in self.points["filter"][:split] if pl.name not in skip)
 
     def local_filter_reads(self, state: CycleState, pod: PodInfo) -> bytes | None:
         """What the node-local Filter plugins that run read of the pod (None: one does not say)."""
