@@ -348,9 +348,9 @@ class Scheduler:
             order = [ni for ni in order if ni.name in names]
         start = walk.start % len(order) if order else 0
         k = self._num_to_find(len(order))
-        kept = self._kept_verdicts(state, pod, order) if whole else None
+        kept, held = self._kept_verdicts(state, pod, order) if whole else (None, set())
         if kept is not None:
-            feasible, examined = self._walk_kept(state, pod, kept, start, k, statuses, self._held_nodes())
+            feasible, examined = self._walk_kept(state, pod, kept, start, k, statuses, held)
         else:
             feasible, examined = [], 0
             for ni, status in self._filter(state, pod, order[start:] + order[:start]):
@@ -374,24 +374,24 @@ class Scheduler:
                                        processed)
         return feasible
 
-    def _kept_verdicts(self, state: CycleState, pod: PodInfo, order: list[NodeInfo]) -> Kept | None:
+    def _kept_verdicts(self, state: CycleState, pod: PodInfo, order: list[NodeInfo]) -> tuple[Kept | None, set[int]]:
         """The nodes' whole Filter verdicts kept from the last attempts of this pod class in the walk's
-        order, while what they depend on is the same (Framework.filter_key); the nodes with nominated
-        pods are filtered again (their verdicts are not kept). None without a memo or a key."""
+        order, while what they depend on is the same (Framework.filter_key), and the positions of the nodes
+        with nominated pods: those are filtered again (their verdicts are not kept). None without a memo
+        or a key."""
         fw = self.framework
         if not fw.memo:
-            return None
+            return None, set()
         key = fw.filter_key(state)
         if key is None:
-            return None
+            return None, set()
         # With no later plugin running, a verdict is the node-local plugins' alone: pods that read alike share it.
         shared = None if fw.runs_late_filters(state) else fw.local_filter_reads(state, pod)
         kept = fw.memo.kept(fw, "verdicts", order, key, shared, fw.lasting_filters(state, pod))
-        for name in self._held_nodes():
-            index = kept.position(name)
-            if index is not None:
-                kept.values[index] = MISSING
-        return kept
+        held = {index for index in map(kept.position, self._held_nodes()) if index is not None}
+        for index in held:
+            kept.values[index] = MISSING
+        return kept, held
 
     def _held_nodes(self) -> set[str]:
         """The nodes with pods nominated to them that the filters count (the scheduling queue's)."""
@@ -399,7 +399,7 @@ class Scheduler:
         return {name for name in self.snapshot.nominator.nodes() if handle.nominated_pods_for_node(name)}
 
     def _walk_kept(self, state: CycleState, pod: PodInfo, kept: Kept, start: int, k: int,
-                   statuses: NodeToStatus, held: set[str]) -> tuple[list[NodeInfo], int]:
+                   statuses: NodeToStatus, held: set[int]) -> tuple[list[NodeInfo], int]:
         """The walk of ``_walk`` over kept verdicts: (the feasible nodes, the nodes examined). A stretch of
         nodes that cannot hold the (k+1)-th feasible node is taken at once; its missing verdicts are
         computed (and kept where they are the node's alone: no nominated pods, no error), so no node
@@ -465,11 +465,11 @@ class Scheduler:
             kept.walked = ((start, k), list(feasible), examined, dict(statuses.statuses))
         return feasible, examined
 
-    def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int], held: set[str]
+    def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int], held: set[int]
                   ) -> tuple[list[Status | None], bool]:
         """The Filter verdicts of the nodes at ``positions`` of the kept list, and whether one is an error;
-        kept where they are the node's alone (not ``held``: no nominated pods). A verdict equal to the one
-        the node had is kept as that object (a node whose verdict is that very object, one that still
+        kept where they are the node's alone (not at a ``held`` position: no nominated pods). A verdict equal
+        to the one the node had is kept as that object (a node whose verdict is that very object, one that still
         fits say, passed over at once); any other changes ``kept.version`` (a kept walk is then out of
         date). The verdicts of held nodes are compared with the last one found (``kept.unkept``)."""
         fw = self.framework
@@ -483,11 +483,10 @@ class Scheduler:
             found = [status or run_filter(state, pod, ni, start) for ni, status in zip(todo, local)]
         else:
             found = list(local)  # the memo's list may be its own
-        held_at = {kept.position(name) for name in held}
         error = False
         for index, position, status, old in zip(count(), positions, found, map(previous.pop, positions,
                                                                                 repeat(MISSING))):
-            is_held = position in held_at
+            is_held = position in held
             if is_held and local is not None:  # filtered with the pods nominated there
                 status = found[index] = fw.run_filter_with_nominated_pods(state, pod, nodes[position])
             if old is status and not is_held:  # unchanged (a kept verdict is never an error)
