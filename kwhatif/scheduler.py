@@ -418,7 +418,7 @@ class Scheduler:
                 if not error:
                     known = dict(zip(missing, found))
             if kept.version == version:
-                rejected_statuses.update(walked[3])
+                statuses.add_stretches(walked[3])
                 return list(walked[1]), walked[2]
         kept.walked = None
         fresh = not rejected_statuses
@@ -461,8 +461,8 @@ class Scheduler:
                 if ends:
                     return feasible, examined
                 lo = top
-        if fresh:
-            kept.walked = ((start, k), list(feasible), examined, dict(statuses.statuses))
+        if fresh:  # nothing set but the walk's stretches (a node set alone is an error, which returns above)
+            kept.walked = ((start, k), list(feasible), examined, statuses.stretches())
         return feasible, examined
 
     def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int], held: set[int]

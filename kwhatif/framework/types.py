@@ -48,6 +48,15 @@ class NodeToStatus:
         if self._last_error is not None and any(rejected):
             self._last_error = None
 
+    def stretches(self) -> tuple:
+        """The stretches handed over since the map was last read, to be handed to another map as they are
+        (``add_stretches``): a walk kept for the next cycle keeps its rejections without making the map."""
+        return tuple(self._stretches)
+
+    def add_stretches(self, stretches: tuple) -> None:
+        for names, statuses, rejected in stretches:
+            self.add_stretch(names, statuses, rejected)
+
     def last_error(self) -> Status | None:
         """The status set last, if it is an error (a walk stops at the first)."""
         return self._last_error
