@@ -681,7 +681,8 @@ class PodTopologySpread(Plugin):
         if not s.constraints:
             return
         kept = filtered
-        if require_all_topologies:
+        # The label values gathered in C say at once when every node has every key (the common case).
+        if require_all_topologies and any(None in self._label_values(filtered, c.topology_key) for c in s.constraints):
             keys = [c.topology_key for c in s.constraints]
             s.ignored_nodes = {ni.name for ni in filtered if not all(key in ni.labels for key in keys)}
             if s.ignored_nodes:
