@@ -23,6 +23,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Iterator
 
+import orjson
+
 from kwhatif.api.admission import check_template_overhead
 from kwhatif.api.decoding import REMOVED_VERSIONS, strict_decode
 from kwhatif.api.defaults import default_pod_level_requests
@@ -1176,6 +1178,44 @@ def proposed_pod_errors(obj: dict, template_path: str | None = None, source: str
     if errors and (current_mode() == "strict" or any(unreadable(e) for e in errors)):
         return errors
     return errors + _validation_errors(obj, template_path, source)
+
+
+class PodsAlike:
+    """``proposed_pod_errors`` of Pods that differ only by name, as a controller creates them from one
+    template (a zone's loss re-creates 50,000 pods of a few thousand templates). A Pod without errors
+    (under any --validate mode) is remembered by everything but its name; one alike but for its name
+    passes once its name does (ValidateObjectMeta). Validation reads a Pod's name nowhere else but in an
+    ephemeral volume's claim name: such Pods, and any whose fields JSON cannot tell apart (a NaN or a
+    date becomes null or a string), are validated whole."""
+
+    def __init__(self) -> None:
+        self._valid: set[bytes] = set()
+
+    def errors(self, obj: dict, source: str) -> list:
+        key = self._key(obj)
+        if key is not None and key in self._valid:
+            return []
+        errors = proposed_pod_errors(obj, None, source)
+        if key is not None and not errors:
+            self._valid.add(key)
+        return errors
+
+    @staticmethod
+    def _key(obj: dict) -> bytes | None:
+        meta, spec = obj.get("metadata"), obj.get("spec")
+        if not isinstance(meta, dict) or not isinstance(spec, dict):
+            return None
+        name, volumes = meta.get("name"), spec.get("volumes") or []
+        if (not isinstance(name, str) or not name or name_is_dns_subdomain(name, False) or not isinstance(volumes, list)
+                or any(not isinstance(volume, dict) or "ephemeral" in volume for volume in volumes)):
+            return None
+        try:
+            body = orjson.dumps({**obj, "metadata": {k: v for k, v in meta.items() if k != "name"}},
+                                option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
+                                | orjson.OPT_PASSTHROUGH_DATACLASS)
+        except TypeError:  # a value that is not JSON's (orjson.JSONEncodeError is a TypeError)
+            return None
+        return None if b"null" in body else body
 
 
 def _validation_errors(obj: dict, template_path: str | None, source: str) -> list:

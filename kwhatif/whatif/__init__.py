@@ -20,7 +20,7 @@ from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_runtime_class, check_limit_ranges,
                                    check_namespace, check_user_priority)
-from kwhatif.api.validation import proposed_pod_errors, refuse, validate_admitted_resources
+from kwhatif.api.validation import PodsAlike, proposed_pod_errors, refuse, validate_admitted_resources
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
@@ -54,13 +54,18 @@ def load_live_cluster(kubeconfig: str | None = None, context: str | None = None)
     return read_cluster(kubeconfig, context)
 
 
-def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False) -> tuple[PodInfo, object]:
+def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False,
+                alike: PodsAlike | None = None) -> tuple[PodInfo, object]:
     """The proposed pod as the API server would create it: decoded strictly, validated, defaulted and
     priority-admitted. A pod the API server would refuse is a PodValidationError with all its errors
     (under --validate=warn|ignore recorded instead, and the pod evaluated as the scheduler would see it).
-    ``admitted``: the pod re-creates a running one, whose priority the API server already set."""
+    ``admitted``: the pod re-creates a running one, whose priority the API server already set. ``alike``:
+    the validation of the Pods created so far by the same caller, which creates many from few templates."""
     manifest = getattr(raw, "workload", raw)
-    refuse(source, describe(manifest), proposed_pod_errors(manifest, getattr(raw, "template_path", None), source))
+    template_path = getattr(raw, "template_path", None)
+    errors = (alike.errors(manifest, source) if alike is not None and template_path is None
+              else proposed_pod_errors(manifest, template_path, source))
+    refuse(source, describe(manifest), errors)
     pod = default_pod(raw)
     try:
         check_namespace(pod, cluster.namespaces)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable
 
+from kwhatif.api.validation import PodsAlike
 from kwhatif.queue import deciding_ties, pod_priority, queue_order
 from kwhatif.whatif.eviction import pod_key
 
@@ -49,6 +50,7 @@ class Placer:
         self.setup = setup
         self.skip = skip  # nodes never tried (cluster-autoscaler's nodes being removed)
         self._engine = None
+        self._alike = PodsAlike()  # replicas of one template are validated once, and then by name
 
     def place(self, pod: dict) -> dict:
         """Place ``pod`` (a replacement manifest); its sequence placement entry."""
@@ -57,7 +59,7 @@ class Placer:
 
         engine = self._engine_on_state()
         prepared = PreparedPod(*prepare_pod(pod, f"replacement of {pod_key(pod)}", self.scenario.cluster,
-                                            admitted=True))
+                                            admitted=True, alike=self._alike))
         placement, _ = engine.place(prepared)
         self.scenario.attempted(pod, engine.snapshot.get(placement.node).pods[-1].pod if placement.node else None)
         return placement.to_dict()
