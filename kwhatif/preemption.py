@@ -551,9 +551,10 @@ class Evaluator:
         candidates: dict[str, Victims] = {}
         errors: list[str] = []
         may_have_victims, dry_runs, rejected = self.may_have_victims, outcome.dry_runs, statuses.statuses
+        no_victims = _no_victims()  # one Status (read only) for the nodes without a pod to evict
         for ni in potential:
             if not may_have_victims(ni, pod):  # most nodes of a full cluster: SelectVictimsOnNode's first answer
-                run = dry_runs[ni.name] = NodeDryRun(ni.name, _no_victims())
+                run = dry_runs[ni.name] = NodeDryRun(ni.name, no_victims)
                 rejected[ni.name] = run.status
                 continue
             run = self.select_victims_on_node(state, pod, ni, pdbs, node_only)
