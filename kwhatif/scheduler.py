@@ -419,10 +419,13 @@ class Scheduler:
                     known = dict(zip(missing, found))
             if kept.version == version:
                 statuses.add_stretches(walked[3])
-                return list(walked[1]), walked[2]
+                feasible = list(walked[1])
+                self.framework.memo.note_positions(feasible, kept, walked[4])
+                return feasible, walked[2]
         kept.walked = None
         fresh = not rejected_statuses
         feasible: list[NodeInfo] = []
+        feasible_at: list[int] = []  # their positions in the kept list (the memo told, for PreScore and Score)
         examined = 0
         for lo, hi in ((start, len(nodes)), (0, start)):
             while lo < hi:
@@ -456,13 +459,16 @@ class Scheduler:
                 ends = len(feasible) + passed.count(True) > k
                 end = lo + list(compress(range(top - lo), passed))[k - len(feasible)] if ends else top
                 feasible.extend(compress(nodes[lo:end], passed))
+                feasible_at.extend(compress(range(lo, end), passed))
                 statuses.add_stretch(names[lo:end], chunk, list(map(not_, passed[:end - lo])))
                 examined += end - lo
                 if ends:
+                    self.framework.memo.note_positions(feasible, kept, feasible_at)
                     return feasible, examined
                 lo = top
         if fresh:  # nothing set but the walk's stretches (a node set alone is an error, which returns above)
-            kept.walked = ((start, k), list(feasible), examined, statuses.stretches())
+            kept.walked = ((start, k), list(feasible), examined, statuses.stretches(), feasible_at)
+        self.framework.memo.note_positions(feasible, kept, feasible_at)
         return feasible, examined
 
     def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int], held: set[int]
@@ -475,6 +481,7 @@ class Scheduler:
         fw = self.framework
         nodes, values, previous = kept.nodes, kept.values, kept.previous
         todo = [nodes[p] for p in positions]
+        fw.memo.note_positions(todo, kept, positions)
         local = fw.local_filter_statuses(state, pod, todo, changed=True)
         if local is None:  # every node filtered in full
             found = list(map(functools.partial(fw.run_filter_with_nominated_pods, state, pod), todo))

@@ -170,6 +170,14 @@ class NodeMemo:
         self._last_positions = (nodes, every, len(nodes), found)
         return found
 
+    def note_positions(self, nodes: list[NodeInfo], kept: "Kept", indices: list[int]) -> None:
+        """``nodes`` is the list the caller made of the nodes at ``indices`` of ``kept``'s list: their
+        positions, for ``positions``, read from the kept list's (found once for it) instead of by id."""
+        every = self._every()
+        at = kept.shape.positions_in(every)
+        found = list(itemgetter(*indices)(at)) if len(indices) > 1 else [at[i] for i in indices]
+        self._last_positions = (nodes, every, len(nodes), None if None in found else found)
+
     def _every(self) -> "_Shape":
         """The shape of the snapshot's list of nodes, made again once nodes were added or removed."""
         if self._every_node is None or self._snapshot.node_set_generation != self._node_set_generation:
@@ -365,7 +373,7 @@ class _Shape:
     copy (it keeps the nodes alive, so their ids stay theirs) and, made when first needed, each node's
     position by id and by name, and the names."""
 
-    __slots__ = ("nodes", "_ids", "_names", "_positions", "_feed", "_feed_positions")
+    __slots__ = ("nodes", "_ids", "_names", "_positions", "_feed", "_feed_positions", "_in_every")
 
     def __init__(self, nodes: list[NodeInfo]) -> None:
         self.nodes = list(nodes)
@@ -374,6 +382,13 @@ class _Shape:
         self._positions: dict[str, int] | None = None
         self._feed: list[NodeInfo] | None = None
         self._feed_positions: list[int | None] = []
+        self._in_every: tuple[_Shape, list[int | None]] | None = None
+
+    def positions_in(self, every: "_Shape") -> list[int | None]:
+        """Each node's position in the list of ``every`` (None: not in it)."""
+        if self._in_every is None or self._in_every[0] is not every:
+            self._in_every = (every, list(map(every.ids().get, map(id, self.nodes))))
+        return self._in_every[1]
 
     def feed_positions(self, feed: list[NodeInfo]) -> list[int | None]:
         """Each entry of the change feed ``feed`` as a position in the list (None: not in it), read once
