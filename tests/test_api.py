@@ -45,6 +45,24 @@ def test_label_selectors(selector, labelset, match):
     assert labels.from_label_selector(selector).matches(labelset) is match
 
 
+@pytest.mark.parametrize("selector,keys", [
+    (labels.from_label_selector(None), frozenset()),
+    (labels.from_label_selector({}), frozenset()),
+    (labels.from_label_selector({"matchLabels": {"a": "1"}, "matchExpressions": [
+        {"key": "b", "operator": "In", "values": ["1", "2"]}, {"key": "c", "operator": "NotIn", "values": ["1"]},
+        {"key": "d", "operator": "Exists"}, {"key": "e", "operator": "DoesNotExist"}]}), frozenset("abcde")),
+    (labels.from_set({"a": "1"}), frozenset("a")),
+    (labels.parse("a>1,b<2,c"), frozenset("abc")),
+    (labels.Selector((lambda labelset: True,)), None),  # a requirement made elsewhere: its keys unknown
+])
+def test_a_selector_knows_the_label_keys_it_reads(selector, keys):
+    assert selector.keys == keys
+    if keys:  # whatever the other labels, the answer is the same
+        for labelset in ({k: "1" for k in keys}, {k: "3" for k in keys}, {}):
+            noise = {**labelset, "zz": "9", "other": "x"}
+            assert selector.matches(noise) is selector.matches(labelset)
+
+
 def test_defaulting_requests_from_limits_and_host_network_ports():
     pod = default_pod({"metadata": {"name": "p"}, "spec": {"hostNetwork": True, "containers": [
         {"name": "c", "resources": {"limits": {"cpu": "1"}, "requests": {"memory": "1Gi"}},

@@ -66,20 +66,20 @@ def requirement(key: str, operator: str, values: list | tuple | None, validate: 
         allowed = frozenset(str(v) for v in values)
         if len(allowed) == 1:
             return Equals(key, next(iter(allowed)))
-        return lambda labels: key in labels and labels[key] in allowed
+        return _reading(key, lambda labels: key in labels and labels[key] in allowed)
     if operator == "NotIn":
         if not values:
             raise SelectorError(f"{key}: for 'NotIn' operator, values set can't be empty")
         denied = frozenset(str(v) for v in values)
-        return lambda labels: labels.get(key) not in denied if key in labels else True
+        return _reading(key, lambda labels: labels.get(key) not in denied if key in labels else True)
     if operator == "Exists":
         if values:
             raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
-        return lambda labels: key in labels
+        return _reading(key, lambda labels: key in labels)
     if operator == "DoesNotExist":
         if values:
             raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
-        return lambda labels: key not in labels
+        return _reading(key, lambda labels: key not in labels)
     if operator in ("Gt", "Lt"):
         if len(values) != 1:
             raise SelectorError(f"{key}: for 'Gt', 'Lt' operators, exactly one value is required")
@@ -96,8 +96,14 @@ def requirement(key: str, operator: str, values: list | tuple | None, validate: 
                 return False
             return actual > bound if greater else actual < bound
 
-        return compare
+        return _reading(key, compare)
     raise SelectorError(f"{key}: operator {operator!r} is not recognized")
+
+
+def _reading(key: str, predicate: Requirement) -> Requirement:
+    """``predicate`` marked with the one label key it reads (``Selector.keys``)."""
+    predicate.key = key
+    return predicate
 
 
 class Equals:
@@ -126,6 +132,8 @@ class Selector:
         # The requirements split into (key, value) pairs that must be equal and the rest.
         object.__setattr__(self, "_pairs", tuple((r.key, r.value) for r in self.requirements if type(r) is Equals))
         object.__setattr__(self, "_others", tuple(r for r in self.requirements if type(r) is not Equals))
+        keys = frozenset(getattr(r, "key", None) for r in self.requirements)
+        object.__setattr__(self, "_keys", None if None in keys else keys)
 
     def matches(self, labels: Mapping[str, str] | None) -> bool:
         if self.nothing:
@@ -143,6 +151,12 @@ class Selector:
     @property
     def is_everything(self) -> bool:
         return not self.nothing and not self.requirements
+
+    @property
+    def keys(self) -> frozenset[str] | None:
+        """The label keys its requirements read (None: a requirement not made by ``requirement``): whether
+        it matches a label map depends on their values (or absence) alone."""
+        return self._keys
 
     @property
     def equal_pairs(self) -> tuple[tuple[str, str], ...]:

@@ -381,8 +381,7 @@ class InterPodAffinity(Plugin):
                             by_value[value] = by_value.get(value, 0) + weight * count
         hard = self.hard_pod_affinity_weight
         for kind in ((pod_index.REQUIRED_AFFINITY, pod_index.PREFERRED) if hard > 0 else (pod_index.PREFERRED,)):
-            for entry in index.matching_terms(kind, pod.namespace, lambda t: t.matches(pod, ns_labels),
-                                               self._kept("existing", kind)):
+            for entry in index.matching_terms(kind, pod, ns_labels, self._kept("existing", kind)):
                 t = entry.term
                 by_value = scores.setdefault(t.topology_key, {})
                 for value, (count, weight) in entry.values.items():
@@ -440,8 +439,7 @@ def _indexed_existing_anti_affinity_counts(index: pod_index.PodIndex, s: PreFilt
     """getExistingAntiAffinityCounts from the index: each distinct required anti-affinity term of the
     existing pods matched against the incoming pod once (for its class)."""
     counts: TopologyCounts = {}
-    entries = index.matching_terms(pod_index.REQUIRED_ANTI_AFFINITY, s.pod.namespace,
-                                   lambda t: t.matches(s.pod, s.namespace_labels), kept("existing"))
+    entries = index.matching_terms(pod_index.REQUIRED_ANTI_AFFINITY, s.pod, s.namespace_labels, kept("existing"))
     for entry in entries:
         key = entry.term.topology_key
         for value, (count, _) in entry.values.items():

@@ -25,10 +25,11 @@ import weakref
 from collections import Counter
 from itertools import compress
 from operator import attrgetter, ne
+from typing import Mapping
 
 from kwhatif.api.bulk import bulk_allocation
 from kwhatif.api.labels import Selector
-from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo
+from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo, PodInfo
 
 # The kinds of existing pods' terms kept: required affinity (scored at hardPodAffinityWeight),
 # preferred affinity and anti-affinity (signed weights), required anti-affinity (PreFilter's counts).
@@ -38,6 +39,7 @@ _STATE_KEY = "kwhatif/PodIndex"
 _generation = attrgetter("generation")
 _labels, _namespace, _deletion = attrgetter("labels"), attrgetter("namespace"), attrgetter("deletion_timestamp")
 _NONE: dict = {}  # read-only
+_ABSENT = object()  # a label key a pod does not have
 _LOG_SIZE = 65536
 NOT_COUNTED = object()  # a node's domain when a question does not count it
 
@@ -150,6 +152,8 @@ class PodIndex:
         self._versions: dict[str | None, int] = {}
         self.terms: tuple[dict[int, TermSum], ...] = ({}, {}, {})
         self._term_versions = [0, 0, 0]  # per kind: how many times a distinct term was added or dropped
+        # per kind: (its term version, the label keys its terms read, pods alike in them -> matching_terms)
+        self._terms_alike: list[tuple | None] = [None, None, None]
         # Per kind, the distinct terms by namespace they name (None: those with a namespaceSelector, which
         # may match a pod of any namespace): a pod is matched against those of its namespace and None.
         self._terms_by_namespace: tuple[dict[str | None, dict[int, TermSum]], ...] = ({}, {}, {})
@@ -373,23 +377,56 @@ class PodIndex:
             kept["groups"] = (stamp, out)
         return out
 
-    def matching_terms(self, kind: int, namespace: str, matches, kept: dict | None = None) -> list[TermSum]:
-        """The distinct terms of existing pods of ``kind`` for which ``matches(term)`` (the incoming pod, of
-        ``namespace``, matches them): those naming the namespace or with a namespaceSelector; ``kept`` as
-        for ``matching``, until a distinct term of that kind is added or dropped."""
+    def matching_terms(self, kind: int, pod: PodInfo, namespace_labels: Mapping[str, str] | None,
+                       kept: dict | None = None) -> list[TermSum]:
+        """The distinct terms of existing pods of ``kind`` that the incoming ``pod`` (its namespace's labels
+        ``namespace_labels``) matches: those naming its namespace or with a namespaceSelector; ``kept`` as
+        for ``matching``, until a distinct term of that kind is added or dropped. Read-only for the caller.
+        Until then the answer is also kept for every pod alike in what the terms read: its namespace, the
+        namespace's labels and the values of the label keys their selectors name (pods of a StatefulSet,
+        each its own class, differ in labels no term names)."""
+        version = self._term_versions[kind]
         if kept is not None:
-            stamp = (self, self._term_versions[kind])
+            stamp = (self, version)
             found = kept.get("terms")
             if found is not None and found[0] == stamp:
                 return found[1]
         by_namespace = self._terms_by_namespace[kind]
-        wide = by_namespace.get(None, _NONE)
-        out = [entry for entry in wide.values() if matches(entry.term)]
-        out += [entry for term_id, entry in by_namespace.get(namespace, _NONE).items()
-                if term_id not in wide and matches(entry.term)]
+        alike = self._terms_alike[kind]
+        if alike is None or alike[0] != version:
+            alike = self._terms_alike[kind] = (version, _label_keys(by_namespace), {})
+        _, keys, answers = alike
+        key = out = None
+        if keys is not None:
+            labels = pod.labels
+            try:
+                key = (pod.namespace, None if namespace_labels is None else frozenset(namespace_labels.items()),
+                       tuple([labels.get(label, _ABSENT) for label in keys]))
+                out = answers.get(key)
+            except TypeError:  # a label value that is no string (a pod evaluated under --validate=ignore)
+                key = None
+        if out is None:
+            wide = by_namespace.get(None, _NONE)
+            out = [entry for entry in wide.values() if entry.term.matches(pod, namespace_labels)]
+            out += [entry for term_id, entry in by_namespace.get(pod.namespace, _NONE).items()
+                    if term_id not in wide and entry.term.matches(pod, namespace_labels)]
+            if key is not None:
+                answers[key] = out
         if kept is not None:
             kept["terms"] = (stamp, out)
         return out
+
+
+def _label_keys(by_namespace: dict) -> tuple[str, ...] | None:
+    """The label keys the selectors of the terms read (None: one cannot tell)."""
+    keys: set[str] = set()
+    for entries in by_namespace.values():
+        for entry in entries.values():
+            read = entry.term.selector.keys
+            if read is None:
+                return None
+            keys |= read
+    return tuple(sorted(keys))
 
 
 _INDEXES: "weakref.WeakKeyDictionary[object, PodIndex]" = weakref.WeakKeyDictionary()

@@ -214,17 +214,37 @@ def _change(rng: random.Random, snap, step: str, shared_labels: list[dict]) -> N
         snap.remove_node(rng.choice(nodes).name)
 
 
+def _twins(pod: PodInfo) -> list[PodInfo]:
+    """``pod`` and pods of classes of their own alike but for a label no term reads (a StatefulSet's pod name,
+    the index answers them as ``pod``), a label terms read (or a null one: a pod evaluated under
+    --validate=ignore), or their namespace (one labelled alike)."""
+    raw = pod.pod
+    out = [pod]
+    for k, (labels, namespace) in enumerate((({"pod-name": "x-1"}, None), ({"pod-name": "x-2"}, None),
+                                             ({"version": "v3"}, None), ({"tier": "fe", "pod-name": "x-1"}, None),
+                                             ({"version": None}, None), ({}, f"{pod.namespace}-twin"))):
+        meta = {**raw["metadata"], "name": f"{pod.name}-{k}", "labels": {**pod.labels, **labels}}
+        if namespace is not None:
+            meta["namespace"] = namespace
+        out.append(PodInfo({**raw, "metadata": meta}))
+    return out
+
+
+@pytest.mark.parametrize("twins", [False, True], ids=["classes", "twins"])
 @pytest.mark.parametrize("seed", range(40))
-def test_index_equals_the_walk(seed):
+def test_index_equals_the_walk(seed, twins):
     rng = random.Random(seed)
     shared_labels = [_labels(rng) for _ in range(3)]
     nodes = [_node(rng, f"n{i}") for i in range(rng.randint(1, 10))]
     pods = [_pod(rng, f"p{j}", rng.choice(nodes)["metadata"]["name"], shared_labels)
             for j in range(rng.randint(0, 50))]
     namespaces = [_namespace("default", {}), _namespace("team-a", {"team": "a"}), _namespace("team-b", {"team": "b"})]
+    namespaces += [_namespace(f"{ns['metadata']['name']}-twin", ns["metadata"]["labels"]) for ns in namespaces]
     snap = snapshot(nodes, pods, namespaces)
     sequence = _framework(snap, NodeMemo(snap))  # one framework and memo for every step, as a sequence has
     classes = [_incoming(rng, f"in-{k}") for k in range(3)]  # pods of several classes take turns
+    if twins:
+        classes = _twins(classes[0])
     forks = 0
     for step in range(12):
         pod = rng.choice(classes)
