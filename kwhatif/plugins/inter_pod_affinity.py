@@ -9,6 +9,8 @@ only looks up the node's pairs. PreScore sums the preferred weights per topology
 from __future__ import annotations
 
 import dataclasses
+from itertools import repeat
+from operator import add, attrgetter
 from typing import Mapping
 
 from kwhatif.api.labels import SelectorError
@@ -28,6 +30,7 @@ ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affini
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
+_labels = attrgetter("labels")
 
 # (topology key, topology value) -> number of matching (pod, term)s in that domain.
 TopologyCounts = dict[tuple[str, str], int]
@@ -416,6 +419,28 @@ class InterPodAffinity(Plugin):
             if key in labels:
                 total += by_value.get(labels[key], 0)
         return total
+
+    def scores(self, state, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """Score and NormalizeScore of every node at once, as ``score`` then ``normalize_score`` give them
+        (a sequence scores thousands of nodes at every step): the sums per topology key from the nodes'
+        label values gathered in C, the float64 scaling once per distinct sum."""
+        s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        totals: list[int] | None = None
+        for key, by_value in s.topology_score.items():
+            memo = self.handle.memo
+            values = memo.label_values(nodes, key) if memo else None
+            if values is None:
+                values = list(map(dict.get, map(_labels, nodes), repeat(key)))
+            # a node without the key adds 0 (None is no label value of by_value)
+            column = list(map(by_value.get, values, repeat(0)))
+            totals = column if totals is None else list(map(add, totals, column))
+        if totals is None or not nodes:
+            return [0] * len(nodes)
+        min_count = min(totals)
+        diff = max(totals) - min_count
+        scaled = {total: int(float(MAX_NODE_SCORE) * (float(total - min_count) / float(diff))) if diff > 0 else 0
+                  for total in set(totals)}
+        return list(map(scaled.__getitem__, totals))
 
     def normalize_score(self, state, pod: PodInfo, scores) -> None:
         """Min-max scaling to [0, MaxNodeScore] in float64, truncated."""

@@ -95,6 +95,8 @@ def run_score(pod: PodInfo, pods, args=None, nodes=NODES):
         return "skip"
     scores = [NodeScore(ni.name, plugin.score(state, pod, ni)) for ni in snap.node_info_list]
     plugin.normalize_score(state, pod, scores)
+    # every node at once (a sequence's path) gives what Score then NormalizeScore give
+    assert plugin.scores(state, pod, snap.node_info_list) == [s.score for s in scores]
     return {s.name: s.score for s in scores}
 
 

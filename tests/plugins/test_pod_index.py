@@ -183,6 +183,7 @@ def _evaluate(framework: Framework, pod: PodInfo, rng_filtered: list[bool]) -> d
         scores = [NodeScore(ni.name, affinity.score(state, pod, ni)) for ni in filtered]
         affinity.normalize_score(state, pod, scores)
         out["affinity", "scores"] = [s.score for s in scores]
+        assert affinity.scores(state, pod, filtered) == out["affinity", "scores"]  # all at once, as a sequence
     status = spread.pre_score(state, pod, filtered)
     out["spread", "pre_score"] = _status(status)
     if status is None:
