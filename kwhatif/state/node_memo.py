@@ -142,17 +142,17 @@ class NodeMemo:
         nodes fed since are looked up. Read-only for the caller. ``generation``: what says the node
         changed (``node_generation``: values read from the node, not its pods). ``positions``: the
         nodes' positions among all (from ``positions()``): the values are then gathered from a list kept for
-        every node (a sampled sequence gives another window of nodes at every step)."""
+        every node (a sampled sequence gives another window of nodes at every step; nothing is kept for
+        the window itself)."""
+        if positions is not None:
+            return self._gathered(table, nodes, positions, compute, generation)
         kept = self._kept_for(table, _POSITIONS, nodes)
         if kept is not None:
             values = kept.values
             for index in kept.changed(self._snapshot.changed_nodes):
                 values[index] = self.value(table, nodes[index], compute, generation)
             return values
-        if positions is not None:
-            values = self._gathered(table, nodes, positions, compute, generation)
-        else:
-            values = self._by_name(table, nodes, compute, generation)
+        values = self._by_name(table, nodes, compute, generation)
         self._keep(table, _POSITIONS, nodes, values)
         return values
 
