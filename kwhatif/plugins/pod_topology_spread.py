@@ -822,37 +822,41 @@ class PodTopologySpread(Plugin):
         return [0 if score == INVALID_SCORE else MAX_NODE_SCORE * (top - score) // max_score for score in raw]
 
     def _scores_by_value(self, s: PreScoreState, pod: PodInfo, state, nodes: list[NodeInfo]) -> list[int]:
-        """``scores`` with no node ignored, each step worked out once per distinct value and mapped onto the
-        nodes in C: a node's term depends on its domain's count (few domains) or its own count (few
-        distinct counts), and so do the sums, their rounding and the normalized scores."""
-        sums: list[float | None] | None = None
+        """``scores`` with no node ignored, worked out once per distinct input and mapped onto the nodes in
+        C: a node's score depends on what each constraint reads of it, its domain (few domains) or its own
+        count (few distinct counts), None where it has not the key; so do the float64 sums (in constraint
+        order), their rounding and the normalized scores."""
+        inputs: list[list] = []
         for i, c in enumerate(s.constraints):
-            key = c.topology_key
-            weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
-            values = self._label_values(nodes, key)
-            if key == LABEL_HOSTNAME:
+            values = self._label_values(nodes, c.topology_key)
+            if c.topology_key == LABEL_HOSTNAME:
                 counts = self._host_counts(state, pod, c.selector, i, nodes)
-                term_of = {cnt: float(cnt) * weight + skew for cnt in set(counts)}
-                terms = list(map(term_of.__getitem__, counts))
                 if None in values:
-                    terms = [None if value is None else term for term, value in zip(terms, values)]
-            else:
-                domains = s.topology_value_to_pod_counts[i]
-                term_of = {value: float(cnt) * weight + skew for value, cnt in domains.items()}
-                term_of[None] = None  # a node without the key
-                terms = list(map(term_of.__getitem__, values))
-            sums = terms if sums is None else _summed(sums, terms)
-        if sums is None:
-            sums = [None] * len(nodes)
-        rounded = {total: 0 if total is None else (whole := int(total)) + (total - whole >= 0.5)
-                   for total in set(sums)}
-        raw = list(map(rounded.__getitem__, sums))
-        max_score = max(rounded.values(), default=0)
+                    counts = [None if value is None else cnt for cnt, value in zip(counts, values)]
+                values = counts
+            inputs.append(values)
+        if not inputs:
+            return [MAX_NODE_SCORE] * len(nodes)
+        keys = inputs[0] if len(inputs) == 1 else list(zip(*inputs))
+        raw_of = {key: self._raw_score(s, (key,) if len(inputs) == 1 else key) for key in set(keys)}
+        max_score = max(raw_of.values(), default=0)
         if max_score == 0:
-            return [MAX_NODE_SCORE] * len(raw)
-        top = max_score + min(rounded.values())
-        normalized = {score: MAX_NODE_SCORE * (top - score) // max_score for score in rounded.values()}
-        return list(map(normalized.__getitem__, raw))
+            return [MAX_NODE_SCORE] * len(nodes)
+        top = max_score + min(raw_of.values())
+        normalized = {key: MAX_NODE_SCORE * (top - score) // max_score for key, score in raw_of.items()}
+        return list(map(normalized.__getitem__, keys))
+
+    @staticmethod
+    def _raw_score(s: PreScoreState, inputs: tuple) -> int:
+        """``score`` of a node from what each constraint reads of it (a domain or a count; None: not the key)."""
+        total = None
+        for i, (c, read) in enumerate(zip(s.constraints, inputs)):
+            if read is None:
+                continue
+            cnt = read if c.topology_key == LABEL_HOSTNAME else s.topology_value_to_pod_counts[i][read]
+            term = float(cnt) * s.topology_normalizing_weight[i] + float(c.max_skew - 1)
+            total = term if total is None else total + term
+        return 0 if total is None else (whole := int(total)) + (total - whole >= 0.5)
 
     def _host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, i: int, nodes: list[NodeInfo]
                      ) -> list[int]:
