@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
+from itertools import repeat
+from operator import attrgetter
 from typing import Iterable, Mapping
 
 from kwhatif.framework.gomath import go_div
 from kwhatif.framework.interface import NOTES_KEY, NodeScore
+
+
+_labels = attrgetter("labels")
+
+
+def node_label_values(memo, nodes: list, key: str) -> list:
+    """Each node's value of label ``key`` (None where it has none): gathered in C by the engine's memo
+    when it has the nodes (a sequence), else read node by node."""
+    values = memo.label_values(nodes, key) if memo else None
+    return values if values is not None else list(map(dict.get, map(_labels, nodes), repeat(key)))
 
 
 def requests_read(pod) -> list:

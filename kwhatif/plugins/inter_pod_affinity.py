@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 from itertools import repeat
-from operator import add, attrgetter
+from operator import add
 from typing import Mapping
 
 from kwhatif.api.labels import SelectorError
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
 from kwhatif.plugins import pod_index
 from kwhatif.plugins.args.inter_pod_affinity import InterPodAffinityArgs
+from kwhatif.plugins.helper import node_label_values
 from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm
 
 NAME = "InterPodAffinity"
@@ -30,7 +31,6 @@ ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affini
 
 _REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 _PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
-_labels = attrgetter("labels")
 
 # (topology key, topology value) -> number of matching (pod, term)s in that domain.
 TopologyCounts = dict[tuple[str, str], int]
@@ -427,12 +427,8 @@ class InterPodAffinity(Plugin):
         s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
         totals: list[int] | None = None
         for key, by_value in s.topology_score.items():
-            memo = self.handle.memo
-            values = memo.label_values(nodes, key) if memo else None
-            if values is None:
-                values = list(map(dict.get, map(_labels, nodes), repeat(key)))
             # a node without the key adds 0 (None is no label value of by_value)
-            column = list(map(by_value.get, values, repeat(0)))
+            column = list(map(by_value.get, node_label_values(self.handle.memo, nodes, key), repeat(0)))
             totals = column if totals is None else list(map(add, totals, column))
         if totals is None or not nodes:
             return [0] * len(nodes)

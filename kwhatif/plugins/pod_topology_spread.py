@@ -32,7 +32,7 @@ from kwhatif.plugins.args.pod_topology_spread import (
     SYSTEM_DEFAULTING,
     PodTopologySpreadArgs,
 )
-from kwhatif.plugins.helper import find_matching_untolerated_taint
+from kwhatif.plugins.helper import find_matching_untolerated_taint, node_label_values
 from kwhatif.plugins.node_affinity import RequiredNodeAffinity
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
@@ -704,9 +704,7 @@ class PodTopologySpread(Plugin):
 
     def _label_values(self, nodes: list[NodeInfo], key: str) -> list[str | None]:
         """Each node's value of label ``key``, None where it has none."""
-        memo = self.handle.memo
-        values = memo.label_values(nodes, key) if memo else None
-        return values if values is not None else list(map(dict.get, map(_labels, nodes), repeat(key)))
+        return node_label_values(self.handle.memo, nodes, key)
 
     def pre_score(self, state, pod, nodes):
         all_nodes = self.handle.snapshot.node_info_list
@@ -849,14 +847,12 @@ class PodTopologySpread(Plugin):
     @staticmethod
     def _raw_score(s: PreScoreState, inputs: tuple) -> int:
         """``score`` of a node from what each constraint reads of it (a domain or a count; None: not the key)."""
-        total = None
+        score = 0.0
         for i, (c, read) in enumerate(zip(s.constraints, inputs)):
-            if read is None:
-                continue
-            cnt = read if c.topology_key == LABEL_HOSTNAME else s.topology_value_to_pod_counts[i][read]
-            term = float(cnt) * s.topology_normalizing_weight[i] + float(c.max_skew - 1)
-            total = term if total is None else total + term
-        return 0 if total is None else (whole := int(total)) + (total - whole >= 0.5)
+            if read is not None:
+                cnt = read if c.topology_key == LABEL_HOSTNAME else s.topology_value_to_pod_counts[i][read]
+                score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
+        return go_round(score)
 
     def _host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, i: int, nodes: list[NodeInfo]
                      ) -> list[int]:
