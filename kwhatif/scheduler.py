@@ -39,7 +39,7 @@ from kwhatif.result import ScheduleResult
 from kwhatif.framework.batch import GATE as BATCHING_GATE
 from kwhatif.framework.batch import OpportunisticBatch
 from kwhatif.sampling import NodeWalk, Sampling, node_tree_order, walk
-from kwhatif.state.node_memo import MISSING, Kept
+from kwhatif.state.node_memo import MISSING, Kept, gather
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.versions import TOP_SCORE_HEAP
 
@@ -419,8 +419,8 @@ class Scheduler:
                     known = dict(zip(missing, found))
             if kept.version == version:
                 statuses.add_stretches(walked[3])
-                feasible = list(walked[1])
-                self.framework.memo.note_positions(feasible, kept, walked[4])
+                feasible = gather(nodes, walked[1])
+                self.framework.memo.note_positions(feasible, kept, walked[1])
                 return feasible, walked[2]
         kept.walked = None
         fresh = not rejected_statuses
@@ -467,7 +467,7 @@ class Scheduler:
                     return feasible, examined
                 lo = top
         if fresh:  # nothing set but the walk's stretches (a node set alone is an error, which returns above)
-            kept.walked = ((start, k), list(feasible), examined, statuses.stretches(), feasible_at)
+            kept.walked = ((start, k), feasible_at, examined, statuses.stretches())
         self.framework.memo.note_positions(feasible, kept, feasible_at)
         return feasible, examined
 

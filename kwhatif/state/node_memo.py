@@ -175,7 +175,7 @@ class NodeMemo:
         positions, for ``positions``, read from the kept list's (found once for it) instead of by id."""
         every = self._every()
         at = kept.shape.positions_in(every)
-        found = list(itemgetter(*indices)(at)) if len(indices) > 1 else [at[i] for i in indices]
+        found = gather(at, indices)
         self._last_positions = (nodes, every, len(nodes), None if None in found else found)
 
     def _every(self) -> "_Shape":
@@ -213,8 +213,7 @@ class NodeMemo:
             values = kept.values
             for index in kept.changed(feed):
                 values[index] = every.nodes[index].labels.get(key)
-        answers[key] = out = (list(itemgetter(*positions)(kept.values)) if len(positions) > 1
-                              else [kept.values[p] for p in positions])
+        answers[key] = out = gather(kept.values, positions)
         return out
 
     def resource_columns(self) -> ResourceColumns:
@@ -254,7 +253,7 @@ class NodeMemo:
             for index in kept.changed(feed):
                 values[index] = MISSING
         values = kept.values
-        out = list(itemgetter(*positions)(values)) if len(positions) > 1 else [values[p] for p in positions]
+        out = gather(values, positions)
         for index in _missing(out):
             ni = nodes[index]
             out[index] = values[positions[index]] = self.value(table, ni, compute, generation) if fresh else compute(ni)
@@ -354,6 +353,11 @@ class NodeMemo:
         if self._snapshot.node_info_map.get(ni.name) is ni:
             table[ni.name] = (ni, generation(ni), value)
         return value
+
+
+def gather(values: list, positions: list[int]) -> list:
+    """``[values[p] for p in positions]``, in C (itemgetter answers a single position unwrapped)."""
+    return list(itemgetter(*positions)(values)) if len(positions) > 1 else [values[p] for p in positions]
 
 
 def _missing(values: list) -> Iterator[int]:
