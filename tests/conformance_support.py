@@ -17,6 +17,7 @@ def needs_extender(case: dict) -> bool:
 
 
 V1_35_DIR = CASES_DIR.parent / "v1.35"
+V1_36_DIR = CASES_DIR.parent / "v1.36"
 DEFAULT_VERSION = "v1.34.1"  # a case without kubernetesVersion was made by v1.34.1
 
 
@@ -129,7 +130,7 @@ REQUIRE_REFERENCE = "KWHATIF_REQUIRE_REFERENCE"
 
 def missing_reference() -> list[Path]:
     """The parts of the shared reference (../shared/conformance) this checkout does not have."""
-    return [path for path in (CASES_DIR, SEQUENCES_DIR, V1_35_DIR, EXTENDER_SCRIPT) if not path.exists()]
+    return [path for path in (CASES_DIR, SEQUENCES_DIR, V1_35_DIR, V1_36_DIR, EXTENDER_SCRIPT) if not path.exists()]
 
 
 def reference_missing(path: Path, what: str) -> None:
