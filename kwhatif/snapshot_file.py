@@ -232,6 +232,8 @@ _STRIPPERS = {
     "ResourceSlice": _with(spec_keys=True),
     "ResourceClaim": _with(spec_keys=True, status_keys=("allocation", "reservedFor")),
     "ResourceClaimTemplate": _with(spec_keys=True),
+    "Workload": _with(spec_keys=True),
+    "PodGroup": _with(spec_keys=True, status_keys=("conditions",)),
 }
 assert set(_STRIPPERS) == set(KINDS), "every kind a Cluster holds needs a stripper"
 

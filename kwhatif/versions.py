@@ -124,6 +124,7 @@ _GATES_1_36_0 = {
     "DRAPartitionableDevices": Gate(True), "DRAWorkloadResourceClaims": Gate(False),
     "InPlacePodLevelResourcesVerticalScaling": Gate(True), "NodeDeclaredFeatures": Gate(True),
     "TopologyAwareWorkloadScheduling": Gate(False), "VolumeAttributesClass": Gate(True, locked=True),
+    "WorkloadAwarePreemption": Gate(False),
 }
 _GATES_1_37_0 = {
     **_GATES_1_36_0,

@@ -26,13 +26,15 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
-from kwhatif.api.validation import check_workload
+from kwhatif.api import pod_groups
+from kwhatif.api.validation import check_workload, refuse
 from kwhatif.errors import InputError
 
 # Objects that scheduling reads and that applying a release adds to the cluster first, in the order
 # kubectl apply / helm install create them (namespaces and classes before what uses them).
 CLUSTER_KINDS = ("Namespace", "PriorityClass", "StorageClass", "CSIDriver", "PersistentVolume",
-                 "PersistentVolumeClaim", "Service", "PodDisruptionBudget", "ResourceClaimTemplate", "ResourceClaim")
+                 "PersistentVolumeClaim", "Service", "PodDisruptionBudget", "ResourceClaimTemplate", "ResourceClaim",
+                 "Workload", "PodGroup")
 CLUSTER_SCOPED_KINDS = {"Namespace", "PriorityClass", "StorageClass", "CSIDriver", "PersistentVolume"}
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "CronJob",
                   "DaemonSet")
@@ -684,7 +686,10 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
             if kind != "Pod":
                 workloads.append((describe(_with_namespace(obj)), len(made)))
         elif kind in CLUSTER_KINDS:
-            cluster_objects.append(_with_namespace(obj))
+            placed = _with_namespace(obj)
+            if kind in pod_groups.KINDS:
+                refuse(source, describe(placed), pod_groups.validate(placed))
+            cluster_objects.append(placed)
         else:
             ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1
     if not workloads and not pods:

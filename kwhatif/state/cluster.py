@@ -13,7 +13,8 @@ from kwhatif.api.dra_shape import SCHEMAS as DRA_SCHEMAS
 from kwhatif.api.dra_shape import check as check_dra_shape
 from kwhatif.api.defaults import PriorityResolver, default_node, default_pod, default_uid
 from kwhatif.api.shape import OBJECT, POD_METADATA, SHAPES, check_shape, defer_check
-from kwhatif.api.validation import check_resource_list, validate_pod_quantities
+from kwhatif.api import pod_groups
+from kwhatif.api.validation import check_resource_list, refuse, validate_pod_quantities
 from kwhatif.errors import InputError
 from kwhatif.api.documents import describe
 from kwhatif.api.bulk import bulk_allocation
@@ -44,6 +45,8 @@ KINDS = {
     "ResourceSlice": "resource_slices",
     "ResourceClaim": "resource_claims",
     "ResourceClaimTemplate": "resource_claim_templates",
+    "Workload": "workloads",
+    "PodGroup": "pod_groups",
 }
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -117,6 +120,8 @@ class Cluster:
     resource_slices: list[dict] = field(default_factory=list)
     resource_claims: list[dict] = field(default_factory=list)
     resource_claim_templates: list[dict] = field(default_factory=list)
+    workloads: list[dict] = field(default_factory=list)  # scheduling.k8s.io/v1alpha2
+    pod_groups: list[dict] = field(default_factory=list)
     skipped_kinds: Counter = field(default_factory=Counter)
     # What the user should know about the input: duplicates counted once, entries skipped ...
     warnings: list[str] = field(default_factory=list)
@@ -167,6 +172,8 @@ class Cluster:
                 validate_node_quantities(obj, origin)
                 cluster.nodes.append(default_node(obj))
             else:
+                if kind in pod_groups.KINDS:  # a hand-made dump may hold what the API server refuses
+                    refuse(origin, describe(obj), pod_groups.validate(obj))
                 if kind in DRA_SCHEMAS:
                     problem = check_dra_shape(obj)
                     if problem:
