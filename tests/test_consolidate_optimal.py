@@ -123,7 +123,7 @@ def test_a_set_the_drain_refutes_is_cut_and_the_next_one_verified(tmp_path):
         node("n0", "8"), node("m", "2"), node("t1", "4", True), node("t2", "4", True),
         pod("a-1", "n0", "1"), pod("b-1", "n0", "3"), pod("c-1", "m", "1"), pod("u-1", "t1", "1"),
         pod("v-1", "t2", "3")])
-    code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
+    code, report = cli("drain", "--consolidate", "--optimal", "--scale-down-utilization-threshold", "0.6", "-c", path, "-o", "json")
     assert code == 0
     optimal = report["optimal"]
     assert [(a["nodes"], a["status"], a["verified"], a["pending"]) for a in optimal["attempts"]] == [
@@ -137,9 +137,9 @@ def test_a_set_the_drain_refutes_is_cut_and_the_next_one_verified(tmp_path):
         "default/b-1"]
     assert drained_alone(path, ["m"]) == report["verification"]["placements"] == {"default/c-1": "t1"}
     # cluster-autoscaler's own order takes n0 (its simulation packs too), which does not verify: exit 1
-    code, greedy = cli("drain", "--consolidate", "-c", path, "-o", "json")
+    code, greedy = cli("drain", "--consolidate", "--scale-down-utilization-threshold", "0.6", "-c", path, "-o", "json")
     assert code == 1 and greedy["removable"] == ["n0"] and optimal["greedy"] == {"removable": ["n0"], "verified": False}
-    _, out = cli("drain", "--consolidate", "--optimal", "-c", path)
+    _, out = cli("drain", "--consolidate", "--optimal", "--scale-down-utilization-threshold", "0.6", "-c", path)
     assert out.splitlines()[-3:-1] == [
         "cluster-autoscaler's order removes 1 node(s) (not verified); the largest set: 1 node(s), proven the most "
         "(OPTIMAL, once the 1 set(s) a drain refuted are excluded).",
@@ -178,7 +178,7 @@ def test_gpus_are_counted_on_the_nodes_that_stay(tmp_path):
     path = write_list(tmp_path / "c.json", [
         gpu_node("g0"), gpu_node("g1"), node("c0", "4"),
         gpu_pod("train-1", "g0", "2"), gpu_pod("infer-1", "g1", "3"), pod("api-1", "c0", "1")])
-    code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
+    code, report = cli("drain", "--consolidate", "--optimal", "--scale-down-gpu-utilization-threshold", "0.6", "-c", path, "-o", "json")
     assert code == 0
     assert [(a["nodes"], a["verified"]) for a in report["optimal"]["attempts"]] == [(["c0"], True)]
     assert {r["node"]: (r["resource"], r["reason"]) for r in report["nodes"]} == {
@@ -204,7 +204,7 @@ def test_spreading_counts_the_pods_that_leave(tmp_path):
         p["spec"]["topologySpreadConstraints"] = spread
     pods[5]["spec"]["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
     path = write_list(tmp_path / "c.json", nodes + pods)
-    code, report = cli("drain", "--consolidate", "--optimal", "-c", path, "-o", "json")
+    code, report = cli("drain", "--consolidate", "--optimal", "--scale-down-utilization-threshold", "0.6", "-c", path, "-o", "json")
     assert code == 0 and report["optimal"]["answer"] == "solver"
     assert report["optimal"]["greedy"]["removable"] == ["n0"]  # then big-1 finds no room
     assert [(a["nodes"], a["verified"]) for a in report["optimal"]["attempts"]] == [(["n0"], True)]

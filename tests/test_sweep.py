@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+from datetime import datetime, timezone
 
 import pytest
 from typer.testing import CliRunner
@@ -417,7 +418,7 @@ def test_utilization_as_cluster_autoscaler_calculates_it(allocatable, requested,
     node["status"]["allocatable"] = {**allocatable, "pods": "110"}
     pod = make_pod("p").node("n").obj()
     pod["spec"]["containers"][0]["resources"] = {"requests": requested}
-    assert utilization(Snapshot(cluster([node], [pod])).get("n")) == expected
+    assert utilization(Snapshot(cluster([node], [pod])).get("n"), datetime.now(timezone.utc)) == expected
 
 
 def test_a_node_without_an_answer_is_a_row_with_its_error(tmp_path):

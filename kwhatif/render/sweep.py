@@ -202,6 +202,10 @@ def _mem(value: int) -> str:
     return f"{value / 2**30:.1f}Gi".replace(".0Gi", "Gi")
 
 
+def _utilization(row: dict) -> str:
+    return "-" if row["utilization"] is None else f"{row['resource']} {row['utilization']:.0%}"
+
+
 def render_consolidation(report: dict, console: Console, all_rows: bool) -> None:
     rows = report["nodes"]
     optimal = report.get("optimal")
@@ -221,7 +225,7 @@ def render_consolidation(report: dict, console: Console, all_rows: bool) -> None
         moves = []
         for r in chosen:
             where = ", ".join(f"{p['pod']} -> {short(p['node'])}" for p in r["pods"]) or "(no pod to move)"
-            moves.append([short(r["node"]), f"{r['resource']} {r['utilization']:.0%}", str(len(r["pods"])), where])
+            moves.append([short(r["node"]), _utilization(r), str(len(r["pods"])), where])
         print_table(console, [Column("NODE"), Column("UTILIZATION"), Column("PODS", right=True),
                               Column("PODS GO TO (the drain)" if solver else "PODS GO TO (simulation)", wrap=True)],
                     moves, title="Removable together, in drain order" if solver else
@@ -230,7 +234,7 @@ def render_consolidation(report: dict, console: Console, all_rows: bool) -> None
     if others and all_rows:
         console.file.write("\n")
         print_table(console, [Column("NODE"), Column("UTILIZATION"), Column("WHY IT STAYS", wrap=True)],
-                    [[short(r["node"]), f"{r['resource']} {r['utilization']:.0%}", r["reason"]] for r in others],
+                    [[short(r["node"]), _utilization(r), r["reason"]] for r in others],
                     title="Nodes that stay")
     elif others:
         _grouped(console, [(r["reason"].split(" ", 1)[0].rstrip(":"), r["node"]) for r in others], short,

@@ -2,13 +2,15 @@
 (``core/scaledown/planner`` categorizeNodes, ``simulator`` RemovalSimulator, cluster-autoscaler 1.35 in
 kubernetes-sigs/cluster-autoscaler).
 
-Eligibility first, on the cluster as it is: a node annotated
+Eligibility first, on the cluster as it is (``core/scaledown/eligibility``): a node cluster-autoscaler
+tainted ``ToBeDeletedByClusterAutoscaler`` less than 5 minutes ago is being deleted, one annotated
 ``cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"`` is left out; the others' utilization
-is the larger of requested cpu / allocatable and requested memory / allocatable over all their pods
-(DaemonSet and mirror pods included: ``--ignore-daemonsets-utilization`` and
-``--ignore-mirror-pods-utilization`` default to false), or requested GPUs / allocatable on a node that
-has ``nvidia.com/gpu``; above ``--scale-down-utilization-threshold`` (0.5; GPU nodes
-``--scale-down-gpu-utilization-threshold``, 0.5) a node is not underutilized. Then the candidates in
+is the larger of requested cpu / allocatable and requested memory / allocatable over their pods but
+those terminating past their grace period (DaemonSet and mirror pods included:
+``--ignore-daemonsets-utilization`` and ``--ignore-mirror-pods-utilization`` default to false), or
+requested GPUs / allocatable on a node that has ``nvidia.com/gpu``; a node without allocatable cpu or
+memory is an UnexpectedError, and one at or above ``--scale-down-utilization-threshold`` (0.5; GPU
+nodes ``--scale-down-gpu-utilization-threshold``, 0.5) is not underutilized. Then the candidates in
 order: cluster-autoscaler's drainability rules (the remaining budgets charged with the pods of the
 nodes already chosen), then every pod to move is scheduled with the scheduler's PreFilter and Filter
 plugins only (no scores) on the first node that passes, walking the nodes round-robin from the one
@@ -28,6 +30,7 @@ where kube-scheduler (with scores) places the re-created pods.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.framework.cycle_state import CycleState
@@ -37,12 +40,13 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif.changes import new_scenario
-from kwhatif.whatif.drain import drain, mark_to_be_deleted
-from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time
+from kwhatif.whatif.drain import TO_BE_DELETED_TAINT, drain, mark_to_be_deleted
+from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, is_long_terminating
 from kwhatif.whatif.eviction import pod_key
 
 SCALE_DOWN_DISABLED = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 GPU = "nvidia.com/gpu"
+MAX_NODE_DELETION_TIME = timedelta(minutes=5)  # --max-cloud-provider-node-deletion-time
 
 
 @dataclass(frozen=True)
@@ -51,32 +55,57 @@ class ConsolidateOptions:
     gpu_threshold: float = 0.5  # --scale-down-gpu-utilization-threshold
 
 
-def utilization(ni: NodeInfo) -> tuple[str, float]:
-    """utilization.Calculate: the resource that decides and its requested / allocatable."""
+def utilization(ni: NodeInfo, now: datetime) -> tuple[str, float] | None:
+    """utilization.Calculate: the resource that decides and its requested / allocatable, leaving out the
+    pods terminating past their grace period (IsPodLongTerminating); None where it fails (no or zero
+    allocatable cpu or memory), which eligibility answers with UnexpectedError."""
+    pods = [pi for pi in ni.pods if not is_long_terminating(pi.pod, now)]
     gpus = ni.allocatable.scalar.get(GPU, 0)
     if gpus:
-        return GPU, ni.requested.scalar.get(GPU, 0) / gpus
-    cpu = ni.requested.milli_cpu / ni.allocatable.milli_cpu if ni.allocatable.milli_cpu else 0.0
-    memory = ni.requested.memory / ni.allocatable.memory if ni.allocatable.memory else 0.0
+        return GPU, sum(pi.requested.scalar.get(GPU, 0) for pi in pods) / gpus
+    if not ni.allocatable.milli_cpu or not ni.allocatable.memory:
+        return None
+    cpu = sum(pi.requested.milli_cpu for pi in pods) / ni.allocatable.milli_cpu
+    memory = sum(pi.requested.memory for pi in pods) / ni.allocatable.memory
     return ("cpu", cpu) if cpu > memory else ("memory", memory)
 
 
+def being_deleted(node: dict, now: datetime) -> bool:
+    """actuation.IsNodeBeingDeleted: a ToBeDeletedByClusterAutoscaler taint younger than
+    --max-cloud-provider-node-deletion-time (5 minutes; MaxKubernetesEmptyNodeDeletionTime, 3, is
+    shorter). Its value is the unix time cluster-autoscaler tainted the node (taints.GetToBeDeletedTime)."""
+    for taint in (node.get("spec") or {}).get("taints") or []:
+        if taint.get("key") == TO_BE_DELETED_TAINT:
+            try:
+                tainted = datetime.fromtimestamp(int(taint.get("value") or ""), timezone.utc)
+            except (TypeError, ValueError, OverflowError, OSError):
+                return False
+            return now - tainted < MAX_NODE_DELETION_TIME
+    return False
+
+
 def candidate_rows(cluster: Cluster, snapshot: Snapshot, candidates: list[str] | None,
-                   options: ConsolidateOptions) -> tuple[list[dict], list[dict]]:
-    """A row per candidate (cluster order, or ``candidates``), and those underutilized and not annotated
-    scale-down-disabled: the nodes the simulation considers (the greedy and the optimal set alike)."""
+                   options: ConsolidateOptions, now: datetime) -> tuple[list[dict], list[dict]]:
+    """A row per candidate (cluster order, or ``candidates``), and those eligible (unremovableReason...:
+    not being deleted, not annotated scale-down-disabled, utilization known and under its threshold):
+    the nodes the simulation considers (the greedy and the optimal set alike)."""
     order = candidates if candidates is not None else [n["metadata"]["name"] for n in cluster.nodes]
     rows, eligible = [], []
     for name in order:
         ni = snapshot.get(name)
-        resource, used = utilization(ni)
-        row = {"node": name, "resource": resource, "utilization": round(used, 6), "removable": False,
-               "reason": None, "pods": []}
+        used = utilization(ni, now)
+        resource, share = used if used is not None else (None, None)
+        row = {"node": name, "resource": resource, "utilization": None if share is None else round(share, 6),
+               "removable": False, "reason": None, "pods": []}
         rows.append(row)
         annotations = (ni.node.get("metadata") or {}).get("annotations") or {}
-        if annotations.get(SCALE_DOWN_DISABLED) == "true":
+        if being_deleted(ni.node, now):
+            row["reason"] = "CurrentlyBeingDeleted"
+        elif annotations.get(SCALE_DOWN_DISABLED) == "true":
             row["reason"] = "ScaleDownDisabledAnnotation"
-        elif used > (options.gpu_threshold if resource == GPU else options.threshold):
+        elif share is None:
+            row["reason"] = "UnexpectedError: no allocatable cpu or memory to compute the utilization from"
+        elif share >= (options.gpu_threshold if resource == GPU else options.threshold):
             row["reason"] = "NotUnderutilized"
         else:
             eligible.append(row)
@@ -128,7 +157,7 @@ def consolidate(cluster: Cluster, setup=None, candidates: list[str] | None = Non
     scenario = new_scenario(cluster)  # its budgets are the remaining budgets the chosen nodes use up
     rules = AutoscalerRules(scenario.cluster, scenario.budgets, now)
     snapshot = Snapshot(cluster)
-    verdicts, eligible = candidate_rows(cluster, snapshot, candidates, options)
+    verdicts, eligible = candidate_rows(cluster, snapshot, candidates, options, now)
     fit = _FirstFit(snapshot, setup)
     chosen: list[str] = []
     snapshot.fork()

@@ -294,7 +294,7 @@ def _largest(cluster: Cluster, setup, candidates, options: ConsolidateOptions, g
     scenario = new_scenario(cluster)
     snapshot = Snapshot(cluster)
     rules = AutoscalerRules(scenario.cluster, scenario.budgets, now)
-    rows, eligible = candidate_rows(cluster, snapshot, candidates, options)
+    rows, eligible = candidate_rows(cluster, snapshot, candidates, options, now)
     moving: dict[str, list[PodInfo]] = {}
     for row in eligible:
         row["reason"] = "NotInLargestSet"  # until the answer says otherwise

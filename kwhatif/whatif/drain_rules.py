@@ -167,14 +167,7 @@ class AutoscalerRules:
         return Verdict("skip", "mirror pod") if is_mirror_pod(pod) else None
 
     def _long_terminating(self, pod):
-        deleted = _time((pod.get("metadata") or {}).get("deletionTimestamp"))
-        if deleted is None:
-            return None
-        grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
-        grace = DEFAULT_TERMINATION_GRACE_PERIOD if grace is None else int(grace)
-        if deleted + timedelta(seconds=grace) + LONG_TERMINATING_EXTRA < self.now:
-            return Verdict("skip", "long terminating pod")
-        return None
+        return Verdict("skip", "long terminating pod") if is_long_terminating(pod, self.now) else None
 
     def _replica_count(self, pod):
         """Controllers of the kinds the cluster holds must exist (a dump without any object of a kind
@@ -256,6 +249,16 @@ class AutoscalerRules:
                 namespace, name = _name(pod)
                 return Verdict("block", f"NotEnoughPdb: not enough pod disruption budget to move {namespace}/{name}")
         return None
+
+
+def is_long_terminating(pod: dict, now: datetime) -> bool:
+    """drain.IsPodLongTerminating: deleted longer ago than its grace period and 30 seconds more."""
+    deleted = _time((pod.get("metadata") or {}).get("deletionTimestamp"))
+    if deleted is None:
+        return False
+    grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    grace = DEFAULT_TERMINATION_GRACE_PERIOD if grace is None else int(grace)
+    return deleted + timedelta(seconds=grace) + LONG_TERMINATING_EXTRA < now
 
 
 def _time(text) -> datetime | None:

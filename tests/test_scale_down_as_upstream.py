@@ -1,0 +1,124 @@
+"""cluster-autoscaler's scale-down, row by row against its own tests (kubernetes/autoscaler
+cluster-autoscaler: core/scaledown/eligibility TestFilterOutUnremovable, simulator/utilization
+TestCalculate, simulator/drainability/rules/* TestDrainable, core/scaledown/actuation): the names are
+upstream's, the objects its test builders' (BuildTestNode(name, millicpu, memory bytes),
+BuildTestPod(name, millicpu, memory bytes))."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif.consolidate import ConsolidateOptions, candidate_rows, utilization
+from tests.builders import cluster, make_node, make_pod
+
+TEST_TIME = datetime(2020, 12, 18, 17, 0, 0, tzinfo=timezone.utc)
+RS = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "controller": True}]
+DS = [{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "ds", "controller": True}]
+
+
+def build_test_node(name: str, millicpu: int, memory: int) -> dict:
+    """BuildTestNode: cpu in millicores, memory in bytes (-1: the resource is left out)."""
+    allocatable = {"pods": "100"}
+    if millicpu >= 0:
+        allocatable["cpu"] = f"{millicpu}m"
+    if memory >= 0:
+        allocatable["memory"] = str(memory)
+    return make_node(name).capacity(**allocatable).obj()
+
+
+def build_test_pod(name: str, millicpu: int, memory: int, node: str, owners=RS) -> dict:
+    """BuildTestPod (-1: no request for the resource)."""
+    requests = {}
+    if millicpu >= 0:
+        requests["cpu"] = f"{millicpu}m"
+    if memory >= 0:
+        requests["memory"] = str(memory)
+    pod = make_pod(name).node(node).set("metadata.ownerReferences", owners).set("status.phase", "Running")
+    return (pod.req(**requests) if requests else pod).obj()
+
+
+# --- eligibility: TestFilterOutUnremovable ------------------------------------------------------
+
+def eligible(nodes: list[dict], pods: list[dict] = (), options: ConsolidateOptions = ConsolidateOptions(),
+             now: datetime = TEST_TIME) -> list[str]:
+    c = cluster(nodes, pods)
+    _, rows = candidate_rows(c, Snapshot(c), None, options, now)
+    return [row["node"] for row in rows]
+
+
+def just_deleted(seconds_ago: int) -> dict:
+    node = build_test_node("justDeleted", 1000, 10)
+    node["spec"]["taints"] = [{"key": "ToBeDeletedByClusterAutoscaler",
+                               "value": str(int(TEST_TIME.timestamp()) - seconds_ago), "effect": "NoSchedule"}]
+    return node
+
+
+def no_scale_down() -> dict:
+    node = build_test_node("noScaleDown", 1000, 10)
+    node["metadata"]["annotations"] = {"cluster-autoscaler.kubernetes.io/scale-down-disabled": "true"}
+    return node
+
+
+@pytest.mark.parametrize("desc, nodes, pods, want", [
+    ("regular node stays", [build_test_node("regular", 1000, 10)], [], ["regular"]),
+    ("recently deleted node is filtered out", [build_test_node("regular", 1000, 10), just_deleted(30)], [], ["regular"]),
+    ("marked no scale down is filtered out", [no_scale_down(), build_test_node("regular", 1000, 10)], [], ["regular"]),
+    ("highly utilized node is filtered out", [build_test_node("regular", 1000, 10)],
+     [build_test_pod("bigPod", 600, 0, "regular")], []),
+    ("underutilized node stays", [build_test_node("regular", 1000, 10)], [build_test_pod("smallPod", 100, 0, "regular")],
+     ["regular"]),
+    # kwhatif's rows beside upstream's: a deletion taint older than 5 minutes (the deletion failed) no
+    # longer counts; utilization exactly at the threshold is not under it (>=)
+    ("deletion taint older than the node deletion time", [just_deleted(301)], [], ["justDeleted"]),
+    ("node at exactly the threshold is filtered out", [build_test_node("regular", 1000, 10)],
+     [build_test_pod("halfPod", 500, 0, "regular")], []),
+])
+def test_filter_out_unremovable(desc, nodes, pods, want):
+    assert eligible(nodes, pods) == want
+
+
+def test_the_reasons_of_the_nodes_that_stay():
+    c = cluster([just_deleted(30), build_test_node("zero", 0, 10), build_test_node("half", 1000, 10)],
+                [build_test_pod("halfPod", 500, 0, "half")])
+    rows, _ = candidate_rows(c, Snapshot(c), None, ConsolidateOptions(), TEST_TIME)
+    assert [(r["node"], r["reason"].split(":")[0], r["utilization"]) for r in rows] == [
+        ("justDeleted", "CurrentlyBeingDeleted", 0.0), ("zero", "UnexpectedError", None),
+        ("half", "NotUnderutilized", 0.5)]
+
+
+# --- utilization: TestCalculate -----------------------------------------------------------------
+
+def calculate(node: dict, *pods: dict) -> tuple[str, float] | None:
+    pods = [{**pod, "spec": {**pod["spec"], "nodeName": node["metadata"]["name"]}} for pod in pods]
+    return utilization(Snapshot(cluster([node], pods)).get(node["metadata"]["name"]), TEST_TIME)
+
+
+def terminated_pod() -> dict:
+    pod = build_test_pod("podTerminated", 100, 200000, "node1")
+    pod["metadata"]["deletionTimestamp"] = (TEST_TIME - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return pod
+
+
+# upstream adds p1 twice; kwhatif counts an object given twice once: the second is p1b
+POD, POD_B = build_test_pod("p1", 100, 200000, ""), build_test_pod("p1b", 100, 200000, "")
+POD2 = build_test_pod("p2", -1, -1, "")
+
+
+@pytest.mark.parametrize("desc, node, pods, expected", [
+    ("two pods and one without requests", build_test_node("node1", 2000, 2000000), [POD, POD_B, POD2], ("memory", 0.2)),
+    ("a DaemonSet pod counts", build_test_node("node1", 2000, 2000000),
+     [POD, POD2, build_test_pod("p3", 100, 200000, "", DS)], ("memory", 0.2)),
+    ("a pod terminating past its grace period does not count", build_test_node("node1", 2000, 2000000),
+     [POD, POD_B, POD2, terminated_pod()], ("memory", 0.2)),
+    ("no allocatable memory is an error", build_test_node("node2", 2000, -1), [POD, POD_B, POD2], None),
+    ("zero allocatable cpu is an error", build_test_node("node3", 0, 2000000), [POD], None),
+])
+def test_calculate(desc, node, pods, expected):
+    got = calculate(node, *pods)
+    if expected is None:
+        assert got is None
+    else:
+        assert got[0] == expected[0] and got[1] == pytest.approx(expected[1], rel=0.01)
