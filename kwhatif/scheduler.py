@@ -37,7 +37,7 @@ from kwhatif.framework.types import Diagnosis, FitError, NodeToStatus
 from kwhatif.preemption import Evaluator, preemption_outcome, utc_now
 from kwhatif.result import ScheduleResult
 from kwhatif.framework.batch import GATE as BATCHING_GATE
-from kwhatif.framework.batch import OpportunisticBatch
+from kwhatif.framework.batch import OpportunisticBatch, SortedScoredNodes
 from kwhatif.sampling import NodeWalk, Sampling, node_tree_order, walk
 from kwhatif.state.node_memo import MISSING, Kept, gather
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
@@ -252,8 +252,7 @@ class Scheduler:
             return
         others = None
         if not (result.hinted or result.nominated_node_fast_path):
-            others = sorted((nps for name, nps in result.scores.items() if name != chosen),
-                            key=lambda nps: (-nps.total_score, nps.name))
+            others = SortedScoredNodes(scores=result.scores, chosen=chosen)
         self.batch.store(result.batch_signature, result.node_hint, chosen, others, cycle)
 
     def _evaluate_nominated_node(self, state: CycleState, pod: PodInfo, result: ScheduleResult,

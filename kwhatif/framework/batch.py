@@ -15,6 +15,7 @@ drops a ranking 500 ms after computing it; kwhatif's steps are back to back, so 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import neg
 
 import orjson
 
@@ -161,13 +162,44 @@ def sign_pod(plugins: list | None, pod: PodInfo) -> bytes | None:
     return orjson.dumps(signature, option=orjson.OPT_SORT_KEYS)
 
 
+class SortedScoredNodes:
+    """framework.SortedScoredNodes: a cycle's feasible nodes but the chosen one, best first (equal totals by
+    name), each with its scores from that cycle. Ordered when first read: most rankings are replaced before
+    a pod can take a hint (its signature differs, or the chosen node still fits it), and ordering 5,000
+    nodes at every cycle cost more than the cycle's filters."""
+
+    def __init__(self, records: list | None = None, scores=None, chosen: str | None = None) -> None:
+        """Either ``records`` (NodePluginScores, best first) or a cycle's ``scores`` (NodeScores) without
+        ``chosen``."""
+        self._records = records[::-1] if records is not None else None  # popped from the end
+        self._scores, self._chosen = scores, chosen
+
+    def _ordered(self) -> list:
+        if self._records is None:
+            scores = self._scores
+            ranked = sorted(zip(map(neg, scores.totals), scores.nodes))
+            self._records = [scores[name] for _, name in reversed(ranked) if name != self._chosen]
+            self._scores = None
+        return self._records
+
+    def pop(self):
+        return self._ordered().pop()
+
+    def __len__(self) -> int:
+        if self._records is None:
+            return len(self._scores) - (self._chosen in self._scores)
+        return len(self._records)
+
+    def __iter__(self):
+        return reversed(self._ordered())
+
+
 @dataclass
 class Ranking:
-    """batchState: the signature of the pod that left it and its other feasible nodes, best first, each
-    with its scores from that cycle."""
+    """batchState: the signature of the pod that left it and its other feasible nodes (SortedScoredNodes)."""
 
     signature: bytes
-    nodes: list = field(default_factory=list)  # NodePluginScores, best first
+    nodes: SortedScoredNodes = field(default_factory=SortedScoredNodes)
 
 
 @dataclass
@@ -195,10 +227,10 @@ class OpportunisticBatch:
         ranking does not apply to this pod."""
         if not self._compatible(pod, signature, state, cycle, snapshot):
             return None
-        return self.state.nodes.pop(0)
+        return self.state.nodes.pop()
 
-    def store(self, signature: bytes | None, hint: str | None, chosen: str, others: list | None,
-              cycle: int) -> None:
+    def store(self, signature: bytes | None, hint: str | None, chosen: str,
+              others: SortedScoredNodes | list | None, cycle: int) -> None:
         """StoreScheduleResults, after a cycle that chose ``chosen``: a hint that was taken keeps the
         ranking; otherwise ``others`` (the cycle's other feasible nodes, best first) replace it, or nothing
         does when the pod is not signable or had no other feasible node."""
@@ -206,7 +238,9 @@ class OpportunisticBatch:
         if hint is not None and hint == chosen:
             self.batched_pods += 1
             return
-        self.state = Ranking(signature, list(others)) if signature is not None and others else None
+        if isinstance(others, list):
+            others = SortedScoredNodes(others)
+        self.state = Ranking(signature, others) if signature is not None and others else None
 
     def _compatible(self, pod: PodInfo, signature: bytes | None, state, cycle: int, snapshot) -> bool:
         if self.state is None or not self.state.nodes:
