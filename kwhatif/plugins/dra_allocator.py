@@ -18,6 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+import orjson
+
 from kwhatif.plugins.node_affinity import NodeSelector
 from kwhatif.state.claims import ResourceClaims
 
@@ -210,6 +212,8 @@ class DraCluster:
         self._pools: dict[str, tuple[dict, list[Pool]]] = {}
         self._matches: dict[tuple[str, tuple], bool | Exception] = {}
         self._outcomes: dict[tuple, bool | tuple[int, Exception]] = {}
+        # (what, claims' signature, node) -> (the node's pools, their stamps, the answer): Allocator.on_node
+        self.by_node: dict[tuple, tuple] = {}
         self.notes: set[str] = set()
         self._note_unmodelled(cluster)
 
@@ -447,11 +451,29 @@ class Allocator:
         self.dra = dra
         self.claims = claims
         self.requests = [claim_requests(c) for c in claims]
+        # All that the search reads of the claims: the copies of one template's claim sign alike.
+        self.signature = orjson.dumps([(_namespace(c), c.get("spec")) for c in claims], option=orjson.OPT_SORT_KEYS)
 
     def allocate(self, node_info) -> list[list[tuple[str, Device]]] | None:
         """Per claim, the (request name, device) pairs of the first solution; None when there is none.
         AllocationError for what makes upstream's Filter fail with an Error."""
-        return _Search(self, node_info).run()
+        return self.on_node("allocate", node_info, lambda: _Search(self, node_info).run())
+
+    def on_node(self, what: str, node_info, compute):
+        """``compute()``, an answer about this node that depends on the claims' specs, the node's pools
+        and which of their devices are allocated, and nothing else: kept from the last pod whose claims
+        sign alike while the pools are the same and no allocation of their devices changed (a sequence
+        of one-GPU pods asks again only about the node the last one took). What raises is not kept."""
+        pools = self.dra.pools_for(node_info)
+        stamps = self.dra.claims.pool_stamps
+        now = tuple(stamps.get((pool.driver, pool.name), 0) for pool in pools)
+        key = (what, self.signature, node_info.name)
+        kept = self.dra.by_node.get(key)
+        if kept is not None and kept[0] is pools and kept[1] == now:
+            return kept[2]
+        answer = compute()
+        self.dra.by_node[key] = (pools, now, answer)
+        return answer
 
     def selectable(self, claim_index: int, data: _RequestData, device: Device) -> bool:
         """isSelectable: the class's selectors, then the request's, stopping at the first false."""

@@ -18,6 +18,22 @@ COMBINATION = "each request could be met on its own, but not all together (devic
 
 
 def explain_failure(allocator: Allocator, node_info) -> dict:
+    """The explanation, worked out once per node while the allocator's answer there is kept
+    (Allocator.on_node), with this pod's claims named."""
+    keys = [claim_key(c) for c in allocator.claims]
+    found_for, explanation = allocator.on_node("explain", node_info, lambda: (keys, _explain(allocator, node_info)))
+    if found_for == keys:
+        return explanation
+    if any("error" in entry for entry in explanation["requests"]):  # a message may name a claim
+        return _explain(allocator, node_info)
+    names = dict(zip(found_for, keys))
+    failed = dict(explanation["failed"])
+    failed["claim"] = ", ".join(keys) if failed["request"] is None else names[failed["claim"]]
+    return {**explanation, "requests": [{**entry, "claim": names[entry["claim"]]} for entry in explanation["requests"]],
+            "failed": failed}
+
+
+def _explain(allocator: Allocator, node_info) -> dict:
     dra = allocator.dra
     devices = [d for pool in dra.pools_for(node_info) for d in pool.devices]
     requests: list[dict] = []

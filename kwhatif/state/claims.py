@@ -90,6 +90,10 @@ class ResourceClaims:
         self.templates: dict[ClaimKey, Mapping] = {claim_key(t): t for t in templates}  # ResourceClaimTemplates
         self._claims: dict[ClaimKey, Mapping] = {}
         self.in_use: dict[DeviceKey, int] = {}  # device -> how many claims' allocations hold it
+        # (driver, pool) -> a stamp new whenever an allocation of one of its devices changes: what the
+        # allocator finds on a node is the same while its pools' stamps are (Allocator.allocate)
+        self.pool_stamps: dict[tuple[str, str], int] = {}
+        self._stamp = 0
         # claim -> the pod (namespace/name) whose assume allocated it, to deallocate it on forget
         self._allocated_by: dict[ClaimKey, str] = {}
         self._journals: list[list[tuple]] = []
@@ -233,8 +237,13 @@ class ResourceClaims:
             self._allocated_by[key] = pod_key
 
     def _set(self, key: ClaimKey, claim: Mapping | None) -> None:
-        """Replace (or with None remove) a claim, keeping the devices-in-use counts in step."""
+        """Replace (or with None remove) a claim, keeping the devices-in-use counts and the pools' stamps
+        in step."""
         old = self._claims.get(key)
+        if _allocation(old) != _allocation(claim):
+            self._stamp += 1
+            for device in _devices(old) + _devices(claim):
+                self.pool_stamps[device[:2]] = self._stamp
         if old is not None:
             for device in allocated_devices(old):
                 count = self.in_use[device] - 1
@@ -248,3 +257,13 @@ class ResourceClaims:
         self._claims[key] = claim
         for device in allocated_devices(claim):
             self.in_use[device] = self.in_use.get(device, 0) + 1
+
+
+def _allocation(claim: Mapping | None) -> Mapping | None:
+    return (claim.get("status") or {}).get("allocation") if claim is not None else None
+
+
+def _devices(claim: Mapping | None) -> list[DeviceKey]:
+    """Every device of the claim's allocation, admin access or not."""
+    return [(r.get("driver") or "", r.get("pool") or "", r.get("device") or "")
+            for r in ((_allocation(claim) or {}).get("devices") or {}).get("results") or []]
