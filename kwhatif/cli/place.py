@@ -86,7 +86,8 @@ def place(
     expansion = expand_objects(objects, cluster_state, replicas, in_order)
     before_objects = cluster_state
     cluster_state = join_objects(cluster_state, expansion.objects)
-    if collection or replicas is not None or len(expansion.pods) != 1 or options.enabled:
+    if (collection or replicas is not None or len(expansion.pods) != 1 or options.enabled
+            or _in_pod_group(expansion, setup)):
         suggestions = (objects, before_objects, replicas, in_order) if suggest else None
         _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions, refusals,
                         changed.state_for(cluster_state) if changed else None, compared)
@@ -98,6 +99,13 @@ def place(
     attempt.result.scenario = scenario
     _compare_single(attempt, compared)
     _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
+
+
+def _in_pod_group(expansion, setup) -> bool:
+    """A pod naming a PodGroup while GenericWorkload is on goes through a pod group cycle (the sequence's)."""
+    from kwhatif.api.pod_groups import pod_group_name
+
+    return setup.features.enabled("GenericWorkload") and any(pod_group_name(raw) for raw, _ in expansion.pods)
 
 
 def _compare_single(attempt, compared) -> None:
@@ -180,6 +188,10 @@ def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int |
 
         render_expansion(expansion)
         render_sequence(result)
+        if result.pod_groups:
+            from kwhatif.render.pod_groups import render_pod_groups
+
+            render_pod_groups(result.pod_groups)
     if options.enabled:
         sequence_comparison(expansion.pods, cluster_state, setup, result, options, data, table)
     if suggestions is not None and not result.all_placed:

@@ -29,9 +29,12 @@ GO_PLUGIN_TYPE = {p: p[0].upper() + p[1:] + "Plugin" for p in FRAMEWORK_POINTS}
 
 
 def default_plugins(features: Features = DEFAULT) -> dict:
-    """getDefaultPlugins of the release: its MultiPoint set with weights."""
-    return {"multiPoint": {"enabled": [{"name": n, **({"weight": w} if w else {})}
-                                       for n, w in features.release.default_plugins],
+    """getDefaultPlugins of the release: its MultiPoint set with weights (applyFeatureGates: GangScheduling
+    appended when its gate is on)."""
+    plugins = list(features.release.default_plugins)
+    if features.enabled("GangScheduling"):
+        plugins.append(("GangScheduling", None))
+    return {"multiPoint": {"enabled": [{"name": n, **({"weight": w} if w else {})} for n, w in plugins],
                            "disabled": []}}
 
 

@@ -204,6 +204,9 @@ class Handle:
         self.preemption_evaluator = None
         # The schedulerNames of every profile of the scheduler (None: not known, every pod counts).
         self.scheduler_names: frozenset[str] | None = None
+        # The cache's pod group states (state.pod_group_state.PodGroupStates): set by the pod group cycle,
+        # else read from the snapshot's pods on first use (GangScheduling).
+        self.pod_group_states = None
         self._queued: dict[str, bool] = {}
 
     @property

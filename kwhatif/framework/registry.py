@@ -69,6 +69,7 @@ REGISTRY: dict[str, Registration] = {
         _points("preScore", "score"), NodeResourcesBalancedAllocationArgs),
     "ImageLocality": Registration("kwhatif.plugins.image_locality:ImageLocality", _points("score")),
     "DefaultBinder": Registration("kwhatif.plugins.default_binder:DefaultBinder", _points("bind")),
+    "GangScheduling": Registration("kwhatif.plugins.gang_scheduling:GangScheduling", _points("preEnqueue", "permit")),
 }
 
 # The args types registered in kubescheduler.config.k8s.io/v1; other plugins' args stay raw.

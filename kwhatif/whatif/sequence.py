@@ -24,15 +24,19 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Iterator
 
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME, Admission
+from kwhatif.api.pod_groups import gang_min_count
 from kwhatif.errors import InputError
 from kwhatif.framework.runtime import framework_for
+from kwhatif.plugins.gang_scheduling import WAITING_FOR_PODS, find_pod_group
 from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.queue import queue_order
 from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.sampling import NodeWalk
+from kwhatif.schedule_one_podgroup import PodGroupResult, group_key, pod_group_scheduling_algorithm
 from kwhatif.scheduler import MIN_FEASIBLE_NODES_TO_FIND, Scheduler
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.node_memo import NodeMemo
+from kwhatif.state.pod_group_state import PodGroupStates
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.versions import DEFAULT, Features
@@ -107,6 +111,7 @@ class SequenceResult:
     skipped_kinds: dict[str, int] = field(default_factory=dict)
     sampling: dict = field(default_factory=dict)
     features: Features = DEFAULT  # the kube-scheduler release (and gates) that answered
+    pod_groups: list[dict] = field(default_factory=list)  # group_report of each pod group cycle
 
     @property
     def placed(self) -> int:
@@ -146,7 +151,8 @@ class SequenceResult:
                 "placements": [p.to_dict() for p in self.placements],
                 "summary": self.summary(),
                 "warnings": list(self.warnings),
-                "skippedKinds": dict(sorted(self.skipped_kinds.items()))}
+                "skippedKinds": dict(sorted(self.skipped_kinds.items())),
+                **({"podGroups": list(self.pod_groups)} if self.pod_groups else {})}
 
 
 def prepare_pods(raws: Iterable[tuple[dict, str]], cluster: Cluster) -> list[PreparedPod]:
@@ -265,6 +271,77 @@ class SequencePlacer:
                          None, None, info.priority, nodes_examined=result.nodes_examined,
                          hinted=result.hinted), result
 
+    def place_group(self, pods: list[PreparedPod], states: PodGroupStates
+                    ) -> tuple[list[Placement], PodGroupResult | None]:
+        """One pod group cycle (kwhatif.schedule_one_podgroup) for the queued pods of one PodGroup, in queue
+        order: every pod is assumed in turn on a fork of the snapshot, which is kept only when the group is
+        schedulable. Pods a PreEnqueue plugin keeps out of the queue (GangScheduling before ``minCount``
+        pods exist) are gated and not attempted."""
+        namespace, name = group_key(pods[0].info)
+        queued, gated = [], []
+        for pod in pods:
+            framework = self.scheduler_for(pod.info).framework
+            framework.handle.pod_group_states = states
+            (gated if framework.run_pre_enqueue(pod.info) is not None else queued).append(pod)
+        placements = {id(p): Placement(p.info.key, None, [], 0, None, None, None, p.info.priority, gated=True)
+                      for p in gated}
+        if not queued:
+            return [placements[id(p)] for p in pods], None
+        starts: dict[str, str] = {}
+
+        def attempt(pod: PreparedPod):
+            self.steps += 1
+            starts[pod.info.key] = _rfc3339(self.base_start_time + timedelta(seconds=self.steps))
+            info, notes = create_resource_claims(pod.info, self.snapshot)
+            for note in notes:
+                self._warn(note)
+            scheduler = self.scheduler_for(info)
+            result = scheduler.schedule(info, pod.admission, self.walk, self.skip)
+            for warning in result.warnings:
+                self._warn(warning)
+            if not result.selected:
+                return result, None, scheduler.framework
+            tie_set = result.selected
+            node = tie_set[0] if self._random is None or len(tie_set) == 1 else self._random.choice(tie_set)
+            scheduler.record_cycle(result, node, self.walk.cycle)
+            return result, node, scheduler.framework
+
+        def assume(pod: PreparedPod, node: str, result: ScheduleResult) -> None:
+            self.snapshot.assume_pod(bound_pod(pod.info, node, starts[pod.info.key]),
+                                     result.claim_allocations.get(node))
+
+        self.snapshot.fork()
+        group = pod_group_scheduling_algorithm(self.snapshot, states, namespace, name, queued, attempt, assume)
+        for pr in group.pod_results:
+            if pr.node is not None:
+                if group.scheduled and pr.fits:
+                    states.bind(namespace, name, pr.pod.key)
+                else:
+                    states.forget(namespace, name, pr.pod.key)
+        if group.scheduled:
+            self.snapshot.commit()
+        else:
+            self.snapshot.revert()
+        for pod, pr in zip(queued, group.pod_results):
+            result = pr.result
+            message = group.pod_message(pr)
+            if message is None:
+                self.new_pods[pr.node] = self.new_pods.get(pr.node, 0) + 1
+                placements[id(pod)] = Placement(pod.info.key, pr.node, list(result.selected), len(result.feasible),
+                                                result.scores[pr.node].total_score, None, None, pod.info.priority,
+                                                nodes_examined=result.nodes_examined, hinted=result.hinted)
+                continue
+            nominated = (list(result.preemption.nominated_nodes)
+                         if result.preemption is not None and not pr.fits and (
+                             not pr.requires_preemption or group.waiting_on_preemption) else [])
+            placements[id(pod)] = Placement(pod.info.key, None, [], len(result.feasible), None, message, nominated,
+                                            pod.info.priority)
+        for pod in queued[len(group.pod_results):]:  # after an error the rest are not attempted
+            placements[id(pod)] = Placement(pod.info.key, None, [], 0, None, group.status.message, [],
+                                            pod.info.priority)
+        group_placements = [placements[id(p)] for p in pods]
+        return group_placements, group
+
     def repeat(self, result: ScheduleResult) -> None:
         """A step whose attempt would give ``result`` again (the snapshot has not changed since): it counts
         as an attempt and advances the start index as that attempt did."""
@@ -298,19 +375,75 @@ class SequencePlacer:
 
 def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: SchedulerSetup | None = None, *,
                extenders: list | None = None, seed: int | None = None, stop_on_failure: bool = False,
-               base_start_time: datetime | None = None) -> SequenceResult:
+               base_start_time: datetime | None = None, pod_groups: bool = False) -> SequenceResult:
     """Place ``pods`` in the order given on ``snapshot`` (which keeps the bound pods: fork it to
-    undo them), stopping after the first that does not fit when ``stop_on_failure``."""
+    undo them), stopping after the first that does not fit when ``stop_on_failure``. With ``pod_groups``
+    (GenericWorkload on) the pods that name a PodGroup are scheduled together in one pod group cycle when
+    the queue reaches the first of them."""
     placer = SequencePlacer(snapshot, setup, extenders, seed, base_start_time)
-    placements = []
-    for pod in pods:
-        placement, _ = placer.place(pod)
-        placements.append(placement)
-        if stop_on_failure and placement.node is None:
-            break
-    return SequenceResult(placements, placer.usage(), snapshot.num_nodes(),
-                          TIE_BREAK_RANDOM if seed is not None else TIE_BREAK_LOWEST, seed, placer.warnings,
-                          dict(snapshot.cluster.skipped_kinds), placer.sampling(), placer.setup.features)
+    placements: list[Placement] = []
+    reports: list[dict] = []
+    pods = list(pods) if pod_groups else pods  # a group gathers its pods from the whole queue
+    if pod_groups and any(group_key(p.info) for p in pods):
+        states = PodGroupStates.of(snapshot.cluster.pods, [p.info.pod for p in pods])
+        done: set[tuple[str, str]] = set()
+        for pod in pods:
+            key = group_key(pod.info)
+            if key is None:
+                placements.append(placer.place(pod)[0])
+            elif key not in done:
+                done.add(key)
+                members = [p for p in pods if group_key(p.info) == key]
+                already = len(states.get(*key).assigned)
+                group_placements, group = placer.place_group(members, states)
+                placements.extend(group_placements)
+                reports.append(group_report(key, members, group_placements, group, snapshot, already))
+    else:
+        for pod in pods:
+            placement, _ = placer.place(pod)
+            placements.append(placement)
+            if stop_on_failure and placement.node is None:
+                break
+    result = SequenceResult(placements, placer.usage(), snapshot.num_nodes(),
+                            TIE_BREAK_RANDOM if seed is not None else TIE_BREAK_LOWEST, seed, placer.warnings,
+                            dict(snapshot.cluster.skipped_kinds), placer.sampling(), placer.setup.features)
+    result.pod_groups = reports
+    return result
+
+
+def group_report(key: tuple[str, str], members: list[PreparedPod], placements: list[Placement],
+                 group: PodGroupResult | None, snapshot: Snapshot, already_scheduled: int) -> dict:
+    """Why the group was placed or not, as plain data: its policy and quorum, the PodGroupScheduled condition,
+    each pod's outcome in the cycle (where it fit, or its own FitError), and per node the group's pods the
+    cycle put there and the reasons the pods that fit nowhere were refused there."""
+    namespace, name = key
+    pod_group = find_pod_group(snapshot.cluster, namespace, name) or {}
+    min_count = gang_min_count(pod_group)
+    pods, nodes = [], {}
+    results = {pr.pod.key: pr for pr in (group.pod_results if group is not None else [])}
+    for member, placement in zip(members, placements):
+        pr = results.get(member.info.key)
+        entry = {"pod": member.info.key, "gated": placement.gated, "node": placement.node,
+                 "fitIn": None if pr is None else pr.node, "ownFitError": None}
+        if pr is not None and not pr.fits:
+            entry["ownFitError"] = pr.result.message
+            for node, status in pr.result.filtered.items():
+                nodes.setdefault(node, {"groupPods": [], "refused": {}})["refused"][member.info.key] = status.message
+        if pr is not None and pr.node is not None:
+            nodes.setdefault(pr.node, {"groupPods": [], "refused": {}})["groupPods"].append(member.info.key)
+        pods.append(entry)
+    fit = sum(1 for entry in pods if entry["fitIn"] is not None and entry["ownFitError"] is None)
+    report = {"podGroup": f"{namespace}/{name}", "found": bool(pod_group),
+              "policy": "basic" if min_count is None else "gang", "minCount": min_count,
+              "alreadyScheduled": already_scheduled,
+              "queued": sum(1 for entry in pods if not entry["gated"]), "fit": fit,
+              "scheduled": group is not None and group.scheduled,
+              "condition": group.condition() if group is not None else None,
+              "gatedBy": None, "pods": pods, "byNode": dict(sorted(nodes.items()))}
+    if group is None:
+        report["gatedBy"] = (WAITING_FOR_PODS if pod_group else
+                             f'waiting for pods\'s pod group "{name}" to appear in scheduling queue')
+    return report
 
 
 def place_sequence(raws: list[tuple[dict, str]], cluster: Cluster, setup: SchedulerSetup | None = None, *,
@@ -322,7 +455,14 @@ def place_sequence(raws: list[tuple[dict, str]], cluster: Cluster, setup: Schedu
     pods = prepare_pods(raws, cluster)
     if not in_order:
         pods = created_together(pods)
-    result = place_pods(pods, snapshot or Snapshot(cluster), setup, seed=seed)
+    together = setup.features.enabled("GenericWorkload")
+    result = place_pods(pods, snapshot or Snapshot(cluster), setup, seed=seed, pod_groups=together)
+    groups = sorted({"/".join(key) for key in map(group_key, (p.info for p in pods)) if key})
+    if groups and not together:
+        result.warnings.append(
+            f"PodGroup {', '.join(groups)}: GenericWorkload is off in {setup.features.release.name} (alpha), so the API "
+            "server drops spec.schedulingGroup and kube-scheduler schedules these pods one by one; "
+            "--feature-gates GenericWorkload=true,GangScheduling=true schedules each group at once")
     _add_lease_warning(result, cluster, setup, [p.info.spec.get("schedulerName") for p in pods])
     return result
 

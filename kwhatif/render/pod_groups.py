@@ -1,0 +1,53 @@
+"""The human view of pod group cycles (issue 39): for each PodGroup whether it was scheduled all at once,
+its quorum, the PodGroupScheduled condition, and when it was not, which pods fit where, which fit nowhere
+and the per-node picture: the group's pods the cycle put on each node and why each node refused the pods
+that fit nowhere."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from kwhatif.render.table import make_console
+from kwhatif.render.tables import Column, print_table
+
+
+def _headline(report: dict) -> tuple[str, str]:
+    name = report["podGroup"]
+    if report["gatedBy"]:
+        return f"PodGroup {name}: not attempted, its pods stay in PreEnqueue: {report['gatedBy']}", "yellow"
+    quorum = (f"minCount {report['minCount']}: {report['fit']} of {report['queued']} queued pod(s) fit"
+              + (f", {report['alreadyScheduled']} already scheduled" if report["alreadyScheduled"] else "")
+              if report["policy"] == "gang" else f"basic policy: {report['fit']} of {report['queued']} pod(s) fit")
+    if report["scheduled"]:
+        return f"PodGroup {name} is scheduled all at once ({quorum}).", "green"
+    condition = report["condition"] or {}
+    return (f"PodGroup {name} is not scheduled, nothing of it binds ({quorum}); condition "
+            f"{condition.get('type')}={condition.get('status')} {condition.get('reason')}: "
+            f"{condition.get('message')}"), "red"
+
+
+def render_pod_groups(reports: list[dict], console: Console | None = None) -> None:
+    console = make_console(console)
+    for report in reports:
+        line, style = _headline(report)
+        console.file.write("\n")
+        console.print(Text(line, style=style))
+        if report["scheduled"] or report["gatedBy"]:
+            continue
+        rows = []
+        for pod in report["pods"]:
+            if pod["ownFitError"] is not None:
+                rows.append([pod["pod"], ("fits nowhere", "red"), pod["ownFitError"]])
+            elif pod["fitIn"] is not None:
+                rows.append([pod["pod"], (pod["fitIn"], "yellow"), "fit there in the cycle, waited at Permit"])
+        print_table(console, [Column("POD", wrap=True, min_width=20), Column("IN THE CYCLE"),
+                              Column("WHY", wrap=True)], rows)
+        if report["byNode"]:
+            console.file.write("\n")
+            node_rows = [[node, ", ".join(p.rsplit("/", 1)[-1] for p in entry["groupPods"]) or "-",
+                          "; ".join(f"{pod.rsplit('/', 1)[-1]}: {reason}" for pod, reason in entry["refused"].items())
+                          or "-"]
+                         for node, entry in report["byNode"].items()]
+            print_table(console, [Column("NODE"), Column("GROUP PODS THERE", wrap=True),
+                                  Column("REFUSED THERE", wrap=True)], node_rows)

@@ -1,0 +1,172 @@
+"""The pod group scheduling cycle of kube-scheduler v1.36 (schedule_one_podgroup.go), on top of the
+single-pod attempt (``Scheduler.schedule``).
+
+With GenericWorkload on, a pod that names a PodGroup (``spec.schedulingGroup.podGroupName``) is not
+scheduled alone: popping it pops every unscheduled pod of its group, sorted by priority then by when they
+entered the queue, and one cycle (``pod_group_scheduling_algorithm``, upstream's
+podGroupSchedulingDefaultAlgorithm) tries them in turn on one snapshot. Each pod gets a full scheduling
+attempt (PreFilter to PostFilter); one that fits is assumed on its node, so the next pods see it, and its
+Permit plugins run: GangScheduling answers Wait until ``minCount`` pods of the group are scheduled. A pod
+that does not fit keeps its FitError and the cycle goes on. The group is schedulable as soon as one pod's
+Permit succeeds; every assumed pod is then bound. Otherwise nothing binds: the pods that fit read
+``pod group is unschedulable, <their Permit message>`` and the group's PodGroupScheduled condition is
+False / Unschedulable (``submit``: submitPodGroupAlgorithmResult). A pod whose PostFilter nominated a node
+(preemption) is assumed there, and a group that needs any preemption waits for it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kwhatif.api.pod_groups import pod_group_name
+from kwhatif.framework.interface import Code, Status
+from kwhatif.result import ScheduleResult
+from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.state.pod_group_state import PodGroupStates
+
+POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
+WAITING_ON_PREEMPTION = "pod group is waiting for preemption to complete"
+PERMIT_WAIT_REASON = "one or more plugins asked to wait and no plugin rejected pod"
+POD_GROUP_SCHEDULED = "PodGroupScheduled"
+
+
+def group_status(code: Code, *reasons: str) -> Status:
+    """``fwk.NewStatus(code, reasons...).WithError(errPodGroupUnschedulable)``: the error leads the reasons."""
+    return Status(code, [POD_GROUP_UNSCHEDULABLE, *reasons])
+
+
+def run_permit_plugins(framework, state, pod: PodInfo, node_name: str) -> Status | None:
+    """RunPermitPlugins: the first rejection or error ends it; a Wait gets the framework's reason appended."""
+    wait = None
+    for pl in framework.points.get("permit", ()):
+        status, _timeout = pl.permit(state, pod, node_name)
+        if status is None or status.is_success():
+            continue
+        if status.is_rejected():
+            return status.with_plugin(pl.name)
+        if status.code == Code.WAIT:
+            wait = status
+            continue
+        return Status.error(f'running Permit plugin "{pl.name}": {status.message}').with_plugin(pl.name)
+    if wait is not None:
+        return Status(Code.WAIT, [*wait.reasons, PERMIT_WAIT_REASON], wait.plugin)
+    return None
+
+
+@dataclass
+class PodResult:
+    """algorithmResult: one pod's attempt in the cycle."""
+
+    pod: PodInfo
+    result: ScheduleResult
+    node: str | None = None  # SuggestedHost: where it fits, or the node preemption nominated
+    status: Status | None = None  # the attempt's (None: it fits)
+    permit_status: Status | None = None
+    requires_preemption: bool = False
+
+    @property
+    def fits(self) -> bool:
+        return self.status is None
+
+
+@dataclass
+class PodGroupResult:
+    """podGroupAlgorithmResult, with what ``submit`` makes of it for every pod."""
+
+    namespace: str
+    name: str
+    pod_results: list[PodResult] = field(default_factory=list)
+    status: Status | None = field(default_factory=lambda: group_status(Code.UNSCHEDULABLE))
+    waiting_on_preemption: bool = False
+
+    @property
+    def scheduled(self) -> bool:
+        return self.status is None or self.status.is_success()
+
+    def condition(self) -> dict:
+        """The PodGroupScheduled condition the scheduler writes on the PodGroup."""
+        if self.scheduled:
+            return {"type": POD_GROUP_SCHEDULED, "status": "True", "reason": "Scheduled", "message": ""}
+        if self.status.is_rejected():
+            return {"type": POD_GROUP_SCHEDULED, "status": "False", "reason": "Unschedulable",
+                    "message": self.status.message}
+        return {"type": POD_GROUP_SCHEDULED, "status": "False", "reason": "SchedulerError",
+                "message": self.status.message}
+
+    def pod_message(self, pr: PodResult) -> str | None:
+        """What the pod's failure says (None: it is bound): submitPodGroupAlgorithmResult's cases."""
+        if self.status is not None and self.status.code == Code.ERROR and not (
+                pr.status is not None and pr.status.code == Code.ERROR):
+            return self.status.message
+        if pr.fits:
+            if self.scheduled:
+                return None
+            if self.waiting_on_preemption:
+                return self.status.message
+            return group_status(Code.UNSCHEDULABLE, *pr.permit_status.reasons).message
+        if pr.requires_preemption and not self.waiting_on_preemption:
+            return group_status(Code.UNSCHEDULABLE, *pr.permit_status.reasons).message
+        return pr.result.message if pr.result.message else pr.status.message
+
+    def bound(self) -> list[PodResult]:
+        return [pr for pr in self.pod_results if pr.fits and self.scheduled]
+
+
+def group_key(pod: PodInfo) -> tuple[str, str] | None:
+    name = pod_group_name(pod.pod)
+    return None if name is None else (pod.namespace, name)
+
+
+def pod_group_scheduling_algorithm(snapshot, states: PodGroupStates, namespace: str, name: str,
+                                   pods: list, attempt: Callable, assume: Callable) -> PodGroupResult:
+    """podGroupSchedulingDefaultAlgorithm on ``snapshot`` (which keeps the assumed pods: the caller forks it
+    and commits only a schedulable group). ``pods`` are the group's queued pods in order; ``attempt(pod)``
+    is one scheduling attempt -> (ScheduleResult, chosen node or None, the framework it ran with);
+    ``assume(pod, node, result)`` assumes the pod on the node in the snapshot."""
+    group = PodGroupResult(namespace, name)
+    requires_preemption = False
+    for pod in pods:
+        result, node, framework = attempt(pod)
+        pr = PodResult(pod.info, result)
+        group.pod_results.append(pr)
+        if node is None:
+            nominated = getattr(result.preemption, "nominated_node", None)
+            if nominated:  # assumed where preemption would make room, for the next pods to see
+                node, pr.requires_preemption, pr.status = nominated, True, _attempt_status(result)
+            else:
+                pr.status = _attempt_status(result)
+        if node is not None:
+            assume(pod, node, result)
+            states.assume(namespace, name, pod.info.key)
+            permit = run_permit_plugins(framework, None, pod.info, node)
+            if permit is not None and permit.code not in (Code.WAIT, Code.SUCCESS):
+                # Rejected or failed at Permit: the pod is forgotten (unreserved) and fails with that status,
+                # a rejection as a FitError on its one node.
+                states.forget(namespace, name, pod.info.key)
+                pr.requires_preemption, pr.node = False, None
+                pr.status = (Status(permit.code, [f"0/1 nodes are available: {permit.message}."], permit.plugin)
+                             if permit.is_rejected() else permit)
+            else:
+                pr.node, pr.permit_status = node, permit
+        if pr.status is not None and not pr.requires_preemption:
+            if pr.status.is_rejected():
+                continue  # the group may still be schedulable if the Permit check succeeds
+            group.status = Status.error(f"failed to schedule other pod from a pod group: {pr.status.message}")
+            group.waiting_on_preemption = False
+            break
+        requires_preemption = requires_preemption or pr.requires_preemption
+        if pr.permit_status is None or pr.permit_status.is_success():
+            if requires_preemption:
+                group.status = group_status(Code.UNSCHEDULABLE, WAITING_ON_PREEMPTION)
+                group.waiting_on_preemption = True
+            else:
+                group.status = None
+    return group
+
+
+def _attempt_status(result: ScheduleResult) -> Status:
+    """The status SchedulePod and PostFilter left: Unschedulable with the FitError's message, or the Error."""
+    if result.error is not None:
+        return Status.error(result.error)
+    return Status(Code.UNSCHEDULABLE, [result.message or ""])

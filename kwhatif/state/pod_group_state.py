@@ -1,0 +1,70 @@
+"""The scheduler cache's pod group states (backend/cache/podgroupstate.go): for each PodGroup (namespace,
+name) the pods that name it in ``spec.schedulingGroup.podGroupName``, which are bound (assigned), which the
+current pod group cycle has assumed, and which are still unscheduled. GangScheduling reads the counts:
+PreEnqueue ``AllPodsCount`` against ``minCount``, Permit ``ScheduledPodsCount`` (assigned + assumed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kwhatif.api.pod_groups import pod_group_name
+
+
+@dataclass
+class PodGroupState:
+    all_pods: set[str] = field(default_factory=set)  # pod keys (namespace/name)
+    assigned: set[str] = field(default_factory=set)
+    assumed: set[str] = field(default_factory=set)
+
+    @property
+    def unscheduled(self) -> set[str]:
+        return self.all_pods - self.assigned - self.assumed
+
+    def all_pods_count(self) -> int:
+        return len(self.all_pods)
+
+    def scheduled_pods_count(self) -> int:
+        return len(self.assumed) + len(self.assigned)
+
+
+class PodGroupStates:
+    """Every pod group's state, from the cluster's pods that have not finished and the pods to place."""
+
+    def __init__(self) -> None:
+        self._states: dict[tuple[str, str], PodGroupState] = {}
+
+    @classmethod
+    def of(cls, cluster_pods, queued_pods=()) -> "PodGroupStates":
+        states = cls()
+        for pod in cluster_pods:
+            states.add(pod)
+        for pod in queued_pods:
+            states.add(pod)
+        return states
+
+    def add(self, pod: dict) -> None:
+        name = pod_group_name(pod)
+        if name is None:
+            return
+        meta = pod.get("metadata") or {}
+        namespace = meta.get("namespace") or "default"
+        state = self._states.setdefault((namespace, name), PodGroupState())
+        key = f"{namespace}/{meta.get('name') or ''}"
+        state.all_pods.add(key)
+        if (pod.get("spec") or {}).get("nodeName"):
+            state.assigned.add(key)
+
+    def get(self, namespace: str, name: str) -> PodGroupState | None:
+        return self._states.get((namespace, name))
+
+    def assume(self, namespace: str, name: str, pod_key: str) -> None:
+        self._states[(namespace, name)].assumed.add(pod_key)
+
+    def forget(self, namespace: str, name: str, pod_key: str) -> None:
+        self._states[(namespace, name)].assumed.discard(pod_key)
+
+    def bind(self, namespace: str, name: str, pod_key: str) -> None:
+        """The assumed pod was bound: assigned from now on."""
+        state = self._states[(namespace, name)]
+        state.assumed.discard(pod_key)
+        state.assigned.add(pod_key)
