@@ -95,6 +95,7 @@ RESOURCES = (
     Resource("ReplicaSet", "apps/v1"),
     Resource("StatefulSet", "apps/v1"),
     Resource("ReplicationController", "v1"),
+    Resource("Job", "batch/v1"),
     Resource("PersistentVolume", "v1"),
     Resource("PersistentVolumeClaim", "v1"),
     Resource("StorageClass", "storage.k8s.io/v1"),

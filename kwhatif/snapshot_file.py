@@ -218,6 +218,7 @@ _STRIPPERS = {
     "ReplicaSet": _with(spec_keys=("selector", "replicas")),
     "StatefulSet": _with(spec_keys=("selector", "replicas")),
     "ReplicationController": _with(spec_keys=("selector", "replicas")),
+    "Job": _with(),
     "PersistentVolume": _with(spec_keys=True, status_keys=("phase",)),
     "PersistentVolumeClaim": _with(spec_keys=True, status_keys=("phase",)),
     "StorageClass": _with(top_keys=_STORAGE_CLASS_KEYS),

@@ -40,6 +40,7 @@ ENDPOINTS = {
                                                    "priorityclasses", "scheduling.k8s.io", "PriorityClass"),
     "/apis/apps/v1/replicasets": ("ReplicaSetList", "apps/v1", "replicasets", "apps", "ReplicaSet"),
     "/apis/apps/v1/statefulsets": ("StatefulSetList", "apps/v1", "statefulsets", "apps", "StatefulSet"),
+    "/apis/batch/v1/jobs": ("JobList", "batch/v1", "jobs", "batch", "Job"),
     "/apis/storage.k8s.io/v1/storageclasses": ("StorageClassList", "storage.k8s.io/v1", "storageclasses",
                                                "storage.k8s.io", "StorageClass"),
     "/apis/storage.k8s.io/v1/csinodes": ("CSINodeList", "storage.k8s.io/v1", "csinodes", "storage.k8s.io",

@@ -122,3 +122,91 @@ def test_calculate(desc, node, pods, expected):
         assert got is None
     else:
         assert got[0] == expected[0] and got[1] == pytest.approx(expected[1], rel=0.01)
+
+
+# --- drainability: replicacount TestDrainable ---------------------------------------------------
+
+def owner(name: str, kind: str, api_version: str) -> list[dict]:
+    """GenerateOwnerReferences."""
+    return [{"apiVersion": api_version, "kind": kind, "name": name, "controller": True}]
+
+
+def controller(kind: str, api_version: str, name: str, replicas: int | None = None) -> dict:
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": name, "namespace": "default"}}
+    if replicas is not None:
+        obj["spec"] = {"replicas": replicas}
+    return obj
+
+
+RC, RS_OBJ = controller("ReplicationController", "v1", "rc", 5), controller("ReplicaSet", "apps/v1", "rs", 5)
+# upstream's listers always hold the job "job" and the statefulset "ss"
+JOB, SS = controller("Job", "batch/v1", "job"), controller("StatefulSet", "apps/v1", "ss")
+
+
+def owned_pod(refs: list[dict], annotations: dict | None = None, deleted: datetime | None = None) -> dict:
+    pod = make_pod("bar").node("node").set("metadata.ownerReferences", refs).set("status.phase", "Running")
+    if annotations:
+        pod.set("metadata.annotations", annotations)
+    if deleted:
+        pod.set("metadata.deletionTimestamp", deleted.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    return pod.obj()
+
+
+CUSTOM_DS = {"cluster-autoscaler.kubernetes.io/daemonset-pod": "true"}
+REPLICA_COUNT_TABLE = [
+    ("RC-managed pod", owned_pod(owner("rc", "ReplicationController", "core/v1")), [RC], None),
+    ("RC-managed pod with missing reference", owned_pod(owner("missing", "ReplicationController", "core/v1")),
+     [RC], 'ControllerNotFound: replication controller for default/bar is not available, err: '
+           'replicationcontroller "missing" not found'),
+    ("DS-managed pod", owned_pod(owner("ds", "DaemonSet", "apps/v1")), [], None),
+    ("DS-managed pod by a custom API Group", owned_pod(owner("ds", "DaemonSet", "crd/v1")), [], None),
+    ("DS-managed pod by a custom API Group with missing reference",
+     owned_pod(owner("missing", "DaemonSet", "crd/v1")), [], None),
+    ("DS-managed pod by a custom Daemonset", owned_pod(owner("ds", "CustomDaemonSet", "crd/v1"), CUSTOM_DS), [], None),
+    ("DS-managed pod by a custom Daemonset with missing reference",
+     owned_pod(owner("missing", "CustomDaemonSet", "crd/v1"), CUSTOM_DS), [], None),
+    ("Job-managed pod", owned_pod(owner("job", "Job", "batch/v1")), [RC], None),
+    ("Job-managed pod with missing reference", owned_pod(owner("missing", "Job", "batch/v1")), [RC],
+     'ControllerNotFound: job for default/bar is not available: err: job.batch "missing" not found'),
+    ("SS-managed pod", owned_pod(owner("ss", "StatefulSet", "apps/v1")), [RC], None),
+    ("SS-managed pod with missing reference", owned_pod(owner("missing", "StatefulSet", "apps/v1")), [RC],
+     'ControllerNotFound: statefulset for default/bar is not available: err: statefulset.apps "missing" not found'),
+    ("SS-managed pod by a custom API Group", owned_pod(owner("ss", "StatefulSet", "kruise/v1")), [], None),
+    ("SS-managed pod by a custom API Group with missing reference",
+     owned_pod(owner("missing", "StatefulSet", "kruise/v1")), [], None),
+    ("RS-managed pod", owned_pod(owner("rs", "ReplicaSet", "apps/v1")), [RS_OBJ], None),
+    ("RS-managed pod that is being deleted",
+     owned_pod(owner("rs", "ReplicaSet", "apps/v1"), deleted=TEST_TIME - timedelta(hours=1)), [RS_OBJ], None),
+    ("RS-managed pod with missing reference", owned_pod(owner("missing", "ReplicaSet", "apps/v1")), [RS_OBJ],
+     'ControllerNotFound: replication controller for default/bar is not available, err: '
+     'replicaset.apps "missing" not found'),
+]
+
+
+@pytest.mark.parametrize("desc, pod, controllers, blocked", REPLICA_COUNT_TABLE,
+                         ids=[row[0] for row in REPLICA_COUNT_TABLE])
+def test_replica_count_drainable(desc, pod, controllers, blocked):
+    from kwhatif.whatif.drain_rules import AutoscalerRules
+    from kwhatif.whatif.eviction import Budgets
+
+    c = cluster([build_test_node("node", 1000, 1000)], [pod], [*controllers, JOB, SS])
+    verdict = AutoscalerRules(c, Budgets(c), TEST_TIME).verdict(c.pods[0])
+    if blocked is None:
+        assert not (verdict.message or "").startswith("ControllerNotFound")
+    else:
+        assert (verdict.decision, verdict.message) == ("block", blocked)
+
+
+@pytest.mark.parametrize("metadata, blocked", [
+    ({}, False),  # a dump without Jobs says nothing about them
+    ({"source": "live", "missingPermissions": [], "unavailableResources": []}, True),  # the live list was empty
+    ({"source": "live", "missingPermissions": ["list jobs.batch"], "unavailableResources": []}, False),
+])
+def test_a_job_pod_whose_job_is_gone_blocks_where_jobs_were_listed(metadata, blocked):
+    from kwhatif.whatif.drain_rules import AutoscalerRules
+    from kwhatif.whatif.eviction import Budgets
+
+    c = cluster([build_test_node("node", 1000, 1000)], [owned_pod(owner("gone", "Job", "batch/v1"))])
+    c.metadata = metadata
+    verdict = AutoscalerRules(c, Budgets(c), TEST_TIME).verdict(c.pods[0])
+    assert (verdict.message or "").startswith("ControllerNotFound: job for default/bar") == blocked

@@ -31,6 +31,7 @@ KINDS = {
     "ReplicaSet": "replica_sets",
     "StatefulSet": "stateful_sets",
     "ReplicationController": "replication_controllers",
+    "Job": "jobs",
     "PersistentVolume": "persistent_volumes",
     "PersistentVolumeClaim": "persistent_volume_claims",
     "StorageClass": "storage_classes",
@@ -106,6 +107,7 @@ class Cluster:
     replica_sets: list[dict] = field(default_factory=list)
     stateful_sets: list[dict] = field(default_factory=list)
     replication_controllers: list[dict] = field(default_factory=list)
+    jobs: list[dict] = field(default_factory=list)  # their pods' controllers, for cluster-autoscaler's rules
     persistent_volumes: list[dict] = field(default_factory=list)
     persistent_volume_claims: list[dict] = field(default_factory=list)
     storage_classes: list[dict] = field(default_factory=list)

@@ -145,7 +145,9 @@ class AutoscalerRules:
             "ReplicaSet": {(_name(o)) for o in cluster.replica_sets},
             "StatefulSet": {(_name(o)) for o in cluster.stateful_sets},
             "ReplicationController": {(_name(o)) for o in cluster.replication_controllers},
+            "Job": {(_name(o)) for o in cluster.jobs},
         }
+        self._listed = {kind for kind, names in self._controllers.items() if names or _read_live(cluster, kind)}
 
     def on(self, cluster: Cluster, budgets: Budgets, now: datetime) -> AutoscalerRules:
         """The rules for a scenario starting from this one's cluster (the same controllers: a sweep's
@@ -170,20 +172,23 @@ class AutoscalerRules:
         return Verdict("skip", "long terminating pod") if is_long_terminating(pod, self.now) else None
 
     def _replica_count(self, pod):
-        """Controllers of the kinds the cluster holds must exist (a dump without any object of a kind
-        says nothing about it)."""
+        """Controllers of the kinds the cluster lists must exist: those it holds objects of, and every
+        kind a live read (or its snapshot) listed (a dump without any object of a kind says nothing of it)."""
         ref = controller_of(pod)
         if ref is None:
             return None
         kind, (namespace, name) = ref.get("kind"), _name(pod)
         known = self._controllers.get(kind)
-        if not known or (namespace, ref.get("name", "")) in known:
+        if kind not in self._listed or (namespace, ref.get("name", "")) in known:
             return None
         if kind == "StatefulSet":
             if (ref.get("apiVersion") or "").split("/")[0] != "apps":
                 return None
             return Verdict("block", f"ControllerNotFound: statefulset for {namespace}/{name} is not available: "
                                     f"err: statefulset.apps \"{ref.get('name', '')}\" not found")
+        if kind == "Job":
+            return Verdict("block", f"ControllerNotFound: job for {namespace}/{name} is not available: "
+                                    f"err: job.batch \"{ref.get('name', '')}\" not found")
         resource = "replicaset.apps" if kind == "ReplicaSet" else "replicationcontroller"
         return Verdict("block", f"ControllerNotFound: replication controller for {namespace}/{name} is not "
                                 f"available, err: {resource} \"{ref.get('name', '')}\" not found")
@@ -249,6 +254,20 @@ class AutoscalerRules:
                 namespace, name = _name(pod)
                 return Verdict("block", f"NotEnoughPdb: not enough pod disruption budget to move {namespace}/{name}")
         return None
+
+
+_RESOURCES = {"ReplicaSet": "replicasets", "StatefulSet": "statefulsets",
+              "ReplicationController": "replicationcontrollers", "Job": "jobs"}
+
+
+def _read_live(cluster: Cluster, kind: str) -> bool:
+    """Whether the cluster was read live and its list of ``kind`` came back (not forbidden, served)."""
+    meta = cluster.metadata
+    if meta.get("source") != "live":
+        return False
+    resource = _RESOURCES[kind]
+    return not any(entry.removeprefix("list ").split(".")[0] == resource
+                   for entry in [*(meta.get("missingPermissions") or []), *(meta.get("unavailableResources") or [])])
 
 
 def is_long_terminating(pod: dict, now: datetime) -> bool:
