@@ -44,7 +44,7 @@ REAL_DUMPS = {
     "c17-tkg-control-plane-spec-only.yaml": (1, 0),            # a List without kind: List
     "c18-popeye-lint-dir": (5, 9),
     "c19-gcp-nodes-with-pods-on-missing-nodes.json": (6, 35),
-    "c20-mega-all-real-nodes-and-pods.json": (25, 71),
+    "c20-mega-all-real-nodes-and-pods.json": "Pod heptio-sonobuoy/sonobuoy appears twice with different UIDs",  # merged captures
     "c21-openshift-imeixner-with-sibling-router.json": (2, 36),
 }
 
@@ -171,15 +171,35 @@ def test_the_same_object_in_several_files_is_counted_once(tmp_path):
     no_uid = pod("p3")
     del no_uid["metadata"]["uid"]
     write(tmp_path, "d/c/Pods.json", [no_uid, no_uid])
-    recreated = pod("p2")  # same name, another UID: another object
-    recreated["metadata"]["uid"] = "uid-p2-new"
-    write(tmp_path, "d/d/Pods.json", [recreated])
     cluster = cluster_of(str(tmp_path / "d"))
-    assert sorted(p["metadata"]["name"] for p in cluster.pods) == ["p1", "p2", "p2", "p3"]
+    assert sorted(p["metadata"]["name"] for p in cluster.pods) == ["p1", "p2", "p3"]
     a, b, c = (str(tmp_path / "d" / x / "Pods.json") for x in "abc")
     assert cluster.warnings == [f"2 object(s) appear more than once in the input (same kind/namespace/name "
                                 f"and UID) and are counted once: Pod default/p1 ({a} and {b}); "
                                 f"Pod default/p3 (twice in {c})"]
+
+
+def _renamed_uid(obj: dict, uid: str) -> dict:
+    return {**obj, "metadata": {**obj["metadata"], "uid": uid}}
+
+
+@pytest.mark.parametrize("kind,files,message", [
+    ("nodes", {"a/Nodes.json": [node("n1")], "b/Nodes.json": [_renamed_uid(node("n1"), "uid-n1-new")]},
+     "Node n1 appears twice with different UIDs: {d}/a/Nodes.json (uid uid-n1) and {d}/b/Nodes.json "
+     "(uid uid-n1-new)"),
+    ("pods", {"Nodes.json": [node("n1")], "Pods.json": [pod("p1"), _renamed_uid(pod("p1"), "uid-p1-new")]},
+     "Pod default/p1 appears twice with different UIDs: {d}/Pods.json, uids uid-p1 and uid-p1-new"),
+])
+def test_two_objects_with_one_name_are_refused(tmp_path, kind, files, message):
+    """Two captures merged hold two Nodes named n1: the API server cannot, and answering with both placed
+    replicas on "n1" twice and overcommitted it. One error naming both sources, exit 2."""
+    for name, objects in files.items():
+        write(tmp_path, f"d/{name}", objects)
+    d = tmp_path / "d"
+    result = runner.invoke(app, ["place", WEB, "--cluster", str(d), "--replicas", "3"])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"error: {message.format(d=d)}; the API server holds one object per "
+                                          f"name, so these are not one cluster (merged captures?): keep one of them"]
 
 
 def test_duplicates_are_reported_by_place(tmp_path):

@@ -159,15 +159,20 @@ class Cluster:
             if not meta.get("name"):
                 raise InputError(f"{origin}: {describe(obj)}: metadata.name: required (kube-scheduler knows "
                                  f"objects by name)")
-            # The same object: same kind, namespace and name, and the same UID when it has one (objects
-            # that share only a UID are two objects of a hand-made dump, not one seen twice).
-            key = (kind, meta.get("namespace") or "", meta["name"], meta.get("uid"))
+            # The same object: same kind, namespace and name and the same UID (or none). Another UID under
+            # that name is another object, which the API server cannot hold beside it (two captures merged):
+            # answering with both would place on one node twice. Objects that share only a UID are two
+            # objects of a hand-made dump, not one seen twice.
+            key = (kind, meta.get("namespace") or "", meta["name"])
             first = seen.get(key)
             if first is not None:
-                duplicates.append(f"{describe(obj)} ({first} and {origin})" if first != origin
+                first_origin, first_uid = first
+                if first_uid != meta.get("uid"):
+                    raise InputError(_same_name_message(obj, first_origin, first_uid, origin, meta.get("uid")))
+                duplicates.append(f"{describe(obj)} ({first_origin} and {origin})" if first_origin != origin
                                   else f"{describe(obj)} (twice in {origin})")
                 continue
-            seen[key] = origin
+            seen[key] = (origin, meta.get("uid"))
             if kind == "Pod":
                 raw_pods.append((obj, origin))
             elif kind == "Node":
@@ -221,6 +226,13 @@ class Cluster:
                  for node in self.nodes}
         found.discard("")
         return sorted(found) or list(self.metadata.get("kubeletVersions") or [])
+
+
+def _same_name_message(obj: dict, first_origin: str, first_uid, origin: str, uid) -> str:
+    where = (f"{first_origin} (uid {first_uid or '<none>'}) and {origin} (uid {uid or '<none>'})"
+             if first_origin != origin else f"{origin}, uids {first_uid or '<none>'} and {uid or '<none>'}")
+    return (f"{describe(obj)} appears twice with different UIDs: {where}; the API server holds one object "
+            f"per name, so these are not one cluster (merged captures?): keep one of them")
 
 
 def _finished(pod: dict) -> bool:
