@@ -4,6 +4,7 @@ cluster to reach), help names values rather than Python types, and the snapshot/
 from __future__ import annotations
 
 import gzip
+import os
 import json
 import subprocess
 import sys
@@ -130,3 +131,23 @@ def test_stdin_cannot_be_both_the_pod_and_the_cluster(command):
     result = runner.invoke(app, [command, "-", "-c", "-"], input=Path(DEMO).read_text())
     assert result.exit_code == 2
     assert "stdin can be read only once" in result.stderr
+
+
+@pytest.mark.parametrize("args,status", [
+    (["place", WEB, "-c", DEMO], 0),
+    (["place", WEB, "-c", DEMO, "-o", "json"], 0),
+    (["place", WEB, "-c", DEMO, "--replicas", "3"], 0),
+    (["place", WEB, "-c", DEMO, "--replicas", "300"], 1),
+])
+def test_a_reader_gone_early_leaves_the_answer_s_exit_status(args, status):
+    """``kwhatif place ... | head -1``: the reader closes the pipe before the answer is written (here before
+    the command starts: its read end is closed), and the exit status is still the answer's, without a
+    traceback or an error line."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "kwhatif", *args], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (status, "")

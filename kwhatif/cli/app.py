@@ -11,7 +11,8 @@ import typer.core
 
 from kwhatif import __version__
 from kwhatif.cli.options import PlainHelp
-from kwhatif.cli.common import TRACEBACK_ENV, ClickException, UsageError, internal_error_message, user_errors
+from kwhatif.cli.common import (TRACEBACK_ENV, ClickException, ReaderSafeStdout, UsageError, internal_error_message,
+                               user_errors)
 from kwhatif.errors import ExitStatus, KwhatifError
 
 PLUGIN_EXECUTABLE = "kubectl-whatif"
@@ -112,6 +113,7 @@ def main() -> None:
     Usage errors are one line too (``Group``, exit 2); a KwhatifError carries its exit status; anything else is an
     internal error (exit 2, never 0 or 1: a crash must not read as "fits" or "does not fit").
     """
+    sys.stdout = ReaderSafeStdout(sys.stdout)
     try:
         app(prog_name=program_name(sys.argv[0]))
     except SystemExit as exc:

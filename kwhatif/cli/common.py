@@ -49,9 +49,6 @@ def user_errors(command):
             raise typer.Exit(int(exc.exit_status)) from None
         except (typer.Exit, typer.Abort, ClickException):
             raise
-        except BrokenPipeError:
-            _silence_stdout()
-            raise typer.Exit(int(ExitStatus.BAD_INPUT)) from None
         except Exception as exc:  # the guard: a bug must not look like an answer
             shape_error = diagnose()
             if shape_error is not None:  # a cluster pod of a shape kwhatif cannot read: say which field
@@ -63,6 +60,31 @@ def user_errors(command):
             raise typer.Exit(int(ExitStatus.BAD_INPUT)) from None
 
     return wrapper
+
+
+class ReaderSafeStdout:
+    """stdout for a reader that may go away (``| head -1``): once a write or flush finds the pipe closed,
+    the rest of the output goes to /dev/null and the command runs on, so it still exits as its answer says
+    (0 when the pod fits) instead of with the broken pipe. Everything else is the wrapped stream's."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            _silence_stdout()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            _silence_stdout()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def _silence_stdout() -> None:
