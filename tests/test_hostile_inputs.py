@@ -124,5 +124,53 @@ def test_an_unexpected_exception_is_an_internal_error_never_an_answer(monkeypatc
     assert f"Set {common.TRACEBACK_ENV}=1 for the traceback" in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit)
 
-    monkeypatch.setenv(common.TRACEBACK_ENV, "1")
-    assert isinstance(runner.invoke(app, ["place", WEB, "--cluster", DEMO]).exception, KeyError)
+    monkeypatch.setenv(common.TRACEBACK_ENV, "1")  # the traceback is shown, the exit status stays 2
+    result = runner.invoke(app, ["place", WEB, "--cluster", DEMO])
+    assert result.exit_code == 2
+    assert "Traceback (most recent call last):" in result.stderr and "KeyError: 'spec'" in result.stderr
+    assert result.stderr.splitlines()[-1].startswith("error: internal error: KeyError: 'spec'.")
+
+
+def test_an_internal_error_outside_a_command_exits_2_with_the_traceback(tmp_path):
+    """main()'s own guard (a crash outside a command's wrapper, here in reading argv): with KWHATIF_TRACEBACK
+    the traceback is printed, and the exit status is still 2, not the 1 of an uncaught exception."""
+    import os
+    import subprocess
+    import sys
+
+    script = "import sys; sys.argv = None; from kwhatif.cli.app import main; main()"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, common.TRACEBACK_ENV: "1"})
+    assert done.returncode == 2, done.stderr
+    assert "Traceback (most recent call last):" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith("error: internal error: TypeError")
+
+
+NODE_LIST = "apiVersion: v1\nkind: List\nitems:\n- kind: Node\n  metadata: {name: n1}\n" \
+            "  status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+
+
+@pytest.mark.parametrize("pod,cluster,args,message", [
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [null]\n", None,
+     ["--validate=ignore"], "{pod}: Pod p: spec.containers[0]: expected a mapping, got null"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: b}]\n"
+     "  tolerations: [null]\n", None, ["--validate=warn"], "{pod}: Pod p: spec.tolerations[0]: expected a mapping"),
+    (None, NODE_LIST.replace("{name: n1}", "{name: n1}\n  spec: {taints: [null]}"), [],
+     "{cluster}: Node n1: spec.taints[0]: expected a mapping, got null"),
+    (None, NODE_LIST.replace("pods: '110'}", "pods: '110'}, images: [null]"), [],
+     "{cluster}: Node n1: status.images[0]: expected a mapping, got null"),
+    (None, NODE_LIST.replace("pods: '110'}", "pods: '110'}, images: [{names: [null], sizeBytes: 1}]"), [],
+     "{cluster}: Node n1: status.images[0].names[0]: expected a string, got null"),
+    (None, NODE_LIST + "- kind: Pod\n  metadata: {name: q, namespace: default}\n  spec: {nodeName: n1, containers: [null]}\n",
+     [], "{cluster}: Pod default/q: spec.containers[0]: expected a mapping, got null"),
+], ids=["proposed-containers-ignore", "proposed-tolerations-warn", "node-taints", "node-images", "node-image-names",
+        "cluster-pod-containers"])
+def test_a_null_list_item_is_an_error_naming_it(tmp_path, pod, cluster, args, message):
+    """``[null]`` where a list of objects belongs: the API server never writes it; kwhatif says where it is
+    (under --validate=ignore too) instead of an internal error."""
+    pod_path, cluster_path = tmp_path / "pod.yaml", tmp_path / "cluster.yaml"
+    pod_path.write_text(pod) if pod else pod_path.write_text(Path(WEB).read_text())
+    cluster_path.write_text(cluster) if cluster else cluster_path.write_text(Path(DEMO).read_text())
+    result = runner.invoke(app, ["place", str(pod_path), "--cluster", str(cluster_path), *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {message.format(pod=pod_path, cluster=cluster_path)}\n"

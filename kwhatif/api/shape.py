@@ -4,7 +4,8 @@ Cluster objects come from a real API server, so they are not validated as a new 
 edited by hand, truncated or produced by another tool can hold a string where kwhatif reads a list.
 ``check_shape`` finds the first such field and raises one InputError naming the object and the field
 path, instead of a failure deep inside a plugin. Only fields kwhatif reads are described; everything
-else is ignored. ``None`` (JSON null) is accepted everywhere, as the API omits empty fields.
+else is ignored. ``None`` (JSON null) is accepted for every field and map value, as the API omits empty
+fields, but not as an item of a list (``taints: [null]``), which the API never writes.
 """
 
 from __future__ import annotations
@@ -226,8 +227,11 @@ def _emit(schema, var: str, path: str, depth: int, lines: list, counter: list) -
             lines.append(f"{pad}for i{n}, e{n} in {var}.items():")
             child_path = f"{path}.{{i{n}}}"
             sub = schema.value
-        lines.append(f"{pad}    if e{n} is not None:")
-        _emit(sub, f"e{n}", child_path, depth + 2, lines, counter)
+        if isinstance(schema, ListOf):  # a null item is no empty field but a hole in the list
+            _emit(sub, f"e{n}", child_path, depth + 1, lines, counter)
+        else:
+            lines.append(f"{pad}    if e{n} is not None:")
+            _emit(sub, f"e{n}", child_path, depth + 2, lines, counter)
     elif schema is Quantity:
         lines.append(f'{pad}_quantity({var}, source, what, f"{shown}")')
     elif schema is IntOrString:
@@ -250,6 +254,6 @@ def _check_quantity(value, source: str, what: str, path: str) -> None:
 
 def _fail(source: str, what: str, path: str, expected: str, value) -> None:
     got = {dict: "a mapping", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
-           float: "a number"}.get(type(value), type(value).__name__)
+           float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
     shown = repr(value) if isinstance(value, (str, int, float, bool)) and len(repr(value)) <= 40 else got
     raise InputError(f"{source}: {what}: {path}: expected {expected}, got {shown}")

@@ -11,8 +11,8 @@ import typer.core
 
 from kwhatif import __version__
 from kwhatif.cli.options import PlainHelp
-from kwhatif.cli.common import (TRACEBACK_ENV, ClickException, ReaderSafeStdout, UsageError, internal_error_message,
-                               user_errors)
+from kwhatif.cli.common import (ClickException, ReaderSafeStdout, UsageError, internal_error_message,
+                               print_traceback_if_asked, user_errors)
 from kwhatif.errors import ExitStatus, KwhatifError
 
 PLUGIN_EXECUTABLE = "kubectl-whatif"
@@ -122,8 +122,7 @@ def main() -> None:
         print(f"error: {exc}", file=sys.stderr)
         _exit(int(exc.exit_status))
     except Exception as exc:
-        if os.environ.get(TRACEBACK_ENV):
-            raise
+        print_traceback_if_asked()
         print(f"error: {internal_error_message(exc)}", file=sys.stderr)
         _exit(int(ExitStatus.BAD_INPUT))
     _exit(0)

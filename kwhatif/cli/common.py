@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import traceback
 
 import typer
 
@@ -33,6 +34,14 @@ def internal_error_message(exc: BaseException) -> str:
             f"kwhatif does not handle. Set {TRACEBACK_ENV}=1 for the traceback and report it with the input.")
 
 
+def print_traceback_if_asked() -> None:
+    """The traceback of the exception being handled on stderr, when KWHATIF_TRACEBACK asks for it: printed,
+    not raised, so that the exit status stays an internal error's (2), never the "does not fit" 1 of an
+    uncaught exception."""
+    if os.environ.get(TRACEBACK_ENV):
+        traceback.print_exc(file=sys.stderr)
+
+
 def user_errors(command):
     """Turn a KwhatifError into ``error: ...`` on stderr and the error's exit status, and any other
     exception into an ``error: internal error ...`` line and exit 2 (also under typer's test runner,
@@ -54,8 +63,7 @@ def user_errors(command):
             if shape_error is not None:  # a cluster pod of a shape kwhatif cannot read: say which field
                 print(f"error: {shape_error}", file=sys.stderr)
                 raise typer.Exit(int(shape_error.exit_status)) from None
-            if os.environ.get(TRACEBACK_ENV):
-                raise
+            print_traceback_if_asked()
             print(f"error: {internal_error_message(exc)}", file=sys.stderr)
             raise typer.Exit(int(ExitStatus.BAD_INPUT)) from None
 

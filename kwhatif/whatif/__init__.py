@@ -20,7 +20,9 @@ from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_runtime_class, check_limit_ranges,
                                    check_namespace, check_user_priority)
-from kwhatif.api.validation import PodsAlike, proposed_pod_errors, refuse, validate_admitted_resources
+from kwhatif.api.shape import SHAPES, check_shape
+from kwhatif.api.validation import (PodsAlike, current_mode, proposed_pod_errors, refuse,
+                                    validate_admitted_resources)
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
@@ -66,6 +68,8 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False
     errors = (alike.errors(manifest, source) if alike is not None and template_path is None
               else proposed_pod_errors(manifest, template_path, source))
     refuse(source, describe(manifest), errors)
+    if current_mode() != "strict":  # a pod the API server would refuse is read anyway: in a shape kwhatif reads
+        check_shape(raw, SHAPES["Pod"], source, describe(raw))
     pod = default_pod(raw)
     try:
         check_namespace(pod, cluster.namespaces)
