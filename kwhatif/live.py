@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 
 import orjson
 
-from kwhatif.errors import KwhatifError, UnreachableError
+from kwhatif.errors import InputError, KwhatifError, UnreachableError
 from kwhatif.snapshot_file import strip_object
 from kwhatif.api.bulk import bulk_allocation
 from kwhatif.state.cluster import Cluster
@@ -143,33 +143,44 @@ CLUSTER_ALTERNATIVE = "pass --cluster FILE to work from a snapshot or dump"
 
 def connect(kubeconfig: str | None = None, context: str | None = None,
             alternative: str = CLUSTER_ALTERNATIVE) -> Connection:
-    """A client configured like kubectl; UnreachableError (exit 3) when no usable config exists, saying
-    which file is missing (not the client's "Invalid kube-config file") and what to do instead."""
+    """A client configured like kubectl; UnreachableError (exit 3) when no config exists, saying which file
+    is missing (not the client's "Invalid kube-config file") and what to do instead; InputError (exit 2)
+    when the kubeconfig cannot be used."""
     from kubernetes import client, config
     from kubernetes.config.config_exception import ConfigException
+    from yaml import YAMLError
 
     configuration = client.Configuration()
     path = kubeconfig_path(kubeconfig)
-    try:
-        if path is None:
-            if context:
-                raise ConfigException(f"--context {context} needs a kubeconfig; none was found and "
-                                      f"in-cluster config has no contexts")
+    if path is None:
+        if context:
+            raise InputError(f"--context {context} needs a kubeconfig; none was found and in-cluster config "
+                             f"has no contexts (or {alternative})")
+        try:
             config.load_incluster_config(client_configuration=configuration)
-            context_name = "in-cluster"
-        else:
-            _check_kubeconfig_exists(path, kubeconfig, alternative)
-            contexts, active = config.list_kube_config_contexts(config_file=path)
-            names = [c.get("name") for c in contexts or []]
-            if context and context not in names:
-                raise ConfigException(f"context {context!r} not found (contexts: {', '.join(names) or 'none'})")
-            config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
-                                    persist_config=False)
-            context_name = context or (active or {}).get("name", "")
-    except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
-        where = "in-cluster config" if path is None else f"kubeconfig {path}"
-        raise UnreachableError(f"cannot connect to a cluster: {where}: {_one_line(exc)} "
-                               f"(or {alternative})") from None
+        except (ConfigException, OSError, ValueError, TypeError, KeyError) as exc:
+            raise UnreachableError(f"cannot connect to a cluster: in-cluster config: {_one_line(exc)} "
+                                   f"(or {alternative})") from None
+        return Connection(client.ApiClient(configuration), configuration.host, "in-cluster")
+    _check_kubeconfig_exists(path, kubeconfig, alternative)
+    # A kubeconfig that exists but cannot be used (not YAML, the wrong shape, an unknown context) is bad
+    # input, as kubectl says of it: exit 2, not the 3 of a cluster that cannot be reached.
+    try:
+        contexts, active = config.list_kube_config_contexts(config_file=path)
+        names = [c.get("name") for c in contexts or []]
+        if context and context not in names:
+            raise InputError(f"kubeconfig {path}: context {context!r} not found (contexts: "
+                             f"{', '.join(map(str, names)) or 'none'})")
+        config.load_kube_config(config_file=path, context=context, client_configuration=configuration,
+                                persist_config=False)
+    except (ConfigException, OSError) as exc:
+        raise InputError(f"kubeconfig {path}: {_one_line(exc)}") from None
+    except YAMLError as exc:
+        raise InputError(f"kubeconfig {path}: not valid YAML: {_one_line(exc)}") from None
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:  # the client reads its shape unchecked
+        raise InputError(f"kubeconfig {path}: not a kubeconfig (the client failed reading it: "
+                         f"{_one_line(exc)})") from None
+    context_name = context or (active or {}).get("name", "")
     return Connection(client.ApiClient(configuration), configuration.host, context_name)
 
 
@@ -207,9 +218,11 @@ def context_namespace(kubeconfig: str | None = None, context: str | None = None)
     from kubernetes import config
     from kubernetes.config.config_exception import ConfigException
 
+    from yaml import YAMLError
+
     try:
         contexts, active = config.list_kube_config_contexts(config_file=path)
-    except (ConfigException, OSError, ValueError, TypeError, KeyError):
+    except (ConfigException, YAMLError, OSError, ValueError, TypeError, KeyError, AttributeError):
         return "default"
     chosen = next((c for c in contexts or [] if c.get("name") == context), None) if context else active
     return ((chosen or {}).get("context") or {}).get("namespace") or "default"

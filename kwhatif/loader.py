@@ -5,6 +5,7 @@ Every error names the file (and where possible the object and field) so the CLI 
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Iterator, NamedTuple
@@ -141,15 +142,24 @@ def _is_apple_double(path: str) -> bool:
         return False
 
 
-def iter_files(path: str) -> list[str]:
+def iter_files(path: str, recursive: bool = True) -> list[str]:
+    """The files ``path`` names: itself, or a directory's .yaml/.yml/.json files (with ``recursive``
+    those of its subdirectories too, as kubectl's -R). An entry that vanishes while the directory is
+    listed is left out (os.walk skips a subdirectory it can no longer list), as it would be had it gone
+    a moment earlier."""
     if path == "-":
         return ["-"]
     p = Path(path)
     if p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*") if f.is_file() and f.suffix in YAML_SUFFIXES)
+        files = []
+        for folder, subfolders, names in os.walk(path):
+            files.extend(os.path.join(folder, name) for name in names if Path(name).suffix in YAML_SUFFIXES)
+            if not recursive:
+                subfolders.clear()
         if not files:
-            raise InputError(f"{path}: directory holds no .yaml, .yml or .json files")
-        return files
+            nested = "" if recursive else " (-R/--recursive reads its subdirectories too)"
+            raise InputError(f"{path}: directory holds no .yaml, .yml or .json files{nested}")
+        return sorted(files)
     if not p.exists():
         raise InputError(f"{path}: no such file or directory")
     return [path]
@@ -241,13 +251,14 @@ def pod_from_object(obj: dict, source: str) -> dict:
     return pod
 
 
-def load_manifests(path: str) -> tuple[list[tuple[dict, str]], bool]:
-    """The objects under ``path`` and whether they came as a collection (a ``List``, a JSON array,
-    several YAML documents or files): a collection of pods is placed as a sequence even when it
-    holds one pod, a lone object keeps the single-pod answer."""
+def load_manifests(path: str, recursive: bool = False) -> tuple[list[tuple[dict, str]], bool]:
+    """The objects under ``path`` (a directory's files, its subdirectories' only when ``recursive``, as
+    ``kubectl apply -f DIR`` needs -R) and whether they came as a collection (a ``List``, a JSON array,
+    several YAML documents or files): a collection of pods is placed as a sequence even when it holds
+    one pod, a lone object keeps the single-pod answer."""
     objects: list[tuple[dict, str]] = []
     collection = False
-    files = iter_files(path)
+    files = iter_files(path, recursive)
     for file in files:
         source = "<stdin>" if file == "-" else file
         docs = parse_documents(read_data(file), source)

@@ -79,6 +79,31 @@ def test_without_a_kubeconfig_the_message_says_so_and_what_to_do(no_kubeconfig):
                              f"snapshot or dump)\n")
 
 
+LOOPBACK_KUBECONFIG = ("apiVersion: v1\nkind: Config\ncurrent-context: a\n"
+                       "contexts: [{name: a, context: {cluster: x, user: y}}]\n"
+                       "clusters: [{name: x, cluster: {server: 'http://127.0.0.1:1'}}]\nusers: [{name: y, user: {}}]\n")
+
+
+@pytest.mark.parametrize("text,args,message", [
+    ("clusters: [\n", [], "not valid YAML: while parsing a flow node"),
+    ("just a string\n", [], "not a kubeconfig (the client failed reading it: 'str' object does not support item "
+                            "assignment)"),
+    ("apiVersion: v1\nkind: Config\nclusters: 5\n", [], "not a kubeconfig (the client failed reading it: 'int' "
+                                                         "object is not iterable)"),
+    (LOOPBACK_KUBECONFIG.replace("clusters: [{name: x", "clusters: [{name: z"), [],
+     "Invalid kube-config file. Expected object with name x in {kc}/clusters list"),
+    (LOOPBACK_KUBECONFIG, ["--context", "nope"], "context 'nope' not found (contexts: a)"),
+])
+@pytest.mark.parametrize("pod", [WEB, "pod/web"])
+def test_a_kubeconfig_that_cannot_be_used_is_bad_input(tmp_path, text, args, message, pod):
+    """A malformed kubeconfig or an unknown --context is the user's input, as kubectl says of it: one
+    ``error:`` line and exit 2 (3 is for a cluster that cannot be reached), never an internal error."""
+    kc = tmp_path / "kc"
+    kc.write_text(text)
+    result = runner.invoke(app, ["place", pod, "--kubeconfig", str(kc), *args])
+    assert (result.exit_code, result.stderr) == (2, f"error: kubeconfig {kc}: {message.format(kc=kc)}\n")
+
+
 def test_snapshot_without_a_cluster_suggests_its_own_option(no_kubeconfig):
     result = runner.invoke(app, ["snapshot", "-o", str(no_kubeconfig / "s.kwi.json.gz")])
     assert result.exit_code == 3
@@ -151,3 +176,47 @@ def test_a_reader_gone_early_leaves_the_answer_s_exit_status(args, status):
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (status, "")
+
+
+def _manifest_dir(tmp_path: Path) -> Path:
+    from tests.builders import make_pod
+
+    folder = tmp_path / "release"
+    (folder / "nested").mkdir(parents=True)
+    for path, name in ((folder / "a.json", "a"), (folder / "b.json", "b"), (folder / "nested" / "c.json", "c")):
+        path.write_text(json.dumps(make_pod(name).req(cpu="100m").obj()))
+    return folder
+
+
+def test_place_dir_reads_its_subdirectories_only_with_recursive(tmp_path):
+    """``place DIR`` as ``kubectl apply -f DIR``: the directory's own files; -R/--recursive adds its
+    subdirectories'."""
+    folder = _manifest_dir(tmp_path)
+    flat = runner.invoke(app, ["place", str(folder), "-c", DEMO, "-o", "json"])
+    deep = runner.invoke(app, ["place", str(folder), "-R", "-c", DEMO, "-o", "json"])
+    assert (flat.exit_code, deep.exit_code) == (0, 0), flat.output + deep.output
+    assert [p["pod"] for p in json.loads(flat.stdout)["placements"]] == ["default/a", "default/b"]
+    assert [p["pod"] for p in json.loads(deep.stdout)["placements"]] == ["default/a", "default/b", "default/c"]
+    (folder / "a.json").unlink()
+    (folder / "b.json").unlink()
+    empty = runner.invoke(app, ["place", str(folder), "-c", DEMO])
+    assert (empty.exit_code, empty.stderr) == (2, f"error: {folder}: directory holds no .yaml, .yml or .json files "
+                                                  f"(-R/--recursive reads its subdirectories too)\n")
+
+
+def test_a_subdirectory_vanishing_while_place_lists_it_is_left_out(tmp_path, monkeypatch):
+    """A subdirectory removed while ``place -R DIR`` lists the tree (a build writing manifests): listing it
+    fails with FileNotFoundError, which the real os.scandir raises then; it is left out, as if removed a
+    moment earlier, instead of an internal error."""
+    folder = _manifest_dir(tmp_path)
+    real_scandir = os.scandir
+
+    def vanishing(path="."):
+        if os.fspath(path).endswith("nested"):
+            raise FileNotFoundError(2, "No such file or directory", os.fspath(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", vanishing)
+    result = runner.invoke(app, ["place", str(folder), "-R", "-c", DEMO, "-o", "json"])
+    assert result.exit_code == 0, result.output
+    assert [p["pod"] for p in json.loads(result.stdout)["placements"]] == ["default/a", "default/b"]

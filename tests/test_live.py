@@ -303,13 +303,14 @@ def test_unreachable_server_exit_3(tmp_path):
         assert "Connection refused" in lines[0]
 
 
-def test_missing_kubeconfig_and_unknown_context_exit_3(server, kc, tmp_path):
+def test_a_missing_kubeconfig_exits_3_an_unknown_context_2(server, kc, tmp_path):
+    """No kubeconfig: no cluster to reach (3); a context the kubeconfig does not hold: bad input (2)."""
     result = runner.invoke(app, ["snapshot", "-o", str(tmp_path / "s"), "--kubeconfig", str(tmp_path / "nope")])
     assert result.exit_code == 3
     assert f"--kubeconfig {tmp_path / 'nope'}: the file does not exist" in result.stderr
     result = runner.invoke(app, ["snapshot", "-o", str(tmp_path / "s"), "--kubeconfig", kc, "--context", "prod"])
-    assert result.exit_code == 3
-    assert "context 'prod' not found (contexts: loopback)" in result.stderr
+    assert (result.exit_code, result.stderr) == (2, f"error: kubeconfig {kc}: context 'prod' not found "
+                                                    f"(contexts: loopback)\n")
 
 
 def test_context_and_kubeconfig_env(server, tmp_path, monkeypatch):

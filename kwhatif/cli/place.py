@@ -46,6 +46,8 @@ def place(
                                       "adds 'suggestions'."),
     validate: ValidateOption = "strict",
     compare_version: CompareVersionOption = None,
+    recursive: bool = typer.Option(False, "-R", "--recursive",
+                                   help="POD is a directory: read its subdirectories too (as kubectl -R)."),
 ) -> None:
     """Place a pod: filter, score, extenders and preemption on every node, as kube-scheduler would.
 
@@ -79,7 +81,7 @@ def place(
         attempt.result.scenario = scenario
         _compare_single(attempt, compared)
         _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
-    objects, collection = load_manifests(pod)
+    objects, collection = load_manifests(pod, recursive)
     cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     check_node_names(cluster_state, node)
