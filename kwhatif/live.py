@@ -249,6 +249,7 @@ def read_with(connection: Connection, *, progress: bool | None = None) -> Cluste
     objects: list[tuple[dict, str]] = []
     missing: list[str] = []
     unavailable: list[str] = []
+    kubelets: set[str] = set()
     source = f"{connection.context or 'cluster'} ({connection.server})"
     apis: dict[str, object] = {}
     with reporter, bulk_allocation():
@@ -256,7 +257,7 @@ def read_with(connection: Connection, *, progress: bool | None = None) -> Cluste
             api = apis.get(res.api)
             if api is None:
                 api = apis[res.api] = getattr(client, res.api)(connection.api_client)
-            items = _list_all(connection, api, res, reporter, missing, unavailable)
+            items = _list_all(connection, api, res, reporter, missing, unavailable, kubelets)
             objects.extend((obj, source) for obj in items)
         cluster = Cluster.from_objects(objects, source=source)
         server_version = _server_version(connection, reporter)
@@ -264,6 +265,8 @@ def read_with(connection: Connection, *, progress: bool | None = None) -> Cluste
         "source": "live",
         "server": connection.server,
         **({"serverVersion": server_version} if server_version else {}),
+        # Without GET /version the release is guessed from these, as for a dump (stripping drops nodeInfo).
+        **({"kubeletVersions": sorted(kubelets)} if kubelets else {}),
         "context": connection.context,
         "capturedAt": captured_at,
         "readSeconds": round(time.monotonic() - started, 2),
@@ -275,10 +278,11 @@ def read_with(connection: Connection, *, progress: bool | None = None) -> Cluste
 
 
 def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter", missing: list[str],
-              unavailable: list[str]) -> list[dict]:
+              unavailable: list[str], kubelets: set[str]) -> list[dict]:
     """All items of one resource, page by page. When a continue token has expired (410 Gone) the
     partial result is dropped and the list is re-read in one unpaginated call, as client-go's pager
-    does (FullListIfExpired). A 403 or 404 on an optional resource is warned about and recorded."""
+    does (FullListIfExpired). A 403 or 404 on an optional resource is warned about and recorded. The
+    nodes' kubelet versions go into ``kubelets`` before stripping removes them."""
     from kubernetes.client.exceptions import ApiException
 
     call = res.list_method(api)
@@ -319,6 +323,10 @@ def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter",
         doc = orjson.loads(body)
         page = doc.get("items") or []
         for obj in page:
+            if res.kind == "Node":
+                version = ((obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
+                if isinstance(version, str) and version:
+                    kubelets.add(version)
             obj["kind"] = res.kind
             obj["apiVersion"] = res.api_version
             items.append(strip_object(obj))

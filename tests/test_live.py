@@ -468,12 +468,20 @@ def test_an_unmodelled_server_version_is_an_error_naming_the_modelled_ones(serve
     assert json.loads(ok.stdout)["kubernetesVersion"] == "v1.35.7"
 
 
-def test_a_server_without_version_is_a_warning_and_the_newest_verified_release(server, kc, tmp_path):
+def test_a_server_without_version_is_answered_from_the_kubelets_as_its_dump(server, kc, tmp_path):
+    """GET /version failing: a warning, and the release guessed from the nodes' kubelets (v1.34.1) as for a
+    dump of the same objects, not a fixed release; a snapshot taken then answers the same."""
     server.behaviour.not_found.add("/version")
     pod = tmp_path / "pod.json"
     pod.write_text(json.dumps(proposed_pod()))
     result = runner.invoke(app, ["place", str(pod), "--kubeconfig", kc, "-o", "json"])
     assert "warning: cannot read the API server's version (GET /version" in result.stderr
-    doc = json.loads(result.stdout)
-    assert doc["kubernetesVersion"] == "v1.35.7"
-    assert doc["kubernetesVersionNote"].startswith("the cluster's version is unknown: the newest verified release")
+    dump = tmp_path / "dump.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": cluster_objects()}))
+    snap = tmp_path / "s.kwi.json.gz"
+    assert runner.invoke(app, ["snapshot", "-o", str(snap), "--kubeconfig", kc]).exit_code == 0
+    answers = [json.loads(result.stdout)] + [
+        json.loads(runner.invoke(app, ["place", str(pod), "-c", str(c), "-o", "json"]).stdout) for c in (dump, snap)]
+    assert {(a["kubernetesVersion"], a["kubernetesVersionNote"]) for a in answers} == {
+        ("v1.34.7", "v1.34 guessed from the nodes' kubelets (v1.34.1), its newest modelled patch; "
+                    "--kubernetes-version sets it")}
