@@ -15,9 +15,9 @@ from typing import Mapping
 
 from kwhatif.api.labels import SelectorError
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
-from kwhatif.plugins import pod_index
 from kwhatif.plugins.args.inter_pod_affinity import InterPodAffinityArgs
 from kwhatif.plugins.helper import node_label_values
+from kwhatif.state import pod_index
 from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm
 
 NAME = "InterPodAffinity"

@@ -25,7 +25,6 @@ from typing import Iterable, Mapping
 from kwhatif.api import labels as labelsel
 from kwhatif.framework.gomath import go_div, go_round
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
-from kwhatif.plugins import pod_index
 from kwhatif.plugins.args.pod_topology_spread import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -34,6 +33,7 @@ from kwhatif.plugins.args.pod_topology_spread import (
 )
 from kwhatif.plugins.helper import find_matching_untolerated_taint, node_label_values
 from kwhatif.plugins.node_affinity import RequiredNodeAffinity
+from kwhatif.state import pod_index
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 NAME = "PodTopologySpread"

@@ -1,4 +1,4 @@
-"""The pod index (plugins/pod_index.py) gives InterPodAffinity and PodTopologySpread exactly what their
+"""The pod index (state/pod_index.py) gives InterPodAffinity and PodTopologySpread exactly what their
 per-pod walks give: every PreFilter state, Filter verdict, PreScore state and score of both plugins with a
 sequence's memo (the index) equals the same without one (the walk over every pod), on seeded random
 clusters (labels and namespaces of many shapes, terminating pods, nodes without the topology keys,
