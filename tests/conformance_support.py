@@ -17,6 +17,8 @@ def needs_extender(case: dict) -> bool:
 
 
 V1_35_DIR = CASES_DIR.parent / "v1.35"
+# ../shared/real-inputs: dumps and manifests as people have them (beside the conformance folder).
+REAL_INPUTS_DIR = CASES_DIR.parent.parent / "real-inputs"
 V1_36_DIR = CASES_DIR.parent / "v1.36"
 DEFAULT_VERSION = "v1.34.1"  # a case without kubernetesVersion was made by v1.34.1
 
@@ -131,6 +133,13 @@ REQUIRE_REFERENCE = "KWHATIF_REQUIRE_REFERENCE"
 def missing_reference() -> list[Path]:
     """The parts of the shared reference (../shared/conformance) this checkout does not have."""
     return [path for path in (CASES_DIR, SEQUENCES_DIR, V1_35_DIR, V1_36_DIR, EXTENDER_SCRIPT) if not path.exists()]
+
+
+def reference_path(path: Path, what: str) -> Path:
+    """``path``, a file or folder of the shared reference a test reads; when it is missing, reference_missing."""
+    if not path.exists():
+        reference_missing(path, what)
+    return path
 
 
 def reference_missing(path: Path, what: str) -> None:

@@ -186,9 +186,9 @@ def test_a_workload_that_makes_no_pod_says_so_instead_of_an_empty_table(tmp_path
 def _large_case(tmp_path: Path) -> tuple[list[str], str, dict]:
     """seq-0215 (169 nodes, percentageOfNodesToScore 30, parallelism 1): (--cluster and --scheduler-config
     args, its pods as a List, the case)."""
-    from tests.conformance_support import SEQUENCES_DIR
+    from tests.conformance_support import SEQUENCES_DIR, reference_path
 
-    case = json.loads((SEQUENCES_DIR / "seq-0215-large-cluster.json").read_text())
+    case = json.loads(reference_path(SEQUENCES_DIR / "seq-0215-large-cluster.json", "sequence cases").read_text())
     (tmp_path / "cluster.json").write_text(json.dumps(case["cluster"]))
     (tmp_path / "config.json").write_text(json.dumps(case["schedulerConfig"]))
     inputs = ["--cluster", str(tmp_path / "cluster.json"), "--scheduler-config", str(tmp_path / "config.json")]
@@ -224,9 +224,10 @@ def test_the_percentage_flag_is_checked(tmp_path):
 
 def test_v135_hinted_steps_are_marked_and_said_once(tmp_path):
     """OpportunisticBatching (v1.35.7): -o json marks the steps that took the hint, the table says how many."""
-    from tests.conformance_support import SEQUENCES_DIR
+    from tests.conformance_support import V1_35_DIR, reference_path
 
-    case = json.loads((SEQUENCES_DIR.parent / "v1.35" / "sequences" / "seq-4202-batching.json").read_text())
+    case = json.loads(reference_path(V1_35_DIR / "sequences" / "seq-4202-batching.json",
+                                     "v1.35 sequence cases").read_text())
     (tmp_path / "cluster.json").write_text(json.dumps(case["cluster"]))
     (tmp_path / "config.json").write_text(json.dumps(case["schedulerConfig"]))
     args = ["place", write_list(tmp_path, case["pods"]), "--cluster", str(tmp_path / "cluster.json"),

@@ -474,7 +474,8 @@ def test_change_options_keep_their_order(args, changes, rest):
 
 def test_change_option_without_a_value_is_a_usage_error():
     result = runner.invoke(app, ["place", "pod.yaml", "--cordon"])
-    assert result.exit_code == 2
+    assert (result.exit_code, result.stderr, result.stdout) == (
+        2, "error: Invalid value: --cordon requires an argument\n", "")
 
 
 def test_cli_capacity_after_losing_a_zone():

@@ -15,10 +15,11 @@ from kwhatif.cli.app import app
 from kwhatif.errors import InputError
 from kwhatif.loader import kind_from_file_name, load_dump
 from kwhatif.state.cluster import Cluster
+from tests.conformance_support import REAL_INPUTS_DIR, reference_path
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = str(ROOT / "fixtures" / "pods" / "web.yaml")
-REAL = ROOT.parent / "shared" / "real-inputs" / "clusters"
+REAL = REAL_INPUTS_DIR / "clusters"
 
 runner = CliRunner()
 
@@ -50,14 +51,12 @@ REAL_DUMPS = {
 
 
 def test_every_real_dump_is_listed():
-    if not REAL.is_dir():
-        pytest.fail(f"{REAL} is missing")
-    assert sorted(p.name for p in REAL.iterdir()) == sorted(REAL_DUMPS)
+    assert sorted(p.name for p in reference_path(REAL, "real dumps").iterdir()) == sorted(REAL_DUMPS)
 
 
 @pytest.mark.parametrize("name", sorted(REAL_DUMPS))
 def test_real_dump_place_snapshot_and_leader(name, tmp_path):
-    dump = str(REAL / name)
+    dump = str(reference_path(REAL / name, "real dumps"))
     expected = REAL_DUMPS[name]
     # In namespace default, which every dump that lists Namespaces has (NamespaceLifecycle admission).
     web = yaml.safe_load(open(WEB).read())

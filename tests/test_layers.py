@@ -31,6 +31,9 @@ BAD_IMPORTS = [
     # the plugin API importing the runtime
     ("framework/interface.py", "import kwhatif.framework.runtime",
      "kwhatif.framework.interface -> kwhatif.framework.runtime"),
+    # a circle in the API modules (issue 40 found labels -> validation -> workload_validation -> labels):
+    # the label rules reading the validation of objects, which reads them
+    ("api/names.py", "import kwhatif.api.validation", "- .validation -> .names"),
 ]
 
 
@@ -43,7 +46,7 @@ def lint(package_parent: Path, config: Path) -> subprocess.CompletedProcess:
 def test_kwhatif_keeps_its_layers():
     run = lint(ROOT, ROOT / "pyproject.toml")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "3 kept, 0 broken" in run.stdout
+    assert "4 kept, 0 broken" in run.stdout
 
 
 def test_contracts_catch_each_bad_import(tmp_path):
@@ -58,5 +61,6 @@ def test_contracts_catch_each_bad_import(tmp_path):
     assert "layers import only downward BROKEN" in report
     assert "the plugin API imports nothing of the framework above it BROKEN" in report
     assert "plugins never import the runtime, loaders, rendering or the CLI BROKEN" in report
+    assert "the API modules import one another without a circle BROKEN" in report
     missing = [chain for _, _, chain in BAD_IMPORTS if chain not in report]
     assert not missing, report

@@ -25,7 +25,7 @@ from kwhatif.versions import (MODELLED_GATES, NO_EFFECT_GATES, RELEASES, feature
 from kwhatif.whatif import place_pod
 from kwhatif.whatif.versions import cluster_features
 from tests.builders import make_node, make_pod
-from tests.conformance_support import V1_35_DIR
+from tests.conformance_support import V1_35_DIR, reference_path
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -61,7 +61,7 @@ def test_an_unmodelled_version_names_the_modelled_ones(text, message):
 
 def _readme_gates() -> dict[str, tuple[bool, bool]]:
     """The v1.35 README's 'Feature-gate defaults as compiled into v1.35.7': name -> (on, locked)."""
-    text = (V1_35_DIR / "README.md").read_text()
+    text = reference_path(V1_35_DIR / "README.md", "the v1.35 reference's README").read_text()
     listing = text.split("Feature-gate defaults as compiled into v1.35.7", 1)[1]
     return {name: (state == "on", "locked" in (extra or ""))
             for name, state, extra in re.findall(r"(\w+) (on|off)(?: \(([^)]*)\))?", listing)}

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Mapping
 
-from kwhatif.api import validation
+from kwhatif.api import names
 
 
 class SelectorError(ValueError):
@@ -36,12 +36,12 @@ _LABEL_VALUE_ERROR = ("a valid label must be an empty string or consist of alpha
 # requirement asks them again.
 @lru_cache(maxsize=4096)
 def is_qualified_name(key: str) -> bool:
-    return not validation.is_qualified_name(key)
+    return not names.is_qualified_name(key)
 
 
 @lru_cache(maxsize=4096)
 def is_valid_label_value(value: str) -> bool:
-    return not validation.is_valid_label_value(value)
+    return not names.is_valid_label_value(value)
 
 
 def _validate(key: str, values: list) -> None:
