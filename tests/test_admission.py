@@ -167,6 +167,42 @@ def test_without_runtime_classes_in_the_source_only_an_overhead_without_a_class_
                                      'RuntimeClass defined Overhead')
 
 
+@pytest.mark.parametrize("classes", [[], [runtime_class(scheduling={"nodeSelector": {"sandbox": "true"}})]],
+                         ids=["no-classes", "a-class-without-overhead"])
+@pytest.mark.parametrize("mode", ["warn", "ignore"])
+def test_an_overhead_without_a_class_is_evaluated_under_warn_and_ignore(tmp_path, classes, mode):
+    """As README promises for what the API server would refuse: --validate=warn|ignore record RuntimeClass
+    admission's refusal and evaluate the pod, its overhead counted (3.9 cpu requested + 0.2 overhead do not
+    fit n1's 4 cpu); a class named keeps its nodeSelector."""
+    spec = {"overhead": {"cpu": "200m"}, "containers": container(requests={"cpu": "3900m"})}
+    if classes:
+        spec["runtimeClassName"] = "kata"
+    result, path = run(tmp_path, classes, with_spec(**spec), f"--validate={mode}", "-o", "json")
+    assert result.exit_code == 1, result.output
+    out = json.loads(result.stdout)
+    assert out["validation"] == {"mode": mode, "errors": [
+        f'{path}: Pod shop/web: pods "web" is forbidden: pod rejected: Pod Overhead set without corresponding '
+        f'RuntimeClass defined Overhead']}
+    assert out["filtered"]["n1"]["plugin"] == ("NodeAffinity" if classes else "NodeResourcesFit")
+    fits = run(tmp_path, classes, with_spec(**{**spec, "overhead": {"cpu": "100m"}}), f"--validate={mode}")[0]
+    assert fits.exit_code == (1 if classes else 0), fits.output
+
+
+def test_a_workload_template_with_an_overhead_is_evaluated_under_warn(tmp_path):
+    template = {"metadata": {"labels": {"app": "web"}},
+                "spec": {"overhead": {"cpu": "100m"}, "containers": container(requests={"cpu": "1"})}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+                  "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "template": template}}
+    strict, path = run(tmp_path, [], deployment)
+    assert (strict.exit_code, strict.stderr) == (2, f"error: {path}: Deployment shop/web: its pods are forbidden: "
+                                                    f"pod rejected: Pod Overhead set without corresponding RuntimeClass "
+                                                    f"defined Overhead\n")
+    warned, _ = run(tmp_path, [], deployment, "--validate=warn")
+    assert warned.exit_code == 0, warned.output
+    assert warned.stderr == (f"warning: {path}: Deployment shop/web: its pods are forbidden: pod rejected: Pod "
+                             f"Overhead set without corresponding RuntimeClass defined Overhead\n")
+
+
 # --- NamespaceLifecycle
 
 

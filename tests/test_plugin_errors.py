@@ -39,7 +39,7 @@ def test_pre_score_error_ends_the_attempt_with_its_message():
     result = attempt(spread("ScheduleAnyway"))
     assert result.error == result.message == (
         'running PreScore plugin "PodTopologySpread": calculating preScoreState: obtaining pod\'s soft topology '
-        "spread constraints: 'Bogus' is not a valid label selector operator")
+        'spread constraints: "Bogus" is not a valid label selector operator')
     assert result.feasible == ["n1", "n2"]  # filtering passed; scoring failed
     assert (result.selected, result.scores, result.fits) == ([], {}, False)
     assert result.to_dict()["error"] == result.error
@@ -49,7 +49,7 @@ def test_pre_filter_error_ends_the_attempt_with_its_message():
     result = attempt(spread("DoNotSchedule"))
     assert result.error == (
         'running PreFilter plugin "PodTopologySpread": get constraints from pod: obtaining pod\'s hard topology '
-        "spread constraints: 'Bogus' is not a valid label selector operator")
+        'spread constraints: "Bogus" is not a valid label selector operator')
     assert (result.feasible, result.selected, result.fits) == ([], [], False)
 
 

@@ -315,23 +315,38 @@ def merge_tolerations(first: list, second: list) -> list:
 OVERHEAD_WITHOUT_CLASS = "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead"
 
 
-def check_template_overhead(template_spec: Mapping, what: str) -> None:
+class OverheadRefusal(str):
+    """RuntimeClass admission's refusal of an overhead no runtime class defines. The scheduler can read
+    such a pod (its overhead counts as written), so --validate=warn|ignore record it as they record a
+    validation error and evaluate the pod; strict refuses it."""
+
+
+def template_overhead_refusals(template_spec: Mapping) -> list[OverheadRefusal]:
     """A pod template with an overhead and no runtime class: RuntimeClass admission refuses every pod
     the controller creates from it, whatever classes the cluster has."""
     if template_spec.get("overhead") is not None and not template_spec.get("runtimeClassName"):
-        raise AdmissionError(f"{what}: its pods are forbidden: {OVERHEAD_WITHOUT_CLASS}")
+        return [OverheadRefusal(f"its pods are forbidden: {OVERHEAD_WITHOUT_CLASS}")]
+    return []
 
 
-def apply_runtime_class(pod: dict, runtime_classes: list[Mapping], admitted: bool = False) -> list[AdmissionChange]:
+def apply_runtime_class(pod: dict, runtime_classes: list[Mapping], admitted: bool = False,
+                        refused: list | None = None) -> list[AdmissionChange]:
     """RuntimeClass admission (mutating and validating). Without RuntimeClass objects in the source
     only a pod overhead that no runtime class could have set is refused (the source may just not
     include the cluster's classes), unless the pod was ``admitted`` already (a running pod re-created)
-    or names its controller (a copy of a running pod, as a dump holds it)."""
+    or names its controller (a copy of a running pod, as a dump holds it). That refusal goes into
+    ``refused`` (an OverheadRefusal, for the --validate mode to decide); without the list it is raised."""
+    def refuse_overhead() -> None:
+        refusal = OverheadRefusal(_forbidden(pod, OVERHEAD_WITHOUT_CLASS))
+        if refused is None:
+            raise AdmissionError(refusal)
+        refused.append(refusal)
+
     spec = pod["spec"]
     if not runtime_classes:
         if spec.get("overhead") is not None and not spec.get("runtimeClassName") and not admitted \
                 and not any(ref.get("controller") for ref in (pod.get("metadata") or {}).get("ownerReferences") or []):
-            raise AdmissionError(_forbidden(pod, OVERHEAD_WITHOUT_CLASS))
+            refuse_overhead()
         return []
     name = spec.get("runtimeClassName")
     runtime_class = None
@@ -350,7 +365,7 @@ def apply_runtime_class(pod: dict, runtime_classes: list[Mapping], admitted: boo
             changes.append(AdmissionChange("RuntimeClass", f"RuntimeClass {name}: overhead {shown}"))
         spec["overhead"] = dict(overhead)
     elif spec.get("overhead") is not None:
-        raise AdmissionError(_forbidden(pod, OVERHEAD_WITHOUT_CLASS))
+        refuse_overhead()
     scheduling = (runtime_class or {}).get("scheduling") or {}
     selector = scheduling.get("nodeSelector") or {}
     if selector:

@@ -27,11 +27,6 @@ def _parse_int64(text: str) -> int | None:
 Requirement = Callable[[Mapping[str, str]], bool]
 
 
-_LABEL_VALUE_ERROR = ("a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-                      "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  "
-                      "or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
-
-
 # validation.IsQualifiedName and IsValidLabelValue without their messages, cached: every selector
 # requirement asks them again.
 @lru_cache(maxsize=4096)
@@ -45,13 +40,16 @@ def is_valid_label_value(value: str) -> bool:
 
 
 def _validate(key: str, values: list) -> None:
-    """What labels.NewRequirement checks of every requirement: the key, and each value as a label value."""
-    if not isinstance(key, str) or not is_qualified_name(key):
-        raise SelectorError(f"key: Invalid value: {key!r}: name part must consist of alphanumeric characters, "
-                            f"'-', '_' or '.', and must start and end with an alphanumeric character")
+    """What labels.NewRequirement checks of every requirement: the key, and each value as a label value,
+    each error as field.Invalid prints it (the value in Go's %q, the messages joined by "; ")."""
+    key = str(key)
+    if not is_qualified_name(key):
+        raise SelectorError(f"key: Invalid value: {names.go_quote(key)}: {'; '.join(names.is_qualified_name(key))}")
     for i, value in enumerate(values):
-        if not isinstance(value, str) or not is_valid_label_value(value):
-            raise SelectorError(f"values[{i}][{key}]: Invalid value: {value!r}: {_LABEL_VALUE_ERROR}")
+        value = str(value)
+        if not is_valid_label_value(value):
+            raise SelectorError(f"values[{i}][{key}]: Invalid value: {names.go_quote(value)}: "
+                                f"{'; '.join(names.is_valid_label_value(value))}")
 
 
 def requirement(key: str, operator: str, values: list | tuple | None, validate: bool = True) -> Requirement:
@@ -97,7 +95,7 @@ def requirement(key: str, operator: str, values: list | tuple | None, validate: 
             return actual > bound if greater else actual < bound
 
         return _reading(key, compare)
-    raise SelectorError(f"{key}: operator {operator!r} is not recognized")
+    raise SelectorError(f"{key}: operator {names.go_quote(str(operator))} is not recognized")
 
 
 def _reading(key: str, predicate: Requirement) -> Requirement:
@@ -186,7 +184,7 @@ def from_label_selector(selector: Mapping | None) -> Selector:
     for expr in expressions:
         op = expr.get("operator")
         if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            raise SelectorError(f"{op!r} is not a valid label selector operator")
+            raise SelectorError(f"{names.go_quote(str(op))} is not a valid label selector operator")
         reqs.append(requirement(expr.get("key", ""), op, expr.get("values")))
     return Selector(tuple(reqs), source=selector)
 
@@ -220,6 +218,9 @@ def from_node_selector_requirements(exprs: list) -> Selector:
     """``nodeSelectorRequirementsAsSelector``: an empty list selects nothing."""
     if not exprs:
         return NOTHING
+    for e in exprs:
+        if e.get("operator") not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
+            raise SelectorError(f"{names.go_quote(str(e.get('operator') or ''))} is not a valid node selector operator")
     return Selector(tuple(requirement(e.get("key", ""), e.get("operator", ""), e.get("values")) for e in exprs))
 
 
@@ -243,7 +244,7 @@ def parse(text: str) -> Selector:
     for part in (p.strip() for p in parts):
         if not part:
             if text.strip():
-                raise SelectorError(f"invalid label selector {text!r}: empty requirement")
+                raise SelectorError(f"invalid label selector {names.go_quote(text)}: empty requirement")
             continue
         set_match = re.fullmatch(r"(\S+)\s+(in|notin)\s*\(([^()]*)\)", part)
         if set_match:
@@ -261,5 +262,5 @@ def parse(text: str) -> Selector:
         elif re.fullmatch(r"[^=!<>\s(),]+", part):
             reqs.append(requirement(part, "Exists", None))
         else:
-            raise SelectorError(f"invalid label selector {text!r}: cannot parse {part!r}")
+            raise SelectorError(f"invalid label selector {names.go_quote(text)}: cannot parse {names.go_quote(part)}")
     return Selector(tuple(reqs), source=text)

@@ -1,4 +1,5 @@
-"""k8s.io/apimachinery/pkg/util/validation: names, label keys and values, with its messages.
+"""k8s.io/apimachinery/pkg/util/validation: names, label keys and values, with its messages (and Go's
+``%q``, with which those messages quote values).
 
 Below both the validation of objects (``kwhatif.api.validation``) and label selectors
 (``kwhatif.api.labels``), which read label keys and values by these rules: neither imports the other.
@@ -7,6 +8,26 @@ Below both the validation of objects (``kwhatif.api.validation``) and label sele
 from __future__ import annotations
 
 import re
+
+
+def go_quote(text: str) -> str:
+    """Go's strconv.Quote (``%q``)."""
+    out = ['"']
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in "\a\b\f\n\r\t\v":
+            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
+                        "\v": "\\v"}[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) < 0x10000:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return "".join(out) + '"'
 
 
 def _regex_error(msg: str, fmt: str, *examples: str) -> str:

@@ -25,36 +25,16 @@ from typing import Iterator
 
 import orjson
 
-from kwhatif.api.admission import check_template_overhead
+from kwhatif.api.admission import OverheadRefusal, template_overhead_refusals
 from kwhatif.api.decoding import REMOVED_VERSIONS, strict_decode
 from kwhatif.api.defaults import default_pod_level_requests
-from kwhatif.api.names import (is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
+from kwhatif.api.names import (go_quote, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
                                is_valid_port_name, is_valid_port_num, name_is_dns_label, name_is_dns_subdomain)
 from kwhatif.api.quantity import QuantityError, canonical_quantity, milli_value, parse_quantity
 from kwhatif.errors import InputError
 
 # ---------------------------------------------------------------------------------------------------
 # field.Error, as apimachinery prints it: "<path>: <type>: <value>: <detail>"
-
-
-def go_quote(text: str) -> str:
-    """Go's strconv.Quote (``%q``)."""
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch in "\a\b\f\n\r\t\v":
-            out.append({"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-                        "\v": "\\v"}[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    return "".join(out) + '"'
 
 
 def go_value(value) -> str:
@@ -148,6 +128,8 @@ def unreadable(error) -> bool:
     ``--validate=false`` drops them."""
     if isinstance(error, FieldError):
         return error.detail in _UNREADABLE_DETAILS
+    if isinstance(error, OverheadRefusal):
+        return False
     return not str(error).startswith("strict decoding error:")
 
 
@@ -1138,8 +1120,8 @@ def check_workload(obj: dict, source: str) -> None:
         template = template.get(key) if isinstance(template, dict) else None
     if not isinstance(template, dict):
         return
-    refuse(source, describe(obj), proposed_pod_errors(obj, TEMPLATE_PATHS[obj["kind"]], source))
-    check_template_overhead(template.get("spec") or {}, f"{source}: {describe(obj)}")
+    refuse(source, describe(obj), proposed_pod_errors(obj, TEMPLATE_PATHS[obj["kind"]], source)
+           + template_overhead_refusals(template.get("spec") or {}))
 
 
 # ---------------------------------------------------------------------------------------------------

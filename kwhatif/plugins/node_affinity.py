@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from kwhatif.api import labels as labelsel
+from kwhatif.api.names import go_quote
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, PreFilterResult, Status
 from kwhatif.plugins.args.node_affinity import NodeAffinityArgs
 from kwhatif.plugins.helper import default_normalize_score, default_normalize_values
@@ -34,10 +35,12 @@ class NodeSelectorTerm:
                 self.field_checks = []
                 for expr in raw["matchFields"]:
                     op, values = expr.get("operator"), expr.get("values") or []
-                    if op not in ("In", "NotIn"):
-                        raise labelsel.SelectorError(f"matchFields operator {op!r} not supported")
+                    if op not in ("In", "NotIn"):  # nodeSelectorRequirementsAsFieldSelector's errors
+                        raise labelsel.SelectorError(f"{go_quote(str(op or ''))} is not a valid node field selector "
+                                                     f"operator")
                     if len(values) != 1:
-                        raise labelsel.SelectorError("matchFields values must have one element")
+                        raise labelsel.SelectorError(f"unexpected number of value ({len(values)}) for node field "
+                                                     f"selector operator {go_quote(op)}")
                     self.field_checks.append((expr.get("key", ""), values[0], op == "In"))
         except labelsel.SelectorError as exc:
             self.error = str(exc)

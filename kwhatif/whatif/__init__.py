@@ -89,10 +89,12 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False
             check_user_priority(pod, admission.priority,
                                 admission.preemption_policy if admission.priority_class_name else None)
             resolver.apply(pod, admission)
-        changes += apply_runtime_class(pod, cluster.runtime_classes, admitted)
+        overhead_refusals: list = []
+        changes += apply_runtime_class(pod, cluster.runtime_classes, admitted, overhead_refusals)
         check_limit_ranges(pod, cluster.limit_ranges)
     except AdmissionError as exc:
         raise AdmissionError(f"{source}: {describe(raw)}: {exc}") from None
+    refuse(source, describe(raw), overhead_refusals)  # strict refuses; warn and ignore evaluate the pod
     if changes:
         # e.g. a LimitRange's default limit below the container's request
         refuse(source, describe(raw), validate_admitted_resources(pod))

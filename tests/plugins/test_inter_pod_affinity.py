@@ -199,11 +199,31 @@ def test_filter(name, pod, pods, expected):
     assert run_filter(pod.info(), [p.obj() for p in pods]) == expected
 
 
-def test_unparsable_selector_is_unresolvable():
-    bad = term(ZONE, exprs=[{"key": "app", "operator": "Bogus", "values": ["x"]}])
-    pod = make_pod("p").affinity(affinity(req=[bad])).info()
-    code, message = run_filter(pod, [])
-    assert code == UU and message.startswith("parsing pod: requiredAffinityTerms: ")
+def _service_in(key: str, values: list[str]) -> dict:
+    """st.PodAffinityIn("service", key, values, ...)'s term."""
+    return term(key, exprs=[{"key": "service", "operator": "In", "values": values}])
+
+
+BAD_LABEL_VALUE = ('parsing pod: requiredAffinityTerms: values[0][service]: Invalid value: "{{.bad-value.}}": a valid '
+                   "label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+                   "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex "
+                   "used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+# filtering_test.go TestRequiredAffinitySingleNode: the PreFilter statuses, Go's %q quoting the value.
+PARSE_ERROR_CASES = [
+    ("PodAffinity fails PreFilter with an invalid affinity label syntax",
+     [_service_in("region", ["{{.bad-value.}}"]), _service_in("node", ["antivirusscan", "value2"])], BAD_LABEL_VALUE),
+    ("PodAntiAffinity fails PreFilter with an invalid antiaffinity label syntax",
+     [_service_in("region", ["foo"]), _service_in("node", ["{{.bad-value.}}"])], BAD_LABEL_VALUE),
+    ("an operator metav1.LabelSelectorAsSelector does not know",
+     [term(ZONE, exprs=[{"key": "app", "operator": "Bogus", "values": ["x"]}])],
+     'parsing pod: requiredAffinityTerms: "Bogus" is not a valid label selector operator'),
+]
+
+
+@pytest.mark.parametrize("name,terms,message", PARSE_ERROR_CASES, ids=[c[0] for c in PARSE_ERROR_CASES])
+def test_unparsable_selector_is_unresolvable(name, terms, message):
+    pod = make_pod("p").label("service", "securityscan").affinity(affinity(req=terms)).info()
+    assert run_filter(pod, []) == (UU, message)
 
 
 # --- AddPod / RemovePod on cloned state ------------------------------------------------------------

@@ -107,3 +107,23 @@ def test_preferred_scoring_normalized():
     assert [s.score for s in scores] == [25, 5, 0]
     plugin.normalize_score(state, pi, scores)
     assert [s.score for s in scores] == [100, 20, 0]
+
+
+@pytest.mark.parametrize("term,error", [
+    ({"matchExpressions": [{"key": "zone", "operator": "Bogus", "values": ["a"]}]},
+     '"Bogus" is not a valid node selector operator'),
+    ({"matchExpressions": [{"key": "zone", "operator": "In", "values": ["{{.bad-value.}}"]}]},
+     'values[0][zone]: Invalid value: "{{.bad-value.}}": a valid label must be an empty string or consist of '
+     "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+     "'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?"
+     "[A-Za-z0-9])?')"),
+    ({"matchFields": [{"key": "metadata.name", "operator": "Exists"}]},
+     '"Exists" is not a valid node field selector operator'),
+    ({"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["a", "b"]}]},
+     'unexpected number of value (2) for node field selector operator "In"'),
+])
+def test_a_term_that_does_not_parse_says_so_as_nodeaffinity_does(term, error):
+    """component-helpers' nodeaffinity parse errors, with Go's %q quoting."""
+    from kwhatif.plugins.node_affinity import NodeSelectorTerm
+
+    assert NodeSelectorTerm(term).error == error
