@@ -119,3 +119,21 @@ def test_unknown_kinds_in_the_dump_are_skipped_and_counted(tmp_path):
     assert data["selected"] == ["ip-10-0-3-19.eu-west-1.compute.internal"]
     table = place(str(PODS / "web.yaml"), "--cluster", str(dump)).stdout
     assert "Skipped objects of kinds scheduling does not read: ConfigMap (2)." in table
+
+
+def test_a_pod_rejected_at_prefilter_shows_no_node_as_fitting(tmp_path):
+    """A claim the cluster does not have: VolumeRestrictions' PreFilter rejects the pod before any node is
+    filtered, so no row may read "fits" above "Does not fit" (-o json keeps filtered empty, as upstream)."""
+    pod = tmp_path / "db-0.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: db-0, namespace: shop}\nspec:\n"
+                   "  containers: [{name: db, image: postgres}]\n"
+                   "  volumes: [{name: data, persistentVolumeClaim: {claimName: data-db-0}}]\n")
+    result = runner.invoke(app, ["place", str(pod), "--cluster", DEMO])
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[2:4] == ['Rejected before any node was tried by VolumeRestrictions (UnschedulableAndUnresolvable): '
+                          'persistentvolumeclaim "data-db-0" not found',
+                          "None of the 12 nodes was filtered or scored."]
+    assert not any(" fits" in line for line in lines) and lines[4].startswith("Does not fit. 0/12 nodes")
+    data = json.loads(runner.invoke(app, ["place", str(pod), "--cluster", DEMO, "-o", "json"]).stdout)
+    assert (data["filtered"], data["preFilter"]["plugin"]) == ({}, "VolumeRestrictions")

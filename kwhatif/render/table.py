@@ -94,10 +94,13 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
                 "Gated:", "kube-scheduler does not attempt a pod until its scheduling gates are removed.")
         console.print(Text.assemble((what[0], "yellow"), f" {result.gate_status.message}. {what[1]}"))
         return
-    if result.pre_filter_status is not None:
+    if result.pre_filter_status is not None:  # no node was filtered: a table would show each as "fits"
         s = result.pre_filter_status
         console.print(Text.assemble(("Rejected before any node was tried", "red"),
                                     f" by {s.plugin} ({s.code.label}): {s.message}"))
+        console.print(Text(f"None of the {result.num_all_nodes:,} nodes was filtered or scored.", style="dim"))
+        _footer(result, console)
+        return
     ordered = _rows_in_order(result, nodes)
     summarize = not all_nodes and not nodes and len(ordered) > MAX_ROWS
     shown = ordered
