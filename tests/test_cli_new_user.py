@@ -220,3 +220,42 @@ def test_a_subdirectory_vanishing_while_place_lists_it_is_left_out(tmp_path, mon
     result = runner.invoke(app, ["place", str(folder), "-R", "-c", DEMO, "-o", "json"])
     assert result.exit_code == 0, result.output
     assert [p["pod"] for p in json.loads(result.stdout)["placements"]] == ["default/a", "default/b"]
+
+
+EDGE_NODE = "ip-10-0-3-19.eu-west-1.compute.internal"
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--replicas", "99999999999999999999"], "--replicas 99999999999999999999: more pods than kwhatif is built for "
+                                             "(150,000, the Kubernetes scalability limit)"),
+    (["--add-node", f"{EDGE_NODE}=100000"], f"--add-node {EDGE_NODE}=100000: more nodes than kwhatif is built for "
+                                            f"(5,000, the Kubernetes scalability limit)"),
+])
+def test_counts_past_what_kwhatif_is_built_for_are_refused(args, message):
+    """Unbounded counts grew to 24 GB (and were killed) or printed 300,000 lines before an answer."""
+    result = runner.invoke(app, ["place", WEB, "-c", DEMO, *args])
+    assert (result.exit_code, result.stderr, result.stdout) == (2, f"error: {message}\n", "")
+
+
+def test_a_workload_declaring_more_replicas_than_kwhatif_is_built_for_is_refused(tmp_path):
+    manifest = tmp_path / "big.yaml"
+    manifest.write_text(Path(WEB).read_text().replace("replicas: 1", "replicas: 2000000000"))
+    result = runner.invoke(app, ["place", str(manifest), "-c", DEMO])
+    assert result.exit_code == 2
+    assert result.stderr.endswith(": spec.replicas: 2,000,000,000 pods are more than kwhatif is built for (150,000, "
+                                  "the Kubernetes scalability limit); --replicas N places fewer\n")
+
+
+def test_many_added_nodes_are_one_scenario_line_each_kind():
+    """--add-node NODE=50: the names as first .. last, the DaemonSet pods started on them as one line."""
+    result = runner.invoke(app, ["place", WEB, "-c", DEMO, "--add-node", f"{EDGE_NODE}=50"])
+    assert result.exit_code == 0, result.output
+    head = result.stdout.split("\n\n")[0].splitlines()
+    assert head == [
+        f"Scenario: add-node {EDGE_NODE}=50 ({EDGE_NODE}-whatif-1 .. {EDGE_NODE}-whatif-50)",
+        f"  started 150 DaemonSet pods on the 50 added nodes, on {EDGE_NODE}-whatif-1: "
+        f"ingress-nginx/ingress-nginx-controller-{EDGE_NODE}-whatif-1, kube-system/aws-node-{EDGE_NODE}-whatif-1, "
+        f"kube-system/kube-proxy-{EDGE_NODE}-whatif-1 (-o json lists each)"]
+    data = json.loads(runner.invoke(app, ["place", WEB, "-c", DEMO, "--add-node", f"{EDGE_NODE}=50",
+                                          "-o", "json"]).stdout)
+    assert len(data["scenario"]["started"]) == 150

@@ -64,6 +64,9 @@ BETA_CLAIM_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 GENERATED_SUFFIX_LENGTH = 5
 MAX_GENERATE_NAME_BASE = 63 - GENERATED_SUFFIX_LENGTH  # names.SimpleNameGenerator truncates the base
+# The pods one run makes at most: the Kubernetes scalability limit kwhatif is built for (150,000 pods in a
+# cluster). More would be copied into memory until the kernel kills the process, long before an answer.
+MAX_PODS = 150_000
 _UID_NAMESPACE = uuid.UUID("6b7a5c2e-1f0d-4e8a-9c3b-2d4e6f8a0b1c")
 
 # pkg/controller/daemon/util AddOrUpdateDaemonPodTolerations, in its order: (key, effect).
@@ -269,6 +272,9 @@ def _count(obj: Mapping, path: tuple[str, ...], source: str, default: int) -> in
     value = _field(obj, path, default)
     if value < 0:
         raise InputError(f"{source}: {describe(obj)}: {'.'.join(path)}: must be greater than or equal to 0")
+    if value > MAX_PODS:
+        raise InputError(f"{source}: {describe(obj)}: {'.'.join(path)}: {value:,} pods are more than kwhatif is "
+                         f"built for ({MAX_PODS:,}, the Kubernetes scalability limit); --replicas N places fewer")
     return value
 
 
@@ -663,6 +669,9 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
     """
     if replicas is not None and replicas < 0:
         raise InputError(f"--replicas must be 0 or more, got {replicas}")
+    if replicas is not None and replicas > MAX_PODS:
+        raise InputError(f"--replicas {replicas}: more pods than kwhatif is built for ({MAX_PODS:,}, the "
+                         f"Kubernetes scalability limit)")
     expander = _Expander(nodes, node_checks, replicas, existing_pods, daemon_pods_on or {})
     by_kind = {"Pod": expander.pod, "Deployment": expander.deployment, "ReplicaSet": expander.replica_set,
                "ReplicationController": expander.replica_set, "StatefulSet": expander.stateful_set,

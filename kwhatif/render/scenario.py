@@ -24,8 +24,15 @@ def scenario_lines(scenario: dict) -> list[tuple[str, str]]:
     for moved in scenario["replaced"]:
         lines.append(("  re-created ", f"{moved['pod']} (was on {moved['from']}) -> "
                                        f"{placement_text(moved['placement'])}"))
-    for started in scenario["started"]:
-        lines.append(("  started ", f"{started['pod']} on {started['node']} (DaemonSet)"))
+    started = scenario["started"]
+    nodes = list(dict.fromkeys(s["node"] for s in started))
+    if len(nodes) > 1:  # one line per added node: the same DaemonSets on each, however many nodes
+        first = [s["pod"] for s in started if s["node"] == nodes[0]]
+        lines.append(("  started ", f"{len(started):,} DaemonSet pods on the {len(nodes):,} added nodes, on "
+                                    f"{nodes[0]}: {', '.join(first)} (-o json lists each)"))
+    else:
+        for one in started:
+            lines.append(("  started ", f"{one['pod']} on {one['node']} (DaemonSet)"))
     for lost in scenario["lost"]:
         lines.append(("  lost ", f"{lost['pod']} (was on {lost['from']}): {lost['reason']}"))
     lines.extend(("  note: ", note) for note in scenario["notes"])

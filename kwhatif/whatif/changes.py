@@ -39,6 +39,8 @@ _CONDITION_TAINT_PREFIXES = ("node.kubernetes.io/", "ToBeDeletedByClusterAutosca
 
 NODE_CHANGES = ("cordon", "uncordon", "taint", "label", "remove-node")
 KINDS = (*NODE_CHANGES, "add-node", "evict", "delete-pod", "patch")
+# Nodes one --add-node makes at most: the Kubernetes scalability limit kwhatif is built for (5,000 nodes).
+MAX_ADDED_NODES = 5_000
 
 
 @dataclass(frozen=True)
@@ -565,7 +567,8 @@ def _add_node(scenario: Scenario, change: Change) -> str:
     if daemon_pods is None and _daemonset_templates(cluster):
         scenario.notes.append("DaemonSets are read from their running pods: nodeSelector and tolerations "
                               "checked, their node affinity is not visible in pods")
-    return ", ".join(names)
+    # Numbered copies read as their first and last name: thousands of names would bury the answer.
+    return ", ".join(names) if len(names) <= 3 else f"{names[0]} .. {names[-1]}"
 
 
 def _split_count(text: str) -> tuple[str, int]:
@@ -573,6 +576,9 @@ def _split_count(text: str) -> tuple[str, int]:
     if sep and count.isdigit():
         if int(count) < 1:
             raise InputError(f"--add-node {text}: the count must be at least 1")
+        if int(count) > MAX_ADDED_NODES:
+            raise InputError(f"--add-node {text}: more nodes than kwhatif is built for ({MAX_ADDED_NODES:,}, the "
+                             f"Kubernetes scalability limit)")
         return source, int(count)
     return text, 1
 
