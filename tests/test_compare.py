@@ -278,3 +278,38 @@ def test_a_refused_pod_is_reported_once_though_evaluated_twice():
     compared = invoke(*args, "-o", "json")
     assert compared.stderr == plain.stderr and compared.stderr.count("warning: ") == 2
     assert json.loads(compared.stdout)["validation"] == json.loads(plain.stdout)["validation"]
+
+
+@pytest.mark.parametrize("command", [["place", "fixtures/pods/web.yaml"],
+                                     ["place", "fixtures/pods/web.yaml", "--replicas", "2"],
+                                     ["capacity", "fixtures/pods/web.yaml", "--max", "3"]])
+def test_with_cluster_changes_the_compared_release_places_the_displaced_pods_itself(command, monkeypatch):
+    """--remove-node under --compare-version: v1.36 re-creates the node's pods where v1.36 places them (its
+    own scenario), so the comparison is exactly the two releases' answers asked one by one."""
+    from typer.testing import CliRunner
+
+    from kwhatif.cli.app import app
+
+    monkeypatch.chdir(Path(__file__).resolve().parent.parent)
+    runner = CliRunner()
+    args = [*command, "-c", "fixtures/clusters/demo.yaml", "--remove-node",
+            "ip-10-0-2-34.eu-west-1.compute.internal", "-o", "json"]
+
+    def answer(*extra):
+        result = runner.invoke(app, [*args, *extra])
+        assert result.exit_code in (0, 1), result.output
+        return json.loads(result.stdout)
+
+    old, new = answer("--kubernetes-version", "1.35"), answer("--kubernetes-version", "1.36")
+    compared = answer("--kubernetes-version", "1.35", "--compare-version", "1.36")["comparison"]["differences"]
+    moved = {m["pod"]: (m["placement"] or {}).get("node") for m in new["scenario"]["replaced"]}
+    replaced = [d for d in compared if d["what"] == "replacedNode"]
+    assert replaced and all(d["to"] == moved[d["pod"]] for d in replaced)
+    assert {m["pod"]: (m["placement"] or {}).get("node") for m in old["scenario"]["replaced"]} == {
+        **moved, **{d["pod"]: d["from"] for d in replaced}}
+    for difference in compared:
+        if difference["what"] == "scores":
+            assert difference["to"] == {name: new["scores"][name]["total"] for name in difference["to"]}
+        if difference["what"] in ("selected", "instances", "pending"):
+            key = difference["what"] if difference["what"] != "pending" else None
+            assert difference["to"] == (new[key] if key else new["summary"]["pending"])

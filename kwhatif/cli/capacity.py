@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.changes import apply_current_changes
+from kwhatif.cli.changes import apply_current_changes, changes_under
 from kwhatif.api.validation import start_validation
 from kwhatif.cli.common import compare_setup, load_inputs, refuse_stdin_twice, validation_report
 from kwhatif.cli.optimal import (OptimalOptions, capacity_comparison, movable_option, optimal_option,
@@ -49,12 +49,16 @@ def capacity(
     raw, source = load_pod(pod)
     compared = compare_setup(inputs, compare_version)
     cluster_state, setup = load_inputs(inputs)
+    other = changes_under(cluster_state, compared)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     max_instances = max_instances or None  # 0: no limit, as cluster-capacity's --max-limit 0
     excluded = list(dict.fromkeys(name.strip() for name in (exclude_nodes or "").split(",") if name.strip()))
     snapshot = changed.state() if changed else Snapshot(cluster_state)
 
     def run(under):  # on a fork of the one snapshot, so a comparison starts from the same state
+        if under is compared and other is not None:  # the changes made under the compared release
+            return run_capacity(raw, source, other.cluster, under, max_instances=max_instances,
+                                exclude_nodes=excluded, seed=seed, snapshot=other.state())
         with snapshot.forked():
             return run_capacity(raw, source, cluster_state, under, max_instances=max_instances,
                                 exclude_nodes=excluded, seed=seed, snapshot=snapshot)
@@ -73,9 +77,11 @@ def capacity(
         capacity_comparison(raw, source, cluster_state, setup, result, options, data, table, max_instances,
                             excluded)
     if compared is not None:
-        from kwhatif.whatif.compare import capacity_differences, comparison
+        from kwhatif.whatif.compare import capacity_differences, comparison, scenario_differences
 
-        data["comparison"] = comparison(compared.features, capacity_differences(data, run(compared).to_dict()))
+        differences = (scenario_differences(scenario, other.to_dict() if other is not None else None)
+                       + capacity_differences(data, run(compared).to_dict()))
+        data["comparison"] = comparison(compared.features, differences)
         if table:
             from kwhatif.render.compare import render_comparison
 

@@ -115,3 +115,15 @@ def apply_current_changes(cluster, setup, output: str):
     if output not in ("json", "yaml"):
         print_scenario(data)
     return scenario.cluster, data, scenario
+
+
+def changes_under(cluster, compared):
+    """--compare-version with cluster changes: the changes made again on ``cluster`` (as loaded) under the
+    compared release, whose kube-scheduler places the displaced pods itself; the Scenario, or None without
+    changes or without the option. Reusing the answer's changed cluster would keep its release's placements."""
+    changes = current_changes()
+    if compared is None or not changes:
+        return None
+    from kwhatif.whatif.changes import scenario_for
+
+    return scenario_for(cluster, changes, compared)

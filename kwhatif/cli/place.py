@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from kwhatif.cli.changes import apply_current_changes
+from kwhatif.cli.changes import apply_current_changes, changes_under
 from kwhatif.api.validation import Refusals, start_validation
 from kwhatif.cli.common import (check_node_names, cluster_pod_reference, compare_setup, load_inputs,
                                 refuse_stdin_twice, validation_report)
@@ -75,14 +75,20 @@ def place(
             raise InputError(f"{pod} is one pod of the cluster: --replicas, --in-order, --seed and --optimal "
                              f"take a manifest")
         cluster_state, setup = load_inputs(inputs)
+        other = changes_under(cluster_state, compared)
         cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
         check_node_names(cluster_state, node)
         attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace, scenario=changed)
         attempt.result.scenario = scenario
-        _compare_single(attempt, compared)
+        if other is not None:  # the pod under the compared release's own scenario
+            again = whatif.attempt_cluster_pod(other.cluster, *reference, compared, scenario=other)
+            _compare_changed(attempt, again.result, compared, scenario, other)
+        else:
+            _compare_single(attempt, compared)
         _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
     objects, collection = load_manifests(pod, recursive)
     cluster_state, setup = load_inputs(inputs)
+    other = changes_under(cluster_state, compared)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     check_node_names(cluster_state, node)
     expansion = expand_objects(objects, cluster_state, replicas, in_order)
@@ -92,15 +98,29 @@ def place(
             or _in_pod_group(expansion, setup)):
         suggestions = (objects, before_objects, replicas, in_order) if suggest else None
         _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions, refusals,
-                        changed.state_for(cluster_state) if changed else None, compared)
+                        changed.state_for(cluster_state) if changed else None, compared, other)
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
     attempt = whatif.attempt_pod(raw, source, cluster_state, setup, trace=trace,
                                  snapshot=changed.state_for(cluster_state) if changed else None)
     attempt.result.validation = validation_report(refusals, output not in (Output.json, Output.yaml))
     attempt.result.warnings.extend(expansion.notes)
     attempt.result.scenario = scenario
-    _compare_single(attempt, compared)
+    if other is not None:  # the pod under the compared release's own scenario
+        joined = join_objects(other.cluster, expansion.objects)
+        again = whatif.attempt_pod(raw, source, joined, compared, snapshot=other.state_for(joined))
+        _compare_changed(attempt, again.result, compared, scenario, other)
+    else:
+        _compare_single(attempt, compared)
     _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
+
+
+def _compare_changed(attempt, again, compared, scenario: dict, other) -> None:
+    """--compare-version with cluster changes: the answer against ``again`` (the pod asked under the compared
+    release on the changes made under it), the displaced pods' placements first."""
+    from kwhatif.whatif.compare import comparison, place_differences, scenario_differences
+
+    attempt.result.comparison = comparison(compared.features, scenario_differences(scenario, other.to_dict())
+                                           + place_differences(attempt.result.to_dict(), again.to_dict()))
 
 
 def _in_pod_group(expansion, setup) -> bool:
@@ -161,15 +181,20 @@ def _emit_with_suggestions(attempt, setup, output: Output, node, all_nodes: bool
 
 def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int | None,
                     scenario: dict | None, options: OptimalOptions, suggestions: tuple | None = None,
-                    refusals: Refusals | None = None, snapshot=None, compared=None) -> None:
+                    refusals: Refusals | None = None, snapshot=None, compared=None, other=None) -> None:
     """The expansion's pods, already in the order to place them, one after another (on ``snapshot``, the
     changed cluster's, when given); with ``suggestions`` (the manifest's objects, the cluster they join,
     --replicas, --in-order) what would place all of them; with ``compared`` (--compare-version's setup)
-    what that release places otherwise."""
+    what that release places otherwise (on ``other``, the changes made under it, when there are changes)."""
     from kwhatif.render.output import machine_output
     from kwhatif.whatif.sequence import place_sequence
+    from kwhatif.whatif.workloads import join_objects
 
     def run(under):  # on a fork of the changed cluster's snapshot, so a comparison starts from the same state
+        if under is compared and other is not None:
+            joined = join_objects(other.cluster, expansion.objects)
+            return place_sequence(expansion.pods, joined, under, in_order=True, seed=seed,
+                                  snapshot=other.state_for(joined))
         if snapshot is None:
             return place_sequence(expansion.pods, cluster_state, under, in_order=True, seed=seed)
         with snapshot.forked():
@@ -201,7 +226,10 @@ def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int |
     if compared is not None:
         from kwhatif.whatif.compare import comparison, sequence_differences
 
-        differences = sequence_differences(result.to_dict(), run(compared).to_dict())
+        from kwhatif.whatif.compare import scenario_differences
+
+        differences = (scenario_differences(scenario, other.to_dict() if other is not None else None)
+                       + sequence_differences(result.to_dict(), run(compared).to_dict()))
         data["comparison"] = comparison(compared.features, differences)
         if table:
             from kwhatif.render.compare import render_comparison

@@ -58,6 +58,18 @@ def placements_differences(old: list[dict], new: list[dict]) -> list[dict]:
     return out
 
 
+def scenario_differences(old: dict | None, new: dict | None) -> list[dict]:
+    """Two scenarios of the same changes: where each displaced pod was re-created (None: it stays Pending)."""
+    if not old or not new:
+        return []
+    theirs = {moved["pod"]: moved["placement"] for moved in new["replaced"]}
+    out = []
+    for moved in old["replaced"]:
+        out += _differ("replacedNode", (moved["placement"] or {}).get("node"),
+                       (theirs.get(moved["pod"]) or {}).get("node"), moved["pod"])
+    return out
+
+
 def _new_pods(by_node: dict) -> dict[str, int]:
     return {name: usage["newPods"] for name, usage in by_node.items()}
 
