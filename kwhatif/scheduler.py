@@ -226,11 +226,13 @@ class Scheduler:
             return result
         if result.nominated_node_fast_path or len(result.selected) == 1:
             result.schedule_pod_host = result.selected[0]
-        elif (walk is None and not sampled and fw.features.has(TOP_SCORE_HEAP) and self.parallelism == 1
+        elif (len(nodes) < MIN_FEASIBLE_NODES_TO_FIND and fw.features.has(TOP_SCORE_HEAP) and self.parallelism == 1
               and not self.extenders and len(candidates) == len(nodes)):
-            # v1.35: the feasible nodes in the order one worker filtered them (the node tree from index 0;
-            # a PreFilter node set would be walked in map order), no extender to randomize ties
-            order = [ni.name for ni in node_tree_order(nodes) if ni.name in result.scores]
+            # v1.35: the feasible nodes in the order one worker filtered them (the node tree from index 0, or a
+            # sequence's walk from its start index; a PreFilter node set would be walked in map order), no
+            # extender to randomize ties
+            order = ([ni.name for ni in node_tree_order(nodes) if ni.name in result.scores] if walk is None
+                     else [ni.name for ni in feasible])
             result.schedule_pod_host = heap_top([result.scores[name].total_score for name in order], order)
         return result
 

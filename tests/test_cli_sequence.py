@@ -238,3 +238,33 @@ def test_v135_hinted_steps_are_marked_and_said_once(tmp_path):
     off = json.loads(run(*args, "--feature-gates", "OpportunisticBatching=false", "-o", "json").stdout)
     assert not any(p.get("hinted") for p in off["placements"])
     assert "OpportunisticBatching's hint" not in run(*args, "--feature-gates", "OpportunisticBatching=false").output
+
+
+def test_a_v135_tie_with_one_worker_has_one_answer_everywhere(tmp_path):
+    """v1.35, parallelism 1, no extender: a2 and b1 tie, and kube-scheduler's heap over the feasible order
+    (the node tree: a1, b1, a2; a1 scores less) pops b1. The single-pod JSON, its text and the same pod in a
+    sequence all bind b1 and say why (the sequence bound the lowest name, a2, and the text said "at random")."""
+    from tests.builders import make_node, make_pod
+
+    nodes = [make_node(name).capacity(cpu="4", memory="8Gi", pods="110").label("topology.kubernetes.io/zone", zone)
+             .obj() for name, zone in (("a1", "a"), ("a2", "a"), ("b1", "b"))]
+    busy = make_pod("busy").req(cpu="2", memory="2Gi").node("a1").obj()
+    (tmp_path / "c.json").write_text(json.dumps({"kind": "List", "items": [{"kind": "Node", **n} for n in nodes]
+                                                 + [busy]}))
+    (tmp_path / "cfg.json").write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                                   "kind": "KubeSchedulerConfiguration", "parallelism": 1}))
+    (tmp_path / "p.json").write_text(json.dumps(make_pod("p").req(cpu="100m").obj()))
+    (tmp_path / "seq.json").write_text(json.dumps({"kind": "List", "items": [make_pod("p").req(cpu="100m").obj()]}))
+    inputs = ["-c", str(tmp_path / "c.json"), "--scheduler-config", str(tmp_path / "cfg.json"),
+              "--kubernetes-version", "1.35"]
+    rule = "with one worker (parallelism 1) and no extender, its pick among tied nodes follows the feasible-node order"
+    single = json.loads(runner.invoke(app, ["place", str(tmp_path / "p.json"), *inputs, "-o", "json"]).stdout)
+    assert (single["selected"], single["schedulePodHost"]) == (["a2", "b1"], "b1")
+    text = runner.invoke(app, ["place", str(tmp_path / "p.json"), *inputs]).stdout.splitlines()[-1]
+    assert text == f"Fits. 2 nodes tie for the top score (a2, b1): kube-scheduler binds the pod to b1 ({rule})."
+    sequence = json.loads(runner.invoke(app, ["place", str(tmp_path / "seq.json"), *inputs, "-o", "json"]).stdout)
+    step, = sequence["placements"]
+    assert (step["node"], step["tieSet"], step["tieBreak"]) == ("b1", ["a2", "b1"], "feasible-node-order")
+    table = runner.invoke(app, ["place", str(tmp_path / "seq.json"), *inputs]).stdout
+    assert f"1 step(s) had several top-scoring nodes: kube-scheduler's own pick was taken ({rule})." in table
+    assert "lowest node name" not in table

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
-from kwhatif.render.table import _cpu, _mem, make_console
+from kwhatif.render.table import TIE_PICK_RULE, _cpu, _mem, make_console
 from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
 
 
@@ -40,6 +40,10 @@ def _distribution(sequence, console: Console) -> None:
 
 
 def _ties(sequence, console: Console) -> None:
+    picked = sequence.steps_with_picked_ties
+    if picked:
+        console.print(Text(f"{picked} step(s) had several top-scoring nodes: kube-scheduler's own pick was taken "
+                           f"({TIE_PICK_RULE})."))
     ties = sequence.steps_with_ties
     if not ties:
         return

@@ -10,6 +10,10 @@ from kwhatif.render import env
 from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
 from kwhatif.result import NodeUsage, ScheduleResult
 
+# Why a tie has one answer, as `kwhatif versions` says of TopScoreHeap (the single-pod table and sequences).
+TIE_PICK_RULE = ("with one worker (parallelism 1) and no extender, its pick among tied nodes follows the "
+                 "feasible-node order")
+
 
 MAX_ROWS = 40  # a cluster larger than this is summarized unless --all-nodes
 TOP_FEASIBLE = 15  # feasible nodes listed, best first, when summarized
@@ -226,7 +230,11 @@ def _footer(result: ScheduleResult, console: Console) -> None:
                           ", its status.nominatedNodeName: nominated node passed the filters: chosen without "
                           "scoring. The other nodes' verdicts and scores are shown for information."))
     elif result.selected:
-        if len(result.selected) > 1:
+        if len(result.selected) > 1 and result.schedule_pod_host is not None:
+            say(Text.assemble(("Fits.", "green"), f" {len(result.selected)} nodes tie for the top score "
+                              f"({_names(result.selected)}): kube-scheduler binds the pod to ",
+                              (result.schedule_pod_host, "bold"), f" ({TIE_PICK_RULE})."))
+        elif len(result.selected) > 1:
             say(Text.assemble(("Fits.", "green"), f" {len(result.selected)} nodes tie for the top score "
                               f"({_names(result.selected)}): kube-scheduler picks one of them at random."))
         else:

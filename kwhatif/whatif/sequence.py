@@ -8,8 +8,9 @@ ports, pod counts, spreading and inter-pod affinity, and its ResourceClaims allo
 the next pod finds those devices taken). Before its attempt, a pod's ``resourceClaimTemplateName``
 entries get their claims as the resourceclaim controller creates them. A pod that does not fit stays
 pending: its would-be preemption is reported, not applied, and it is not nominated. PVC binding is not applied
-between steps. Ties between top-scoring nodes go to the lowest node name, or with a seed to a
-uniformly random one (kube-scheduler picks at random).
+between steps. Ties between top-scoring nodes go where kube-scheduler's pick is fixed (v1.35's heap over
+the feasible-node order with one worker and no extender) to that pick, else to the lowest node name, or
+with a seed to a uniformly random one (kube-scheduler picks at random).
 
 ``place_pods`` is the engine the other scenarios (capacity, drain, node changes) run on a snapshot
 they forked and changed; it returns plain data.
@@ -43,6 +44,11 @@ from kwhatif.versions import DEFAULT, Features
 from kwhatif.whatif import SchedulerSetup, create_resource_claims, lease_warning, prepare_pod
 
 TIE_BREAK_LOWEST = "lowest-node-name"
+TIE_BREAK_FEASIBLE_ORDER = "feasible-node-order"  # kube-scheduler's own pick (v1.35 heap, one worker)
+
+
+def _tie_picked(result) -> bool:
+    return len(result.selected) > 1 and result.schedule_pod_host is not None and not result.nominated_node_fast_path
 TIE_BREAK_RANDOM = "random"
 PVC_NOT_BOUND = ("PersistentVolumeClaims are not bound between steps: a later pod sees the claims "
                  "as the cluster had them")
@@ -73,6 +79,9 @@ class Placement:
     nodes_examined: int | None = None
     # v1.35 OpportunisticBatching: the pod went to the hint from the last ranking, no other node examined.
     hinted: bool = False
+    # Tied top scores, but kube-scheduler's pick among them is fixed (v1.35's heap over the feasible order,
+    # one worker, no extender): the node is that pick, not the tie-break's.
+    tie_picked: bool = False
 
     def to_dict(self) -> dict:
         out = {"pod": self.pod, "node": self.node, "tieSet": list(self.tie_set),
@@ -83,6 +92,8 @@ class Placement:
             out["nodesExamined"] = self.nodes_examined
         if self.hinted:
             out["hinted"] = True
+        if self.tie_picked:
+            out["tieBreak"] = TIE_BREAK_FEASIBLE_ORDER
         if self.gated:
             out["gated"] = True
         return out
@@ -123,7 +134,13 @@ class SequenceResult:
 
     @property
     def steps_with_ties(self) -> int:
-        return sum(1 for p in self.placements if len(p.tie_set) > 1)
+        """Steps whose node among tied top scores is the tie-break's (lowest name, or the seed's)."""
+        return sum(1 for p in self.placements if len(p.tie_set) > 1 and not p.tie_picked)
+
+    @property
+    def steps_with_picked_ties(self) -> int:
+        """Steps with tied top scores where kube-scheduler's own pick (the feasible order) was bound."""
+        return sum(1 for p in self.placements if p.tie_picked)
 
     @property
     def all_placed(self) -> bool:
@@ -240,6 +257,15 @@ class SequencePlacer:
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler
 
+    def _pick(self, result: ScheduleResult) -> str:
+        """The node a fitting pod is bound to: kube-scheduler's own pick where it is fixed (one candidate, or
+        v1.35's heap over the feasible order with one worker and no extender), else among the tied nodes
+        the lowest name, or with a seed a random one."""
+        if result.schedule_pod_host is not None:
+            return result.schedule_pod_host
+        tie_set = result.selected
+        return tie_set[0] if self._random is None or len(tie_set) == 1 else self._random.choice(tie_set)
+
     def place(self, pod: PreparedPod, every_node: bool = False) -> tuple[Placement, ScheduleResult]:
         """One step: one scheduling cycle as kube-scheduler samples nodes (``every_node``: an attempt that
         filters and scores every node and leaves the start index, for probes asking which nodes could
@@ -261,7 +287,7 @@ class SequencePlacer:
             return Placement(info.key, None, [], len(result.feasible), None, result.message, nominated,
                              info.priority), result
         tie_set = result.selected  # sorted by the scheduler
-        node = tie_set[0] if self._random is None or len(tie_set) == 1 else self._random.choice(tie_set)
+        node = self._pick(result)
         if not every_node:
             scheduler.record_cycle(result, node, self.walk.cycle)
         start = _rfc3339(self.base_start_time + timedelta(seconds=self.steps))
@@ -269,7 +295,7 @@ class SequencePlacer:
         self.new_pods[node] = self.new_pods.get(node, 0) + 1
         return Placement(info.key, node, list(tie_set), len(result.feasible), result.scores[node].total_score,
                          None, None, info.priority, nodes_examined=result.nodes_examined,
-                         hinted=result.hinted), result
+                         hinted=result.hinted, tie_picked=_tie_picked(result)), result
 
     def place_group(self, pods: list[PreparedPod], states: PodGroupStates
                     ) -> tuple[list[Placement], PodGroupResult | None]:
@@ -301,8 +327,7 @@ class SequencePlacer:
                 self._warn(warning)
             if not result.selected:
                 return result, None, scheduler.framework
-            tie_set = result.selected
-            node = tie_set[0] if self._random is None or len(tie_set) == 1 else self._random.choice(tie_set)
+            node = self._pick(result)
             scheduler.record_cycle(result, node, self.walk.cycle)
             return result, node, scheduler.framework
 
@@ -329,7 +354,8 @@ class SequencePlacer:
                 self.new_pods[pr.node] = self.new_pods.get(pr.node, 0) + 1
                 placements[id(pod)] = Placement(pod.info.key, pr.node, list(result.selected), len(result.feasible),
                                                 result.scores[pr.node].total_score, None, None, pod.info.priority,
-                                                nodes_examined=result.nodes_examined, hinted=result.hinted)
+                                                nodes_examined=result.nodes_examined, hinted=result.hinted,
+                                                tie_picked=_tie_picked(result))
                 continue
             nominated = (list(result.preemption.nominated_nodes)
                          if result.preemption is not None and not pr.fits and (
