@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from kwhatif.framework.batch import OpportunisticBatch, batchable_plugins, sign_pod
+from kwhatif.framework.batch import OpportunisticBatch, SortedScoredNodes, batchable_plugins, sign_pod
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.framework.cycle_state import CycleState
-from kwhatif.framework.runtime import NodePluginScores, framework_for
+from kwhatif.framework.runtime import NodePluginScores, NodeScores, framework_for
 from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 from kwhatif.state.cluster import Cluster
 from kwhatif.versions import features_for
@@ -76,6 +76,24 @@ def test_batch_basic(case):
     assert remaining == left
     if left:
         assert batch.state.signature == second_sig
+
+
+@pytest.mark.parametrize("totals,chosen,want", [
+    ([5, 9, 9, 1], "n1", ["n2", "n0", "n3"]),
+    ([7, 7, 7], "n1", ["n0", "n2"]),
+    ([3], "n0", []),
+    ([2, 4], "absent", ["n1", "n0"]),
+])
+def test_a_cycle_s_ranking_is_its_other_nodes_best_first_equal_totals_by_name(totals, chosen, want):
+    """What StoreScheduleResults keeps of a cycle (the scores, ordered when first read) is the sorted list of
+    its other nodes' records: total descending, then name."""
+    names = [f"n{i}" for i in range(len(totals))]
+    scores = NodeScores(names, ("P",), [totals], [1], [(min(totals), max(totals))])
+    ranking = SortedScoredNodes(scores=scores, chosen=chosen)
+    assert len(ranking) == len(want)
+    assert [(nps.name, nps.total_score) for nps in ranking] == [(name, scores[name].total_score) for name in want]
+    if want:
+        assert ranking.pop() is scores[want[0]] and len(ranking) == len(want) - 1
 
 
 def _signature(pod, config: dict | None = LIST_SPREADING, extenders: bool = False) -> bytes | None:
