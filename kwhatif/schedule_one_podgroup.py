@@ -79,6 +79,9 @@ class PodGroupResult:
     pod_results: list[PodResult] = field(default_factory=list)
     status: Status | None = field(default_factory=lambda: group_status(Code.UNSCHEDULABLE))
     waiting_on_preemption: bool = False
+    # With TopologyAwareWorkloadScheduling: what each placement gave (plain data) and the one chosen.
+    placements: list[dict] | None = None
+    chosen_placement: str | None = None
 
     @property
     def scheduled(self) -> bool:
@@ -138,7 +141,7 @@ def pod_group_scheduling_algorithm(snapshot, states: PodGroupStates, namespace: 
                 pr.status = _attempt_status(result)
         if node is not None:
             assume(pod, node, result)
-            states.assume(namespace, name, pod.info.key)
+            states.assume(namespace, name, pod.info.key, node)
             permit = run_permit_plugins(framework, None, pod.info, node)
             if permit is not None and permit.code not in (Code.WAIT, Code.SUCCESS):
                 # Rejected or failed at Permit: the pod is forgotten (unreserved) and fails with that status,
@@ -170,3 +173,100 @@ def _attempt_status(result: ScheduleResult) -> Status:
     if result.error is not None:
         return Status.error(result.error)
     return Status(Code.UNSCHEDULABLE, [result.message or ""])
+
+
+PLACEMENT_SCORERS = ("NodeResourcesFit", "PodGroupPodsCount")  # the PlacementScore plugins kwhatif knows
+
+
+def placement_score_weights(framework) -> dict[str, int]:
+    """The profile's PlacementScore plugins, in MultiPoint order, with their weights (unset: 1)."""
+    weights = {}
+    for entry in (framework.profile.plugins.get("multiPoint") or {}).get("enabled") or []:
+        name = entry.get("name")
+        if name in PLACEMENT_SCORERS and name in framework.plugins_map and name not in weights:
+            weights[name] = int(entry.get("weight") or 0) or 1
+    return weights
+
+
+def pod_group_scheduling_placement_algorithm(snapshot, states: PodGroupStates, namespace: str, name: str,
+                                             pods: list, attempt: Callable, assume: Callable, framework,
+                                             pod_group: dict) -> PodGroupResult:
+    """podGroupSchedulingPlacementAlgorithm (TopologyAwareWorkloadScheduling on): the PlacementGenerate plugin
+    splits the nodes into placements (one per topology domain); the default algorithm runs on each, the
+    nodes outside it left out (``attempt(pod, skip)``), and every simulation is undone; the feasible
+    placements are scored by the PlacementScore plugins and the best one's result is returned (its pods
+    are then assumed again by the caller). ``result.placements`` says what each placement gave."""
+    from kwhatif.plugins.topology_placement_generator import Placement
+
+    every = list(snapshot.node_info_list)
+    generator = framework.plugins_map.get("TopologyPlacementGenerator")
+    state = states.get(namespace, name)
+    scheduled = [n for n in (state.assigned_nodes if state is not None else [])]
+    if generator is None:
+        placements = [Placement("", every)]
+    else:
+        placements, status = generator.generate_placements(pod_group, scheduled, Placement("", every))
+        if status is not None:
+            return PodGroupResult(namespace, name, status=status.with_plugin(generator.name))
+        if not placements:
+            return PodGroupResult(namespace, name, status=Status(Code.UNSCHEDULABLE, ["no feasible placements found"],
+                                                                 generator.name))
+    first: PodGroupResult | None = None
+    feasible: list[tuple] = []
+    report = []
+    for placement in placements:
+        inside = {ni.name for ni in placement.nodes}
+        skip = frozenset(ni.name for ni in every if ni.name not in inside)
+        with snapshot.forked():  # AssumePlacement ... ForgetPlacement, every assumed pod forgotten
+            result = pod_group_scheduling_algorithm(snapshot, states, namespace, name, pods,
+                                                    lambda pod, skip=skip: attempt(pod, skip), assume)
+        for pr in result.pod_results:
+            states.forget(namespace, name, pr.pod.key)
+        if result.status is not None and result.status.code == Code.ERROR:
+            return result
+        first = first or result
+        entry = {"placement": placement.name, "nodes": len(placement.nodes), "feasible": False,
+                 "podsFit": sum(1 for pr in result.pod_results if pr.node is not None),
+                 "status": None if result.status is None else result.status.message, "scores": None, "total": None}
+        report.append(entry)
+        if result.scheduled or result.waiting_on_preemption:
+            entry["feasible"] = True
+            feasible.append((placement, result, entry))
+    if not feasible:
+        first.status = Status(Code.UNSCHEDULABLE, [f"0/{len(placements)} placements are available, first placement "
+                                                   f"status: {first.status.message}"])
+        first.placements = report
+        return first
+    best = feasible[0]
+    if len(feasible) > 1:
+        best = _best_placement(feasible, framework, state)
+        if isinstance(best, Status):
+            return PodGroupResult(namespace, name, status=best, placements=report)
+    best[1].placements = report
+    best[1].chosen_placement = best[0].name
+    return best[1]
+
+
+def _best_placement(feasible: list[tuple], framework, state):
+    """findBestPlacement: RunPlacementScorePlugins (score, normalize, weight) and the highest total; upstream
+    breaks ties at random, kwhatif takes the first in domain order."""
+    weights = placement_score_weights(framework)
+    per_plugin: dict[str, list[int]] = {}
+    for plugin in weights:
+        pl = framework.plugins_map[plugin]
+        if plugin == "PodGroupPodsCount":
+            scores = [pl.score_placement(state, [pr for pr in r.pod_results if pr.node]) for _, r, _ in feasible]
+            status = pl.normalize_placement_score(scores)
+            if status is not None:
+                return Status.error(f'running NormalizePlacementScore on PlacementScore plugins: plugin "{plugin}" '
+                                    f"failed with: {status.message}")
+        else:
+            scores = [pl.score_placement([pr.pod for pr in r.pod_results if pr.node], p.nodes) for p, r, _ in feasible]
+        per_plugin[plugin] = scores
+    best = None
+    for i, (placement, result, entry) in enumerate(feasible):
+        entry["scores"] = {plugin: per_plugin[plugin][i] * weight for plugin, weight in weights.items()}
+        entry["total"] = sum(entry["scores"].values())
+        if best is None or entry["total"] > best[2]["total"]:
+            best = (placement, result, entry)
+    return best

@@ -84,7 +84,8 @@ class Gate:
 # What kwhatif does with a gate given to --feature-gates: MODELLED gates change what kwhatif answers as
 # upstream's code reads them; NO_EFFECT gates change nothing kwhatif answers (timing, status writes).
 # Any other gate the release knows is refused as not modelled.
-MODELLED_GATES = frozenset({"OpportunisticBatching", "StorageCapacityScoring", "GenericWorkload", "GangScheduling"})
+MODELLED_GATES = frozenset({"OpportunisticBatching", "StorageCapacityScoring", "GenericWorkload", "GangScheduling",
+                            "TopologyAwareWorkloadScheduling"})
 NO_EFFECT_GATES = frozenset({"SchedulerAsyncAPICalls", "NominatedNodeNameForExpectation",
                              "SchedulerPopFromBackoffQ", "SchedulerAsyncPreemption"})
 

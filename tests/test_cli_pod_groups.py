@@ -141,3 +141,75 @@ def test_the_table_shows_why_the_group_failed(tmp_path):
     assert ("PodGroup default/train is not scheduled, nothing of it binds (minCount 3: 2 of 3 queued pod(s) fit); "
             "condition PodGroupScheduled=False Unschedulable: pod group is unschedulable") in " ".join(out.split())
     assert "train" in out and "t2: Insufficient cpu" in out
+
+
+TAS = ("--kubernetes-version", "1.36", "--feature-gates",
+       "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true")
+
+
+def racked(cpu: str, n: int = 4) -> list:
+    group = pod_group(n)
+    group["spec"]["schedulingConstraints"] = {"topology": [{"key": "rack"}]}
+    pods = []
+    for i in range(n):
+        pod = member(f"t{i}", cpu)
+        pod["spec"]["containers"][0]["resources"]["requests"]["memory"] = "2Gi"
+        pods.append(pod)
+    return [group, *pods]
+
+
+def rack_cluster() -> list:
+    """Two racks of two 4-cpu, 16Gi nodes; a 1-cpu, 1Gi pod runs on a1."""
+    nodes = []
+    for name, rack in [("a1", "r-a"), ("a2", "r-a"), ("b1", "r-b"), ("b2", "r-b")]:
+        n = node(name, "4")
+        n["metadata"]["labels"]["rack"] = rack
+        n["status"]["allocatable"]["memory"] = "16Gi"
+        nodes.append(n)
+    web = member("web", "1", node_name="a1")
+    del web["spec"]["schedulingGroup"]
+    web["spec"]["containers"][0]["resources"]["requests"]["memory"] = "1Gi"
+    return nodes + [web]
+
+
+def test_a_rack_constrained_gang_goes_to_the_fuller_rack_by_placement_score(tmp_path):
+    """Both racks hold four 1-cpu pods. NodeResourcesFit's placement score is MostAllocated over the rack:
+    r-a (5000m/8000m cpu -> 62, 9Gi/32Gi -> 28) 45, r-b (50, 25) 37; PodGroupPodsCount 100 for both."""
+    result, data = place(tmp_path, racked("1"), rack_cluster(), *TAS, "-o", "json")
+    assert result.exit_code == 0
+    assert {p["node"] for p in data["placements"]} == {"a1", "a2"}
+    report = data["podGroups"][0]
+    assert report["chosenPlacement"] == "r-a"
+    assert [(p["placement"], p["feasible"], p["scores"], p["total"]) for p in report["placements"]] == [
+        ("r-a", True, {"NodeResourcesFit": 45, "PodGroupPodsCount": 100}, 145),
+        ("r-b", True, {"NodeResourcesFit": 37, "PodGroupPodsCount": 100}, 137)]
+
+
+def test_a_rack_constrained_gang_only_one_rack_holds(tmp_path):
+    result, data = place(tmp_path, racked("2"), rack_cluster(), *TAS, "-o", "json")
+    assert result.exit_code == 0
+    assert {p["node"] for p in data["placements"]} == {"b1", "b2"}
+    assert [(p["placement"], p["feasible"], p["podsFit"]) for p in data["podGroups"][0]["placements"]] == [
+        ("r-a", False, 3), ("r-b", True, 4)]
+
+
+def test_no_rack_holds_the_gang(tmp_path):
+    """Four 3-cpu pods: two fit per rack. The reported pods are the first placement's; the misfits' PostFilter
+    is DefaultPreemption's refusal for placement-based groups."""
+    result, data = place(tmp_path, racked("3"), rack_cluster(), *TAS, "-o", "json")
+    assert result.exit_code == 1
+    assert data["podGroups"][0]["condition"]["message"] == (
+        "0/2 placements are available, first placement status: pod group is unschedulable")
+    assert [p["message"] for p in data["placements"]][2:] == [
+        "0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: not eligible due to "
+        "placement-based pod group scheduling limitation"] * 2
+    assert [p["message"] for p in data["placements"]][:2] == [WAITING] * 2
+
+
+def test_a_topology_key_no_node_has_leaves_no_placement(tmp_path):
+    manifest = racked("1")
+    manifest[0]["spec"]["schedulingConstraints"] = {"topology": [{"key": "example.com/block"}]}
+    result, data = place(tmp_path, manifest, rack_cluster(), *TAS, "-o", "json")
+    assert result.exit_code == 1
+    assert data["podGroups"][0]["condition"]["message"] == "no feasible placements found"
+    assert [p["message"] for p in data["placements"]] == ["no feasible placements found"] * 4

@@ -30,10 +30,13 @@ GO_PLUGIN_TYPE = {p: p[0].upper() + p[1:] + "Plugin" for p in FRAMEWORK_POINTS}
 
 def default_plugins(features: Features = DEFAULT) -> dict:
     """getDefaultPlugins of the release: its MultiPoint set with weights (applyFeatureGates: GangScheduling
-    appended when its gate is on)."""
+    appended when its gate is on, TopologyPlacementGenerator and PodGroupPodsCount with
+    TopologyAwareWorkloadScheduling)."""
     plugins = list(features.release.default_plugins)
     if features.enabled("GangScheduling"):
         plugins.append(("GangScheduling", None))
+    if features.enabled("TopologyAwareWorkloadScheduling"):
+        plugins += [("TopologyPlacementGenerator", None), ("PodGroupPodsCount", 1)]
     return {"multiPoint": {"enabled": [{"name": n, **({"weight": w} if w else {})} for n, w in plugins],
                            "disabled": []}}
 

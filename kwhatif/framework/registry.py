@@ -70,6 +70,10 @@ REGISTRY: dict[str, Registration] = {
     "ImageLocality": Registration("kwhatif.plugins.image_locality:ImageLocality", _points("score")),
     "DefaultBinder": Registration("kwhatif.plugins.default_binder:DefaultBinder", _points("bind")),
     "GangScheduling": Registration("kwhatif.plugins.gang_scheduling:GangScheduling", _points("preEnqueue", "permit")),
+    "TopologyPlacementGenerator": Registration("kwhatif.plugins.topology_placement_generator:TopologyPlacementGenerator",
+                                               _points("placementGenerate")),
+    "PodGroupPodsCount": Registration("kwhatif.plugins.pod_group_pods_count:PodGroupPodsCount",
+                                      _points("placementScore")),
 }
 
 # The args types registered in kubescheduler.config.k8s.io/v1; other plugins' args stay raw.

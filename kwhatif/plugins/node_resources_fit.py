@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kwhatif.api.resources import pod_requests
+from kwhatif.api.resources import is_scalar_resource_name, pod_requests
 from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
 from kwhatif.framework.interface import Code, Plugin, Status
@@ -185,3 +185,33 @@ class NodeResourcesFit(Plugin):
         """``score`` of the nodes at positions ``index`` of the resource ``columns`` at once (None: score
         them one by one)."""
         return self.scorer.scores_read_at(state, PRE_SCORE_KEY, columns, index)
+
+    def score_placement(self, pods: list, nodes: list) -> int:
+        """ScorePlacement (v1.36, TopologyAwareWorkloadScheduling): the MostAllocated score of the placement's
+        nodes taken as one, with the group's pods assigned there added to what they hold
+        (resourceAllocationScorer.scorePlacement)."""
+        scorer = build_scorer({"type": "MostAllocated", "resources": self.args["scoringStrategy"]["resources"]})
+        names = scorer.names
+        requested = [0] * len(names)
+        for pod in pods:
+            for i, value in enumerate(scorer.pod_request_list(pod)):
+                requested[i] += value
+        allocatable = [0] * len(names)
+        for ni in nodes:
+            held = ni.non_zero_requested
+            for i, name in enumerate(names):
+                if requested[i] == 0 and is_scalar_resource_name(name):
+                    continue
+                if name == "cpu":
+                    alloc, used = ni.allocatable.milli_cpu, held.milli_cpu
+                elif name == "memory":
+                    alloc, used = ni.allocatable.memory, held.memory
+                elif name == "ephemeral-storage":
+                    alloc, used = ni.allocatable.ephemeral_storage, ni.requested.ephemeral_storage
+                else:
+                    alloc, used = ni.allocatable.scalar.get(name, 0), ni.requested.scalar.get(name, 0)
+                if alloc == 0:
+                    continue
+                allocatable[i] += alloc
+                requested[i] += used
+        return scorer.scorer(requested, allocatable)

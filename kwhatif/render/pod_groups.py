@@ -27,12 +27,30 @@ def _headline(report: dict) -> tuple[str, str]:
             f"{condition.get('message')}"), "red"
 
 
+def _placements(report: dict, console: Console) -> None:
+    """The topology placements tried (TopologyAwareWorkloadScheduling): each domain, how many of the group's
+    pods fit there, and for the feasible ones their placement scores."""
+    placements = report.get("placements")
+    if not placements or placements[0]["placement"] == "":
+        return
+    rows = []
+    for entry in placements:
+        chosen = entry["placement"] == report.get("chosenPlacement")
+        scores = ", ".join(f"{name} {value}" for name, value in (entry["scores"] or {}).items())
+        verdict = (("chosen", "green") if chosen else ("feasible", "yellow")) if entry["feasible"] else ("no", "red")
+        rows.append([entry["placement"], str(entry["nodes"]), str(entry["podsFit"]), verdict,
+                     str(entry["total"]) if entry["total"] is not None else "", scores or entry["status"] or ""])
+    print_table(console, [Column("PLACEMENT"), Column("NODES", right=True), Column("PODS FIT", right=True),
+                          Column("FEASIBLE"), Column("SCORE", right=True), Column("DETAIL", wrap=True)], rows)
+
+
 def render_pod_groups(reports: list[dict], console: Console | None = None) -> None:
     console = make_console(console)
     for report in reports:
         line, style = _headline(report)
         console.file.write("\n")
         console.print(Text(line, style=style))
+        _placements(report, console)
         if report["scheduled"] or report["gatedBy"]:
             continue
         rows = []

@@ -15,6 +15,12 @@ class PodGroupState:
     all_pods: set[str] = field(default_factory=set)  # pod keys (namespace/name)
     assigned: set[str] = field(default_factory=set)
     assumed: set[str] = field(default_factory=set)
+    nodes: dict[str, str] = field(default_factory=dict)  # the node of each assigned or assumed pod
+
+    @property
+    def assigned_nodes(self) -> list[str]:
+        """The nodes of the scheduled pods (ScheduledPods' spec.nodeName)."""
+        return [self.nodes[key] for key in sorted(self.assigned | self.assumed) if key in self.nodes]
 
     @property
     def unscheduled(self) -> set[str]:
@@ -51,20 +57,26 @@ class PodGroupStates:
         state = self._states.setdefault((namespace, name), PodGroupState())
         key = f"{namespace}/{meta.get('name') or ''}"
         state.all_pods.add(key)
-        if (pod.get("spec") or {}).get("nodeName"):
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
             state.assigned.add(key)
+            state.nodes[key] = node
 
     def get(self, namespace: str, name: str) -> PodGroupState | None:
         return self._states.get((namespace, name))
 
-    def assume(self, namespace: str, name: str, pod_key: str) -> None:
-        self._states[(namespace, name)].assumed.add(pod_key)
+    def assume(self, namespace: str, name: str, pod_key: str, node: str | None = None) -> None:
+        state = self._states[(namespace, name)]
+        state.assumed.add(pod_key)
+        if node is not None:
+            state.nodes[pod_key] = node
 
     def forget(self, namespace: str, name: str, pod_key: str) -> None:
         self._states[(namespace, name)].assumed.discard(pod_key)
 
-    def bind(self, namespace: str, name: str, pod_key: str) -> None:
-        """The assumed pod was bound: assigned from now on."""
+    def bind(self, namespace: str, name: str, pod_key: str, node: str) -> None:
+        """The assumed pod was bound to ``node``: assigned from now on."""
         state = self._states[(namespace, name)]
         state.assumed.discard(pod_key)
         state.assigned.add(pod_key)
+        state.nodes[pod_key] = node

@@ -33,7 +33,8 @@ from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.queue import queue_order
 from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.sampling import NodeWalk
-from kwhatif.schedule_one_podgroup import PodGroupResult, group_key, pod_group_scheduling_algorithm
+from kwhatif.schedule_one_podgroup import (PodGroupResult, group_key, pod_group_scheduling_algorithm,
+                                           pod_group_scheduling_placement_algorithm)
 from kwhatif.scheduler import MIN_FEASIBLE_NODES_TO_FIND, Scheduler
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.node_memo import NodeMemo
@@ -315,14 +316,14 @@ class SequencePlacer:
             return [placements[id(p)] for p in pods], None
         starts: dict[str, str] = {}
 
-        def attempt(pod: PreparedPod):
+        def attempt(pod: PreparedPod, placement_skip: frozenset[str] = frozenset()):
             self.steps += 1
             starts[pod.info.key] = _rfc3339(self.base_start_time + timedelta(seconds=self.steps))
             info, notes = create_resource_claims(pod.info, self.snapshot)
             for note in notes:
                 self._warn(note)
             scheduler = self.scheduler_for(info)
-            result = scheduler.schedule(info, pod.admission, self.walk, self.skip)
+            result = scheduler.schedule(info, pod.admission, self.walk, self.skip | placement_skip)
             for warning in result.warnings:
                 self._warn(warning)
             if not result.selected:
@@ -335,12 +336,23 @@ class SequencePlacer:
             self.snapshot.assume_pod(bound_pod(pod.info, node, starts[pod.info.key]),
                                      result.claim_allocations.get(node))
 
+        framework = self.scheduler_for(queued[0].info).framework
         self.snapshot.fork()
-        group = pod_group_scheduling_algorithm(self.snapshot, states, namespace, name, queued, attempt, assume)
+        if framework.features.enabled("TopologyAwareWorkloadScheduling"):
+            group = pod_group_scheduling_placement_algorithm(
+                self.snapshot, states, namespace, name, queued, attempt, assume, framework,
+                find_pod_group(self.snapshot.cluster, namespace, name) or {})
+            if group.scheduled:  # every placement was simulated and undone: the chosen one's pods are assumed
+                for pod, pr in zip(queued, group.pod_results):
+                    if pr.fits:
+                        create_resource_claims(pod.info, self.snapshot)
+                        assume(pod, pr.node, pr.result)
+        else:
+            group = pod_group_scheduling_algorithm(self.snapshot, states, namespace, name, queued, attempt, assume)
         for pr in group.pod_results:
             if pr.node is not None:
                 if group.scheduled and pr.fits:
-                    states.bind(namespace, name, pr.pod.key)
+                    states.bind(namespace, name, pr.pod.key, pr.node)
                 else:
                     states.forget(namespace, name, pr.pod.key)
         if group.scheduled:
@@ -465,7 +477,9 @@ def group_report(key: tuple[str, str], members: list[PreparedPod], placements: l
               "queued": sum(1 for entry in pods if not entry["gated"]), "fit": fit,
               "scheduled": group is not None and group.scheduled,
               "condition": group.condition() if group is not None else None,
-              "gatedBy": None, "pods": pods, "byNode": dict(sorted(nodes.items()))}
+              "gatedBy": None, "pods": pods, "byNode": dict(sorted(nodes.items())),
+              "placements": None if group is None else group.placements,
+              "chosenPlacement": None if group is None else group.chosen_placement}
     if group is None:
         report["gatedBy"] = (WAITING_FOR_PODS if pod_group else
                              f'waiting for pods\'s pod group "{name}" to appear in scheduling queue')

@@ -1,0 +1,30 @@
+"""The README's gang examples are real output: each ``$ kwhatif ...`` line of the section is run through the
+CLI and compared line by line."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from kwhatif.cli.app import app
+
+ROOT = Path(__file__).resolve().parent.parent
+SECTION = re.search(r"### Gangs of pods: PodGroups \(workload-aware scheduling\)\n(.*?)\n### ",
+                    (ROOT / "README.md").read_text(), re.S).group(1)
+EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
+
+
+@pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c.split()[2] for c, _ in EXAMPLES])
+def test_readme_example_is_real_output(command, expected, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    result = CliRunner().invoke(app, shlex.split(command)[1:], terminal_width=250)
+    assert [g.rstrip() for g in result.stdout.splitlines()] == [e.rstrip() for e in expected.splitlines()]
+
+
+def test_the_section_shows_a_gang_that_fits_one_that_fails_and_a_rack_constrained_one():
+    assert [c.split()[2] for c, _ in EXAMPLES] == [
+        "fixtures/gangs/train-fits.yaml", "fixtures/gangs/train-too-big.yaml", "fixtures/gangs/train-one-rack.yaml"]
