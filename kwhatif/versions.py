@@ -47,6 +47,8 @@ TOP_SCORE_HEAP = "TopScoreHeap"
 BALANCED_ALLOCATION_CHANGE = "BalancedAllocationScoresChange"
 IMAGE_LOCALITY_IMAGE_VOLUMES = "ImageLocalityImageVolumes"
 IMAGE_LOCALITY_VOLUME_THRESHOLD = "ImageLocalityImageVolumeThreshold"
+DRA_ALLOCATOR_ROLLBACK = "DRAAllocatorRollback"
+DRA_INCUBATING_ALLOCATOR = "DRAIncubatingAllocator"
 
 CHANGES: dict[str, Change] = {c.id: c for c in (
     Change(UNTOLERATED_TAINTS_REASON, _v("1.34.2"), "TaintToleration",
@@ -69,6 +71,20 @@ CHANGES: dict[str, Change] = {c.id: c for c in (
            "the images of the pod's image volumes count in the sum, not in the threshold (1000MB per "
            "container and init container)",
            "kubernetes#130231; v1.36's sumImageScores as quoted in kubernetes#138952", (PREVIEW,)),
+    Change(DRA_INCUBATING_ALLOCATOR, _v("1.36.0"), "DynamicResources (structured allocator)",
+           "with DRADeviceTaints, DRAPartitionableDevices, DRADeviceBindingConditions and DRAConsumableCapacity on, "
+           "the incubating allocator: device taints against the requests' tolerations, counters shared by a "
+           "pool's devices, per-device node selection, devices with binding conditions allocatable (their pools "
+           "last), devices allowing multiple allocations with capacity requests and request policies; pools "
+           "sorted by driver and name, slices by name; an invalid pool is skipped and, without a solution, "
+           "rejects the node with 'invalid resource pools were encountered'; an allocated claim whose binding "
+           "failed or timed out (10m) is not available on any node",
+           "v1.36.2 structured/internal/incubating, dynamicresources.go Filter; allocator_testing.go",
+           (REFERENCE, UNIT_TESTS)),
+    Change(DRA_ALLOCATOR_ROLLBACK, _v("1.36.3"), "DynamicResources (structured allocator)",
+           "a device the allocator rejects gives back what it reserved (shared counters, constraints, in-use "
+           "marks, results), so partitionable devices no longer leak counters within one allocation attempt",
+           "v1.36.3 k8s.io/dynamic-resource-allocation structured/internal/*/allocator.go", (UPSTREAM_CODE,)),
     Change(IMAGE_LOCALITY_VOLUME_THRESHOLD, _v("1.37.0"), "ImageLocality",
            "image volumes count in the threshold too: 1000MB per container, init container and image volume",
            "kubernetes#138951 (PR text)", (PREVIEW,)),
@@ -155,11 +171,11 @@ _DEFAULT_PLUGINS_1_35 = tuple((name, 2 if name == "DynamicResources" else weight
 _NOT_MODELLED_1_36 = (
     "NodeDeclaredFeatures (beta, on): the default profile's NodeDeclaredFeatures Filter plugin (pods needing "
     "features a node does not declare) is not run; which features v1.36 infers from a pod is not readable",
-    "DRA gates on (DRAExtendedResource, DRADeviceTaints, DRAConsumableCapacity, DRAPartitionableDevices, "
-    "DRADeviceBindingConditions): DynamicResources, NodeResourcesFit and BalancedAllocation run their v1.35 "
-    "code with the gates' defaults only where kwhatif already models the gated path; extended resources "
-    "backed by DRA, device taints, consumable capacity, partitionable devices and binding conditions are not "
-    "modelled (each answer that meets one says so in a note)",
+    "DRAExtendedResource (beta, on): extended resources served by DRA (a DeviceClass's extendedResourceName) "
+    "are not modelled: NodeResourcesFit counts them against the node's allocatable as v1.35 does and "
+    "DynamicResources allocates no devices for them",
+    "DRA binding conditions at PreBind: kube-scheduler binds a pod whose devices have binding conditions only "
+    "once they are met (up to 10m); kwhatif answers where the pod is placed, as if they will be",
     "the DRA filter timeout as a hard error, in-place pod-level resize (beta, on) and the configuration "
     "API's placementGenerate/placementScore points",
     "OpportunisticBatching: v1.35's NodeResourcesFit refuses to sign a pod while DRAExtendedResource is on; "

@@ -14,9 +14,9 @@ from kwhatif.errors import InputError
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import NOTES_KEY, Handle
 from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
-from kwhatif.plugins.dynamic_resources import _release_note
+from kwhatif.plugins.dynamic_resources import allocator_features
 from kwhatif.plugins.node_resources_fit import NodeResourcesFit
-from kwhatif.versions import NEWEST_VERIFIED, PREVIEW, UNIT_TESTS, CHANGES, features_for, find_release
+from kwhatif.versions import NEWEST_VERIFIED, PREVIEW, REFERENCE, UNIT_TESTS, CHANGES, features_for, find_release
 from tests.builders import make_node, make_pod, snapshot
 from tests.demo_cluster import demo_cluster_json
 
@@ -36,7 +36,8 @@ def test_each_difference_says_how_it_is_verified():
     v136, v137 = find_release("1.36")[0], find_release("1.37")[0]
     new_136 = {c.id: c.verified for c in v136.changes if c.since[:2] == (1, 36)}
     new_137 = {c.id: c.verified for c in v137.changes if c.since[:2] == (1, 37)}
-    assert new_136 == {"BalancedAllocationScoresChange": (UNIT_TESTS,), "ImageLocalityImageVolumes": (PREVIEW,)}
+    assert new_136 == {"BalancedAllocationScoresChange": (UNIT_TESTS,), "ImageLocalityImageVolumes": (PREVIEW,),
+                       "DRAIncubatingAllocator": (REFERENCE, UNIT_TESTS)}
     assert new_137 == {"ImageLocalityImageVolumeThreshold": (PREVIEW,)}
     assert all(c.source for c in CHANGES.values())
 
@@ -76,11 +77,19 @@ def test_storage_capacity_scoring_is_a_modelled_gate():
     assert features_for("1.35", "StorageCapacityScoring=true").enabled("StorageCapacityScoring")
 
 
-def test_allocator_notes_say_the_release_turned_the_gate_on():
-    note = "device taints (DRADeviceTaints is off: taints are ignored)"
-    assert _release_note(note, features_for("1.35")) == note
-    assert _release_note(note, features_for("1.36")) == (
-        "device taints (DRADeviceTaints is on in v1.36.0 but not modelled, answered as off: taints are ignored)")
+def test_allocator_features_follow_the_release_gates():
+    """v1.36 turns the four DRA allocator gates on (so the incubating allocator runs); v1.36.3 rolls back
+    rejected devices."""
+    from dataclasses import replace
+
+    from kwhatif.plugins.dra_allocator import AllocatorFeatures
+    from kwhatif.versions import Features
+
+    assert allocator_features(features_for("1.35")) == AllocatorFeatures()
+    on = AllocatorFeatures(partitionable=True, taints=True, binding=True, consumable=True, incubating=True)
+    assert allocator_features(features_for("1.36")) == on
+    v1363 = replace(features_for("1.36").release, name="v1.36.3")
+    assert allocator_features(Features(v1363)) == replace(on, rollback=True)
 
 
 def _place(version: str) -> dict:

@@ -514,7 +514,8 @@ class DeviceEnv:
 
     __slots__ = ("value", "error")
 
-    def __init__(self, driver: str, attributes: Mapping | None, capacity: Mapping | None) -> None:
+    def __init__(self, driver: str, attributes: Mapping | None, capacity: Mapping | None,
+                 allow_multiple_allocations: bool = False) -> None:
         self.error: str | None = None
         attrs: dict[str, dict] = {}
         for name, attr in (attributes or {}).items():
@@ -537,6 +538,8 @@ class DeviceEnv:
             ct.StringType("driver"): ct.StringType(driver),
             ct.StringType("attributes"): DomainMap({ct.StringType(d): ct.MapType(v) for d, v in attrs.items()}),
             ct.StringType("capacity"): DomainMap({ct.StringType(d): ct.MapType(v) for d, v in caps.items()}),
+            # v1.36 (DRAConsumableCapacity): whether the device may be allocated to several claims
+            ct.StringType("allowMultipleAllocations"): ct.BoolType(allow_multiple_allocations),
         })
 
 

@@ -1,4 +1,4 @@
-"""The structured-parameters device allocator of DRA, as kube-scheduler v1.34 selects it.
+"""The structured-parameters device allocator of DRA, as kube-scheduler v1.34 to v1.36 select it.
 
 With v1.34's defaults (DRAResourceClaimDeviceStatus on) k8s.io/dynamic-resource-allocation/structured
 picks its "experimental" implementation; with DRAPartitionableDevices, DRADeviceTaints,
@@ -9,16 +9,29 @@ allocation are in use (unless allocated with admin access); so are devices picke
 search. Devices that consume counters or have binding conditions are never picked, slices with
 per-device node selection are ignored (their features are off).
 
+v1.36 turns DRAPartitionableDevices, DRADeviceTaints, DRADeviceBindingConditions and
+DRAConsumableCapacity on, so that k8s.io/dynamic-resource-allocation picks its "incubating" allocator
+(``AllocatorFeatures.incubating``): pools sorted by driver and name (those with binding conditions last),
+slices by name, incomplete and invalid pools skipped, counters shared by the devices of a pool, device
+taints and the requests' tolerations, per-device node selection, devices allowing multiple allocations with
+capacity requests, and each request's devices tried in pool order only (combinations, not orders). v1.36.3
+rolls back what a rejected device reserved (``DRAAllocatorRollback``); v1.36.2 leaks it for the rest of the
+attempt on that node, which kwhatif models too.
+
 ``DraCluster`` indexes the cluster's DRA objects once per snapshot; an ``Allocator`` is built per pod
 (PreFilter) and asked per node (Filter).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Mapping
 
 import orjson
+
+from kwhatif.api.quantity import QuantityError, parse_quantity
 
 from kwhatif.plugins.node_affinity import NodeSelector
 from kwhatif.state.claims import ResourceClaims
@@ -30,6 +43,32 @@ ALL = "All"
 
 class AllocationError(Exception):
     """A problem with a claim, class or slice: upstream's Filter fails with an Error status."""
+
+
+class AllocationFailedOnNode(Exception):
+    """ErrFailedAllocationOnNode: the node is unschedulable for the pod with this message (v1.36: no
+    solution and an invalid pool among the node's)."""
+
+
+ERR_INVALID_POOLS = "invalid resource pools were encountered"
+
+
+@dataclass(frozen=True)
+class AllocatorFeatures:
+    """structured.Features as DynamicResources passes them (AllocatorFeatures), plus the v1.36.3 fix."""
+
+    partitionable: bool = False  # DRAPartitionableDevices
+    taints: bool = False  # DRADeviceTaints
+    binding: bool = False  # DRADeviceBindingConditions and DRAResourceClaimDeviceStatus
+    consumable: bool = False  # DRAConsumableCapacity
+    rollback: bool = False  # v1.36.3: a rejected device gives back what it reserved
+    # Whether v1.36's "incubating" allocator runs (NewAllocator picks it because the "stable" one supports
+    # neither binding conditions nor consumable capacity); v1.34 and v1.35, with both off, run kwhatif's
+    # older model of their allocator.
+    incubating: bool = False
+
+
+LEGACY = AllocatorFeatures()
 
 
 class _MaxSizeExceeded(Exception):
@@ -69,7 +108,8 @@ class Device:
         if self._env is None:
             from kwhatif.api.dra_cel import DeviceEnv
 
-            self._env = DeviceEnv(self.driver, self.raw.get("attributes"), self.raw.get("capacity"))
+            self._env = DeviceEnv(self.driver, self.raw.get("attributes"), self.raw.get("capacity"),
+                                  bool(self.raw.get("allowMultipleAllocations")))
         return self._env
 
     def content_key(self, names: frozenset[str] | None) -> tuple:
@@ -87,6 +127,8 @@ class Device:
         if names is None:
             return identity
         seen: list = [self.driver]
+        if "allowMultipleAllocations" in names:
+            seen.append(bool(self.raw.get("allowMultipleAllocations")))
         for part in ("attributes", "capacity"):
             entries = self.raw.get(part) or {}
             # `"domain" in device.attributes` sees which domains the device has
@@ -126,6 +168,12 @@ class Pool:
     slices: list[Mapping] = field(default_factory=list)
     devices: list[Device] = field(default_factory=list)
     invalid: str | None = None
+    # v1.36 (incubating): whether the pool's slices in the whole cluster do not add up (None: the older
+    # model, which counts the node's slices only)
+    incomplete_in_cluster: bool | None = None
+    counter_sets: dict[str, dict[str, Decimal]] | None = None  # sharedCounters by set and counter name
+    other_devices: list[Device] = field(default_factory=list)  # the pool's devices in slices for other nodes
+    has_binding_conditions: bool = False
 
     @property
     def id(self) -> str:
@@ -133,7 +181,94 @@ class Pool:
 
     @property
     def incomplete(self) -> bool:
+        if self.incomplete_in_cluster is not None:
+            return self.incomplete_in_cluster
         return len(self.slices) != self.slice_count
+
+
+def _generation(s: Mapping) -> int:
+    return _int(((s.get("spec") or {}).get("pool") or {}).get("generation"))
+
+
+def _node_matches(node_info, spec: Mapping) -> bool:
+    """NodeMatches for a slice's (or, with per-device node selection, a device's) node fields."""
+    if spec.get("nodeName"):
+        return spec["nodeName"] == node_info.name
+    if spec.get("allNodes"):
+        return True
+    if spec.get("nodeSelector") is not None:
+        return NodeSelector(spec["nodeSelector"]).matches(node_info)
+    return False
+
+
+def _quantity(value) -> Decimal:
+    try:
+        return parse_quantity(value if value is not None else "0")
+    except QuantityError as exc:
+        raise AllocationError(str(exc)) from None
+
+
+def _counters(entries: Mapping | None) -> dict[str, Decimal]:
+    return {name: _quantity((c or {}).get("value")) for name, c in (entries or {}).items()}
+
+
+def _build_pool(driver: str, name: str, generation: int, count: int, group: list[Mapping],
+                every: list[Mapping] | None, partitionable: bool) -> Pool:
+    """buildPool: the pool's slices for the node sorted by name; with DRAPartitionableDevices the slices
+    with counter sets apart from the device slices, and the counters the devices consume checked."""
+    slices = sorted(group, key=_name)
+    if partitionable:
+        device_slices = [s for s in slices if not (s.get("spec") or {}).get("sharedCounters")]
+    else:
+        device_slices = slices
+    pool = Pool(driver, name, generation, count, slices=device_slices, incomplete_in_cluster=False)
+    seen: set[str] = set()
+    for s in device_slices:
+        spec = s.get("spec") or {}
+        for raw in spec.get("devices") or []:
+            device = Device(driver, name, raw, spec)
+            if device.name in seen:
+                return Pool(driver, name, generation, count, invalid=f"duplicate device name {device.name}",
+                            incomplete_in_cluster=False)
+            seen.add(device.name)
+            pool.devices.append(device)
+    pool.has_binding_conditions = any(d.raw.get("bindingConditions") is not None for d in pool.devices)
+    if not partitionable:
+        return pool
+    counter_sets: dict[str, dict[str, Decimal]] = {}
+    for s in slices:
+        for counter_set in (s.get("spec") or {}).get("sharedCounters") or []:
+            set_name = counter_set.get("name") or ""
+            if set_name in counter_sets:
+                return Pool(driver, name, generation, count, invalid=f"duplicate counter set name {set_name}",
+                            incomplete_in_cluster=False)
+            counter_sets[set_name] = _counters(counter_set.get("counters"))
+    pool.counter_sets = counter_sets
+    problem = _counter_consumption_problem(counter_sets, slices)
+    if problem is None and every is not None and len(slices) != len(every):
+        targeting = {_name(s) for s in slices}
+        others = [s for s in every if _name(s) not in targeting]
+        problem = _counter_consumption_problem(counter_sets, others)
+        pool.other_devices = [Device(driver, name, raw, s.get("spec") or {})
+                              for s in others for raw in (s.get("spec") or {}).get("devices") or []]
+    if problem is not None:
+        return Pool(driver, name, generation, count, invalid=problem, incomplete_in_cluster=False)
+    return pool
+
+
+def _counter_consumption_problem(counter_sets: Mapping, slices: list[Mapping]) -> str | None:
+    """validateDeviceCounterConsumption: every counter a device consumes exists in its pool."""
+    for s in slices:
+        for raw in (s.get("spec") or {}).get("devices") or []:
+            for consumption in raw.get("consumesCounters") or []:
+                set_name = consumption.get("counterSet") or ""
+                counters = counter_sets.get(set_name)
+                if counters is None:
+                    return f"counter set {set_name} not found"
+                for counter in consumption.get("counters") or {}:
+                    if counter not in counters:
+                        return f"counter {counter} not found in counter set {set_name}"
+    return None
 
 
 def _int(value, default: int = 0) -> int:
@@ -154,6 +289,8 @@ class Request:
     selectors: list[str]
     admin_access: bool
     parent: str | None = None
+    tolerations: tuple = ()
+    capacity: Mapping | None = None  # capacity.requests: name -> quantity (None without a capacity field)
 
     @property
     def qualified_name(self) -> str:
@@ -164,8 +301,10 @@ def parse_request(raw: Mapping, parent: str | None = None) -> Request:
     mode = raw.get("allocationMode") or EXACT_COUNT
     count = _int(raw.get("count"), 1) if raw.get("count") is not None else (1 if mode == EXACT_COUNT else 0)
     selectors = [((s or {}).get("cel") or {}).get("expression") for s in raw.get("selectors") or []]
+    capacity = raw.get("capacity")
     return Request(raw.get("name") or "", raw.get("deviceClassName") or "", mode, count,
-                   selectors, bool(raw.get("adminAccess")), parent)
+                   selectors, bool(raw.get("adminAccess")), parent, tuple(raw.get("tolerations") or ()),
+                   None if capacity is None else dict((capacity or {}).get("requests") or {}))
 
 
 def claim_requests(claim: Mapping) -> list[list[Request]]:
@@ -192,15 +331,25 @@ class DraCluster:
     (expression, device) (devices do not change during a run); the claims and the devices in use are
     the snapshot's, which change as pods are assumed and forgotten."""
 
-    def __init__(self, cluster, claims: ResourceClaims | None = None) -> None:
+    def __init__(self, cluster, claims: ResourceClaims | None = None,
+                 features: AllocatorFeatures = LEGACY) -> None:
+        self.features = features
         self.classes: dict[str, Mapping] = {_name(c): c for c in cluster.device_classes}
         # The claims as the snapshot's assume cache has them (allocations of assumed pods included).
         self.claims = claims if claims is not None else ResourceClaims(cluster.resource_claims,
                                                                        cluster.resource_claim_templates)
+        self._slices = list(cluster.resource_slices)
         self._by_node: dict[str, list[Mapping]] = {}
         self._selected: list[tuple[Mapping, NodeSelector | None]] = []
-        for s in cluster.resource_slices:
+        self._shared: list[Mapping] = []  # incubating: slices not bound to one node name, or with counters
+        for s in self._slices:
             spec = s.get("spec") or {}
+            if features.incubating:
+                if spec.get("nodeName") and not spec.get("sharedCounters"):
+                    self._by_node.setdefault(spec["nodeName"], []).append(s)
+                else:
+                    self._shared.append(s)
+                continue
             if spec.get("perDeviceNodeSelection") is not None:
                 continue  # DRAPartitionableDevices is off: such slices are not used
             if spec.get("nodeName"):
@@ -218,23 +367,26 @@ class DraCluster:
         self._note_unmodelled(cluster)
 
     def _note_unmodelled(self, cluster) -> None:
-        """What kwhatif treats as v1.34's defaults do (features off) that a cluster may have enabled."""
+        """What kwhatif answers with a feature off (v1.34's and v1.35's defaults) that a cluster may use."""
+        f = self.features
         for s in cluster.resource_slices:
             spec = s.get("spec") or {}
-            if spec.get("sharedCounters") or spec.get("perDeviceNodeSelection") is not None:
+            if not f.partitionable and (spec.get("sharedCounters") or spec.get("perDeviceNodeSelection") is not None):
                 self.notes.add("partitionable devices (DRAPartitionableDevices is off: such devices are never "
                                "allocated)")
             for d in spec.get("devices") or []:
-                if d.get("taints"):
+                if d.get("taints") and not f.taints:
                     self.notes.add("device taints (DRADeviceTaints is off: taints are ignored)")
-                if d.get("consumesCounters"):
+                if d.get("consumesCounters") and not f.partitionable:
                     self.notes.add("partitionable devices (DRAPartitionableDevices is off: such devices are never "
                                    "allocated)")
-                if d.get("bindingConditions"):
+                if d.get("bindingConditions") and not f.binding:
                     self.notes.add("binding conditions (DRADeviceBindingConditions is off: such devices are never "
                                    "allocated)")
-                if d.get("allowMultipleAllocations"):
+                if d.get("allowMultipleAllocations") and not f.consumable:
                     self.notes.add(_CONSUMABLE_CAPACITY)
+        if f.consumable:
+            return
         for claim in cluster.resource_claims:
             for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
                 subs = [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]
@@ -242,11 +394,17 @@ class DraCluster:
                     self.notes.add(_CONSUMABLE_CAPACITY)
 
     def pools_for(self, node_info) -> list[Pool]:
-        """GatherPools: the pools of the slices for this node, newest generation, in input order; kept
-        while the node has the same labels (a node updated with other labels may see other slices)."""
+        """GatherPools: the pools of the slices for this node, newest generation (in input order; v1.36:
+        sorted); kept while the node has the same labels (a node updated with other labels may see other
+        slices)."""
         kept = self._pools.get(node_info.name)
         if kept is not None and kept[0] is node_info.labels:
             return kept[1]
+        pools = self._gather_incubating(node_info) if self.features.incubating else self._gather(node_info)
+        self._pools[node_info.name] = (node_info.labels, pools)
+        return pools
+
+    def _gather(self, node_info) -> list[Pool]:
         by_id: dict[tuple[str, str], Pool] = {}
         slices = list(self._by_node.get(node_info.name, ()))
         slices += [s for s, selector in self._selected if selector is None or selector.matches(node_info)]
@@ -270,9 +428,66 @@ class DraCluster:
                     pool.invalid = f"duplicate device name {d.name}"
                     break
                 names.add(d.name)
-        pools = list(by_id.values())
-        self._pools[node_info.name] = (node_info.labels, pools)
-        return pools
+        return list(by_id.values())
+
+    def _gather_incubating(self, node_info) -> list[Pool]:
+        """v1.36's GatherPools: the relevant slices grouped by pool (newest generation), a pool whose
+        slices for the node do not add up checked against all its slices (obsolete: dropped; incomplete:
+        kept as such), then buildPool; sorted by driver and pool name, pools with binding conditions last."""
+        partitionable = self.features.partitionable
+        groups: dict[tuple[str, str], list[Mapping]] = {}
+        for s in self._by_node.get(node_info.name, []) + self._shared:
+            spec = s.get("spec") or {}
+            if not partitionable and (spec.get("perDeviceNodeSelection") is not None or spec.get("sharedCounters")):
+                continue
+            if spec.get("sharedCounters"):
+                relevant = True
+            elif spec.get("nodeName") or spec.get("allNodes") or spec.get("nodeSelector") is not None:
+                relevant = _node_matches(node_info, spec)
+            elif spec.get("perDeviceNodeSelection"):
+                relevant = any(_node_matches(node_info, d) for d in spec.get("devices") or [])
+            else:
+                continue
+            if not relevant:
+                continue
+            pool_spec = spec.get("pool") or {}
+            key = (spec.get("driver") or "", pool_spec.get("name") or "")
+            group = groups.get(key)
+            generation = _int(pool_spec.get("generation"))
+            if group is None or generation > _generation(group[0]):
+                groups[key] = [s]
+            elif generation == _generation(group[0]):
+                group.append(s)
+        plain: list[Pool] = []
+        binding: list[Pool] = []
+        for (driver, name), group in groups.items():
+            pool_spec = (group[0].get("spec") or {}).get("pool") or {}
+            count = _int(pool_spec.get("resourceSliceCount"))
+            generation = _int(pool_spec.get("generation"))
+            every = None
+            if len(group) != count:
+                every = []
+                obsolete = False
+                for s in self._slices:
+                    spec = s.get("spec") or {}
+                    if spec.get("driver") != driver or (spec.get("pool") or {}).get("name") != name:
+                        continue
+                    other = _int((spec.get("pool") or {}).get("generation"))
+                    if other == generation:
+                        every.append(s)
+                    elif other > generation:
+                        obsolete = True
+                        break
+                if obsolete:
+                    continue
+                if len(every) != count:
+                    plain.append(Pool(driver, name, generation, count, incomplete_in_cluster=True))
+                    continue
+            pool = _build_pool(driver, name, generation, count, group, every, partitionable)
+            (binding if pool.has_binding_conditions else plain).append(pool)
+        plain.sort(key=lambda p: (p.driver, p.name))
+        binding.sort(key=lambda p: (p.driver, p.name))
+        return plain + binding
 
     def selectors_outcome(self, expressions: tuple[str, ...], device: Device) -> bool | tuple[int, Exception]:
         """All of ``expressions`` on the device, in order: True, False at the first false, or the index and
@@ -323,18 +538,39 @@ def _has_binding_conditions(s: Mapping) -> bool:
     return any(d.get("bindingConditions") is not None for d in (s.get("spec") or {}).get("devices") or [])
 
 
-def allocation_result(results: list[tuple[str, Device]], admin_access: set[str], node_name: str) -> dict:
+class Picked(tuple):
+    """One device of a solution, ``(request name, Device)``; v1.36's results carry more (``extra``: the
+    request's tolerations, a share ID and the consumed capacity of a device allocated to several claims)."""
+
+    extra: Mapping = {}
+
+
+def allocation_result(results: list[tuple[str, Device]], admin_access: set[str], node_name: str,
+                      features: AllocatorFeatures = LEGACY) -> dict:
     """A claim's ``status.allocation`` as the allocator returns it for ``node_name``: one result per device
-    (``adminAccess`` for the requests in ``admin_access``), and the node selector of the slices the
-    devices come from (createNodeSelector). Device configurations are left out: nothing here reads them."""
-    out: dict = {"devices": {"results": [
-        {"request": request, "driver": d.driver, "pool": d.pool, "device": d.name,
-         **({"adminAccess": True} if request in admin_access else {})} for request, d in results]}}
+    (``adminAccess`` for the requests in ``admin_access``; v1.36: tolerations, share ID, consumed
+    capacity, binding conditions), and the node selector of the slices (v1.36: of the devices, with
+    per-device node selection) the devices come from (createNodeSelector). Device configurations are left
+    out: nothing here reads them."""
+    entries = []
+    for picked in results:
+        request, d = picked
+        entry = {"request": request, "driver": d.driver, "pool": d.pool, "device": d.name,
+                 **({"adminAccess": True} if request in admin_access else {}),
+                 **getattr(picked, "extra", {})}
+        if features.binding:
+            for field_name in ("bindingConditions", "bindingFailureConditions"):
+                if d.raw.get(field_name):
+                    entry[field_name] = list(d.raw[field_name])
+        entries.append(entry)
+    out: dict = {"devices": {"results": entries}}
     fields: list[dict] = []
     expressions: list[dict] = []
     for _, device in results:
         spec = device.slice_spec
-        if spec.get("nodeName"):
+        if features.incubating and spec.get("perDeviceNodeSelection"):
+            spec = device.raw
+        if spec.get("nodeName") or (features.incubating and device.raw.get("bindsToNode")):
             out["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
                 {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}
             return out
@@ -449,14 +685,21 @@ class Allocator:
 
     def __init__(self, dra: DraCluster, claims: list[Mapping]) -> None:
         self.dra = dra
+        self.features = dra.features
         self.claims = claims
         self.requests = [claim_requests(c) for c in claims]
         # All that the search reads of the claims: the copies of one template's claim sign alike.
         self.signature = orjson.dumps([(_namespace(c), c.get("spec")) for c in claims], option=orjson.OPT_SORT_KEYS)
 
+        # checkAvailableCounters' cache: per pool *name* (upstream's key, the driver left out), the counters
+        # the pool's allocated devices leave; the allocated devices do not change while the pod is filtered.
+        self.available_counters: dict[str, dict[str, dict[str, Decimal]]] = {}
+        self.share_ids = 0
+
     def allocate(self, node_info) -> list[list[tuple[str, Device]]] | None:
         """Per claim, the (request name, device) pairs of the first solution; None when there is none.
-        AllocationError for what makes upstream's Filter fail with an Error."""
+        AllocationError for what makes upstream's Filter fail with an Error, AllocationFailedOnNode for
+        what makes it reject the node with a message."""
         return self.on_node("allocate", node_info, lambda: _Search(self, node_info).run())
 
     def on_node(self, what: str, node_info, compute):
@@ -477,7 +720,7 @@ class Allocator:
 
     def selectable(self, claim_index: int, data: _RequestData, device: Device) -> bool:
         """isSelectable: the class's selectors, then the request's, stopping at the first false."""
-        if device.raw.get("bindingConditions"):
+        if not self.features.binding and device.raw.get("bindingConditions"):
             return False  # DRADeviceBindingConditions is off
         for selectors, of_class in ((data.class_selectors, True), (data.request_selectors, False)):
             if not selectors:
@@ -493,30 +736,186 @@ class Allocator:
             raise AllocationError(f"{where}: selector #{index}: CEL {kind} error: {exc}")
         return True
 
+    def next_share_id(self) -> str:
+        """GenerateShareID: a fresh UID per share (upstream's are random; these count, so that answers repeat)."""
+        self.share_ids += 1
+        return f"00000000-0000-4000-8000-{self.share_ids:012x}"
+
+
+# --- consumable capacity (consumable_capacity.go) -------------------------------------------------------
+
+def _policy_value(policy: Mapping, name: str) -> Decimal | None:
+    value = policy.get(name)
+    return None if value is None else _quantity(value)
+
+
+def _consumed_capacity(requested, capacity: Mapping) -> tuple[Decimal, object]:
+    """calculateConsumedCapacity: what a request takes of one capacity of a device (its value, and the
+    quantity text it was copied from, for the policy's default comparison; None when computed)."""
+    policy = capacity.get("requestPolicy")
+    if requested is None:
+        if policy and policy.get("default") is not None:
+            return _quantity(policy["default"]), policy["default"]
+        return _quantity(capacity.get("value")), capacity.get("value")
+    value = _quantity(requested)
+    if not policy:
+        return value, requested
+    valid_range = policy.get("validRange")
+    if valid_range and valid_range.get("min") is not None:
+        low = _quantity(valid_range["min"])
+        if value < low:
+            return low, valid_range["min"]
+        if valid_range.get("step") is None:
+            return value, requested
+        step, base = math.ceil(_quantity(valid_range["step"])), math.ceil(low)
+        added = math.ceil(value) - base
+        n = _go_div(added, step) + (1 if _go_mod(added, step) else 0)
+        return Decimal(base + step * n), None
+    if policy.get("validValues") is not None:
+        for valid in policy["validValues"]:
+            if value <= _quantity(valid):
+                return _quantity(valid), valid
+    return value, requested
+
+
+def _go_div(a: int, b: int) -> int:
+    return int(a / b) if b else 0
+
+
+def _go_mod(a: int, b: int) -> int:
+    return a - b * _go_div(a, b) if b else 0
+
+
+def _violates_policy(value: Decimal, text, policy: Mapping | None) -> bool:
+    """violatesPolicy: the default (Go compares the Quantity structs: the same text) never violates."""
+    if not policy:
+        return False
+    if policy.get("default") is not None and text is not None and str(text) == str(policy["default"]):
+        return False
+    valid_range = policy.get("validRange")
+    if valid_range is not None:
+        high = _policy_value(valid_range, "max")
+        if high is not None and value > high:
+            return True
+        if valid_range.get("step") is not None:
+            step = math.ceil(_quantity(valid_range["step"]))
+            added = math.ceil(value) - math.ceil(_policy_value(valid_range, "min") or Decimal(0))
+            if _go_mod(added, step):
+                return True
+        return False
+    if policy.get("validValues"):
+        return not any(value == _quantity(v) for v in policy["validValues"])
+    return False
+
+
+def capacity_fits(request: Request, device: Device, allocated: Mapping | None, allocating: Mapping | None) -> bool:
+    """CmpRequestOverCapacity: every capacity of the device holds what is allocated, being allocated and
+    requested (a request naming a capacity the device lacks does not fit)."""
+    capacities = device.raw.get("capacity") or {}
+    requested = request.capacity or {}
+    if any(name not in capacities for name in requested):
+        return False
+    for name, capacity in capacities.items():
+        value, text = _consumed_capacity(requested.get(name), capacity or {})
+        if _violates_policy(value, text, (capacity or {}).get("requestPolicy")):
+            return False
+        total = (allocated or {}).get(name, Decimal(0)) + value + (allocating or {}).get(name, Decimal(0))
+        if total > _quantity((capacity or {}).get("value")):
+            return False
+    return True
+
+
+def consumed_capacity(request: Request, device: Device) -> dict[str, Decimal]:
+    """GetConsumedCapacityFromRequest: per capacity of the device, what the request takes."""
+    requested = request.capacity or {}
+    return {name: _consumed_capacity(requested.get(name), capacity or {})[0]
+            for name, capacity in (device.raw.get("capacity") or {}).items()}
+
+
+def _add(into: dict, key, amounts: Mapping[str, Decimal]) -> None:
+    """ConsumedCapacityCollection.Insert."""
+    have = into.get(key)
+    if have is None:
+        into[key] = dict(amounts)
+        return
+    for name, value in amounts.items():
+        have[name] = have.get(name, Decimal(0)) + value
+
+
+def _remove(into: dict, key, amounts: Mapping[str, Decimal]) -> None:
+    """ConsumedCapacityCollection.Remove: the entry goes once nothing is left in it."""
+    have = into.get(key)
+    if have is None:
+        return
+    for name, value in amounts.items():
+        if name in have:
+            have[name] -= value
+    if all(v == 0 for v in have.values()):
+        del into[key]
+
+
+# --- device taints --------------------------------------------------------------------------------------
+
+def taint_prevents_allocation(device: Device, request: Request) -> bool:
+    """taintPreventsAllocation: a NoSchedule or NoExecute taint that none of the request's tolerations
+    tolerates (other effects, None among them, never prevent)."""
+    for taint in device.raw.get("taints") or []:
+        if (taint or {}).get("effect") in ("NoExecute", "NoSchedule"):
+            if not any(tolerates_taint(t or {}, taint) for t in request.tolerations):
+                return True
+    return False
+
+
+def tolerates_taint(toleration: Mapping, taint: Mapping) -> bool:
+    """resourceclaim.ToleratesTaint."""
+    if toleration.get("effect") and toleration["effect"] != taint.get("effect"):
+        return False
+    if toleration.get("key") and toleration["key"] != taint.get("key"):
+        return False
+    operator = toleration.get("operator") or ""
+    if operator in ("", "Equal"):
+        return (toleration.get("value") or "") == (taint.get("value") or "")
+    return operator == "Exists"
+
 
 class _Search:
     """One Allocate call: the state of the backtracking search on one node."""
 
     def __init__(self, allocator: Allocator, node_info) -> None:
         self.a = allocator
+        self.f = allocator.features
         self.node_info = node_info
         self.pools: list[Pool] = []
         self.data: dict[tuple[int, int, int], _RequestData] = {}
         self.selected_sub: dict[tuple[int, int], int] = {}
         self.constraints: list[list[_MatchAttribute]] = []
         self.allocating: dict[tuple, set[int]] = {}
+        self.allocating_capacity: dict[tuple, dict[str, Decimal]] = {}
+        self.consumed_counters: dict[str, dict[str, dict[str, Decimal]]] = {}
         self.results: list[list[tuple[str, Device]]] = [[] for _ in allocator.claims]
         self.matches: dict[tuple, bool] = {}
         # The devices taken so far as (claim, request, device) and the search states known to fail.
         self.chosen: set[tuple[int, str, tuple]] = set()
         self.failed: set[tuple] = set()
+        self.memo = True
 
     def run(self):
         a = self.a
         self.pools = a.dra.pools_for(self.node_info)
+        if self.f.incubating and not self.f.rollback:
+            # v1.36.2 leaks what rejected devices reserved: the search's state is no longer a function of
+            # the devices taken, so states cannot be skipped as failed before.
+            self.memo = not any(p.counter_sets or any(d.raw.get("allowMultipleAllocations") for d in p.devices)
+                                for p in self.pools)
         for ci, claim in enumerate(a.claims):
             min_devices = 0
             for ri, alternatives in enumerate(a.requests[ci]):
+                if self.f.incubating and not self.f.consumable:
+                    for sub in alternatives:
+                        if sub.capacity is not None:
+                            what = f"subrequest {sub.name}" if sub.parent else f"request {sub.name}"
+                            raise AllocationError(f"claim {claim_key(claim)}, {what}: has capacity requests, but "
+                                                  f"the DRAConsumableCapacity feature is disabled")
                 if len(alternatives) > 1 or (alternatives and alternatives[0].parent is not None):
                     least = None
                     for si, sub in enumerate(alternatives):
@@ -539,9 +938,11 @@ class _Search:
                                           f"(unsupported constraint type?)")
             self.constraints.append(constraints)
         try:
-            done = self._one(0, 0, 0, 0, False)
+            done = self._one(0, 0, 0, 0, False, (0, 0))
         except _MaxSizeExceeded as exc:
             raise AllocationError(str(exc)) from None
+        if not done and self.f.incubating and any(p.invalid for p in self.pools):
+            raise AllocationFailedOnNode(ERR_INVALID_POOLS)
         return self.results if done else None
 
     def _validate(self, ci: int, key: tuple[int, int, int], request: Request) -> _RequestData:
@@ -570,7 +971,8 @@ class _Search:
                 if pool.invalid:
                     raise AllocationError(f"claim {claim_key(claim)}, request {request.name}: asks for all devices, "
                                           f"but resource pool {pool.id} is currently invalid")
-                data.all_devices += [d for d in pool.devices if self._selectable(key, data, d)]
+                data.all_devices += [d for d in pool.devices if self._selectable(key, data, d)
+                                     and (not self.f.consumable or self._capacity_fits(request, d))]
             data.num_devices = len(data.all_devices)
         else:
             raise AllocationError(f"claim {claim_key(claim)}, request {request.name}: unsupported count mode "
@@ -581,45 +983,61 @@ class _Search:
         match_key = (key, device.key)
         cached = self.matches.get(match_key)
         if cached is None:
-            cached = self.matches[match_key] = self.a.selectable(key[0], data, device)
+            cached = self.a.selectable(key[0], data, device)
+            if cached and self.f.incubating and device.slice_spec.get("perDeviceNodeSelection"):
+                cached = _node_matches(self.node_info, device.raw)
+            self.matches[match_key] = cached
         return cached
 
-    def _in_use(self, device: Device) -> bool:
-        return device.key in self.a.dra.claims.in_use or bool(self.allocating.get(device.key))
+    def _capacity_fits(self, request: Request, device: Device) -> bool:
+        return capacity_fits(request, device, self.a.dra.claims.capacity.get(device.key),
+                             self.allocating_capacity.get(device.key))
 
-    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
-        """allocateOne, skipping a state it already failed from. Upstream tries every order of the
-        devices (a claim for 16 GPUs on a node with 8 tries 8! orders before it gives up); what a state
-        can still reach depends only on which devices are taken for which request, not on their order,
-        so a state seen to fail fails again: the search visits the same states in the same order, less
-        the repeats, and finds the same first solution."""
-        state = (ci, ri, si, di, in_sub, frozenset(self.chosen))
+    def _in_use(self, device: Device) -> bool:
+        """deviceInUse: allocated to a claim (v1.36: for that claim alone, not shared) or being allocated."""
+        claims = self.a.dra.claims
+        if self.f.consumable:
+            allocated = claims.in_use.get(device.key, 0) > claims.shared.get(device.key, 0)
+        else:
+            allocated = device.key in claims.in_use
+        return allocated or bool(self.allocating.get(device.key))
+
+    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple[int, int]) -> bool:
+        """allocateOne, skipping a state it already failed from. Upstream (before v1.36) tries every order
+        of the devices (a claim for 16 GPUs on a node with 8 tries 8! orders before it gives up); what a
+        state can still reach depends only on which devices are taken for which request, not on their
+        order, so a state seen to fail fails again: the search visits the same states in the same order,
+        less the repeats, and finds the same first solution."""
+        if not self.memo:
+            return self._allocate_one(ci, ri, si, di, in_sub, start)
+        state = (ci, ri, si, di, in_sub, start, frozenset(self.chosen))
         if state in self.failed:
             return False
-        done = self._allocate_one(ci, ri, si, di, in_sub)
+        done = self._allocate_one(ci, ri, si, di, in_sub, start)
         if not done:
             self.failed.add(state)
         return done
 
-    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
-        """allocateOne: the device ``di`` of request ``ri`` (subrequest ``si``) of claim ``ci``."""
+    def _allocate_one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple[int, int]) -> bool:
+        """allocateOne: the device ``di`` of request ``ri`` (subrequest ``si``) of claim ``ci``; v1.36 looks
+        for it from ``start`` on (pool, device), after the device the request took before."""
         if ci >= len(self.a.claims):
             return True
         if ri >= len(self.a.requests[ci]):
             try:
-                return self._one(ci + 1, 0, 0, 0, False)
+                return self._one(ci + 1, 0, 0, 0, False, (0, 0))
             except _MaxSizeExceeded:
                 return False
         key = (ci, ri, si)
         data = self.data.get(key)
         if data is None:  # a request of neither kind: nothing to allocate for it
-            return self._one(ci, ri + 1, 0, 0, False)
+            return self._one(ci, ri + 1, 0, 0, False, (0, 0))
         if not in_sub and data.request.parent is not None:
             all_exceeded = True
             sub = 0
             while (ci, ri, sub) in self.data:
                 try:
-                    done = self._one(ci, ri, sub, di, True)
+                    done = self._one(ci, ri, sub, di, True, (0, 0))
                 except _MaxSizeExceeded:
                     sub += 1
                     continue
@@ -635,7 +1053,7 @@ class _Search:
         if request.mode == ALL and not data.all_devices:
             return False
         if di >= data.num_devices:
-            return self._one(ci, ri + 1, 0, 0, False)
+            return self._one(ci, ri + 1, 0, 0, False, (0, 0))
         if len(self.results[ci]) + data.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded()
         if request.mode == ALL:
@@ -644,17 +1062,24 @@ class _Search:
             if undo is None:
                 return False
             try:
-                done = self._one(ci, ri, si, di + 1, in_sub)
+                done = self._one(ci, ri, si, di + 1, in_sub, (0, 0))
             except _MaxSizeExceeded:
                 undo()
                 raise
             if not done:
                 undo()
             return done
-        for pool in self.pools:
-            if pool.invalid:
+        incubating = self.f.incubating
+        for pi in range(start[0], len(self.pools)):
+            pool = self.pools[pi]
+            if incubating:
+                if pool.incomplete or pool.invalid:
+                    continue
+            elif pool.invalid:
                 raise AllocationError(f"pool {pool.name} is invalid: {pool.invalid}")
-            for device in pool.devices:
+            first = start[1] if pi == start[0] else 0
+            for dj in range(first, len(pool.devices)):
+                device = pool.devices[dj]
                 if request.admin_access:
                     if ci in self.allocating.get(device.key, ()):
                         continue
@@ -662,11 +1087,13 @@ class _Search:
                     continue
                 if not self._selectable(key, data, device):
                     continue
+                if self.f.consumable and not self._capacity_fits(request, device):
+                    continue
                 undo = self._allocate_device(ci, data, device, must=False)
                 if undo is None:
                     continue
                 try:
-                    done = self._one(ci, ri, si, di + 1, in_sub)
+                    done = self._one(ci, ri, si, di + 1, in_sub, (pi, dj + 1) if incubating else (0, 0))
                 except _MaxSizeExceeded:
                     undo()
                     raise
@@ -677,6 +1104,8 @@ class _Search:
 
     def _allocate_device(self, ci: int, data: _RequestData, device: Device, must: bool):
         """allocateDevice: availability, then the claim's constraints; the undo function, or None."""
+        if self.f.incubating:
+            return self._allocate_device_incubating(ci, data, device, must)
         request = data.request
         if request.admin_access:
             if ci in self.allocating.get(device.key, ()):
@@ -711,3 +1140,154 @@ class _Search:
             self.chosen.discard(taken)
 
         return undo
+
+    def _allocate_device_incubating(self, ci: int, data: _RequestData, device: Device, must: bool):
+        """v1.36's allocateDevice: in use, counters, taints, constraints, the in-use mark, capacity. v1.36.3
+        undoes every reservation of a rejected device; v1.36.2 keeps the counters it reserved when a taint
+        or a constraint rejects the device, and everything when the capacity does."""
+        f = self.f
+        request = data.request
+        multi = f.consumable and bool(device.raw.get("allowMultipleAllocations"))
+        if not multi and request.admin_access and ci in self.allocating.get(device.key, ()):
+            return None
+        if not request.admin_access and self._in_use(device):
+            return None
+        consumes = device.raw.get("consumesCounters") or []
+        if not f.partitionable and consumes:
+            return None
+        skip_counters = multi and (device.key in self.a.dra.claims.capacity or device.key in self.allocating_capacity)
+        counters_reserved = False
+        if not skip_counters and consumes:
+            if not self._reserve_counters(device):
+                return None
+            counters_reserved = True
+        base = request.parent or request.name
+        sub = request.name if request.parent else None
+        undo_state = {"counters": counters_reserved, "constraints": 0, "marked": False, "capacity": None,
+                      "existed": False, "result": False}
+
+        def rollback(state: dict) -> None:
+            if state["result"]:
+                self.results[ci].pop()
+                self.chosen.discard((ci, request.qualified_name, device.key))
+            if state["capacity"] is not None:
+                _remove(self.allocating_capacity, device.key, state["capacity"])
+                if state["existed"] and device.key not in self.allocating_capacity:
+                    self.allocating_capacity[device.key] = {}
+            if state["marked"]:
+                self.allocating[device.key].discard(ci)
+            for constraint in reversed(self.constraints[ci][:state["constraints"]]):
+                constraint.remove(base, sub, device)
+            if state["counters"]:
+                self._release_counters(device)
+
+        if f.taints and taint_prevents_allocation(device, request):
+            if f.rollback:
+                rollback(undo_state)
+            return None
+        for i, constraint in enumerate(self.constraints[ci]):
+            if not constraint.add(base, sub, device):
+                if f.rollback:
+                    rollback(undo_state)
+                else:
+                    for c in self.constraints[ci][:i]:
+                        c.remove(base, sub, device)
+                if must:
+                    raise AllocationError(f"claim {claim_key(self.a.claims[ci])}, request {request.name}: cannot add "
+                                          f"device {device.driver}/{device.pool}/{device.name} because a claim "
+                                          f"constraint would not be satisfied")
+                return None
+            undo_state["constraints"] = i + 1
+        if not multi:
+            self.allocating.setdefault(device.key, set()).add(ci)
+            undo_state["marked"] = True
+        extra: dict = {}
+        if request.tolerations:
+            extra["tolerations"] = [dict(t) for t in request.tolerations]
+        consumed: dict[str, Decimal] = {}
+        if f.consumable:
+            if not self._capacity_fits(request, device):
+                if f.rollback:
+                    rollback(undo_state)
+                return None
+            if multi:
+                consumed = consumed_capacity(request, device)
+                extra["shareID"] = self.a.next_share_id()
+                undo_state["existed"] = device.key in self.allocating_capacity
+                _add(self.allocating_capacity, device.key, consumed)
+                undo_state["capacity"] = consumed
+                if consumed:
+                    extra["consumedCapacity"] = {name: _quantity_text(v) for name, v in consumed.items()}
+        picked = Picked((request.qualified_name, device))
+        picked.extra = extra
+        self.results[ci].append(picked)
+        self.chosen.add((ci, request.qualified_name, device.key))
+        undo_state["result"] = True
+        if f.rollback:
+            return lambda: rollback(undo_state)
+
+        def undo_v1362() -> None:
+            for c in self.constraints[ci]:
+                c.remove(base, sub, device)
+            self.allocating.get(device.key, set()).discard(ci)
+            if multi:
+                if consumed:
+                    _remove(self.allocating_capacity, device.key, consumed)
+            elif f.partitionable and consumes:
+                self._release_counters(device)
+            self.results[ci].pop()
+            self.chosen.discard((ci, request.qualified_name, device.key))
+
+        return undo_v1362
+
+    def _pool_of(self, device: Device) -> Pool:
+        for pool in self.pools:
+            if pool.driver == device.driver and pool.name == device.pool:
+                return pool
+        raise AllocationError(f"pool {device.pool} not found")
+
+    def _reserve_counters(self, device: Device) -> bool:
+        """checkAvailableCounters: the device's counters added to those being consumed in its pool; False
+        (and taken back) when some counter of the pool would be exceeded."""
+        pool = self._pool_of(device)
+        available = self.a.available_counters.get(pool.name)
+        if available is None:
+            available = {name: dict(counters) for name, counters in (pool.counter_sets or {}).items()}
+            in_use = self.a.dra.claims.in_use
+            for other in pool.devices + pool.other_devices:
+                if other.key not in in_use:
+                    continue
+                for consumption in other.raw.get("consumesCounters") or []:
+                    counters = available.get(consumption.get("counterSet") or "")
+                    if counters is None:
+                        continue
+                    for name, value in _counters(consumption.get("counters")).items():
+                        if name in counters:
+                            counters[name] -= value
+            self.a.available_counters[pool.name] = available
+        consumed = self.consumed_counters.setdefault(pool.name, {})
+        for consumption in device.raw.get("consumesCounters") or []:
+            counters = consumed.setdefault(consumption.get("counterSet") or "", {})
+            for name, value in _counters(consumption.get("counters")).items():
+                counters[name] = counters.get(name, Decimal(0)) + value
+        for set_name, counters in available.items():
+            used = consumed.get(set_name) or {}
+            for name, value in counters.items():
+                if value < used.get(name, Decimal(0)):
+                    self._release_counters(device)
+                    return False
+        return True
+
+    def _release_counters(self, device: Device) -> None:
+        """deallocateCountersForDevice."""
+        consumed = self.consumed_counters.get(device.pool) or {}
+        for consumption in device.raw.get("consumesCounters") or []:
+            counters = consumed.setdefault(consumption.get("counterSet") or "", {})
+            for name, value in _counters(consumption.get("counters")).items():
+                counters[name] = counters.get(name, Decimal(0)) - value
+
+
+def _quantity_text(value: Decimal) -> str:
+    """A consumed capacity as the API writes a quantity (an integer, or a decimal)."""
+    text = format(value.normalize(), "f")
+    return text

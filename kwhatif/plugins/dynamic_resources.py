@@ -14,12 +14,14 @@ many devices the node has, match, and has in use (the report's ``dra`` section).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Mapping
 
 from kwhatif.framework.interface import (CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, MAX_NODE_SCORE, Code,
                                         Plugin, PluginError, Status)
 from kwhatif.plugins.helper import add_note, default_normalize_score, default_normalize_values
 from kwhatif.plugins.args.dynamic_resources import DynamicResourcesArgs
+from kwhatif.versions import DRA_ALLOCATOR_ROLLBACK, DRA_INCUBATING_ALLOCATOR
 
 STATE_KEY = "DynamicResources"
 RESERVED_FOR_MAX_SIZE = 256  # resourceapi.ResourceClaimReservedForMaxSize
@@ -39,12 +41,27 @@ def has_resource_claims(pod) -> bool:
     return bool(pod.spec.get("resourceClaims"))
 
 
-def dra_cluster(snapshot):
-    """The snapshot's DRA index, built on first use."""
-    if snapshot.dra is None:
-        from kwhatif.plugins.dra_allocator import DraCluster
+def allocator_features(features):
+    """AllocatorFeatures: the structured allocator's features from the release's gates (v1.36 turns
+    DRAPartitionableDevices, DRADeviceTaints, DRADeviceBindingConditions and DRAConsumableCapacity on),
+    and whether the release rolls back what rejected devices reserved (v1.36.3)."""
+    from kwhatif.plugins.dra_allocator import AllocatorFeatures
 
-        snapshot.dra = DraCluster(snapshot.cluster, snapshot.resource_claims)
+    binding = features.enabled("DRADeviceBindingConditions") and features.enabled("DRAResourceClaimDeviceStatus")
+    consumable = features.enabled("DRAConsumableCapacity")
+    return AllocatorFeatures(
+        partitionable=features.enabled("DRAPartitionableDevices"), taints=features.enabled("DRADeviceTaints"),
+        binding=binding, consumable=consumable, rollback=features.has(DRA_ALLOCATOR_ROLLBACK),
+        incubating=features.has(DRA_INCUBATING_ALLOCATOR) and (binding or consumable))
+
+
+def dra_cluster(snapshot, features=None):
+    """The snapshot's DRA index for the allocator's features, built on first use."""
+    from kwhatif.plugins.dra_allocator import LEGACY, DraCluster
+
+    features = features or LEGACY
+    if snapshot.dra is None or snapshot.dra.features != features:
+        snapshot.dra = DraCluster(snapshot.cluster, snapshot.resource_claims, features)
     return snapshot.dra
 
 
@@ -105,13 +122,16 @@ class _State:
     available_on: dict[int, object] = field(default_factory=dict)  # claim index -> NodeSelector
     allocator: object = None
     unavailable: set[int] = field(default_factory=set)
+    # claim indexes whose devices' binding failed or timed out (DRADeviceBindingConditions): unavailable
+    # on every node
+    binding_failed: list[int] = field(default_factory=list)
 
 
 class DynamicResources(Plugin):
     args_type = DynamicResourcesArgs
 
     def _dra(self):
-        return dra_cluster(self.handle.snapshot)
+        return dra_cluster(self.handle.snapshot, allocator_features(self.features))
 
     def _disabled(self) -> str | None:
         return unreadable_reason(self.handle.snapshot.cluster)
@@ -153,6 +173,8 @@ class DynamicResources(Plugin):
                     from kwhatif.plugins.node_affinity import NodeSelector
 
                     s.available_on[index] = NodeSelector(allocation["nodeSelector"])
+                if dra.features.binding and _binding_failed_or_timed_out(claim):
+                    s.binding_failed.append(index)
                 continue
             to_allocate.append(claim)
             rejected = _check_classes(claim, dra)
@@ -165,7 +187,7 @@ class DynamicResources(Plugin):
 
             s.allocator = Allocator(dra, to_allocate)
         for note in sorted(dra.notes):
-            add_note(state, f"not modelled for DRA: {_release_note(note, self.features)}")
+            add_note(state, f"not modelled for DRA: {note}")
         return None, None
 
     def filter(self, state, pod, node_info) -> Status | None:
@@ -175,13 +197,14 @@ class DynamicResources(Plugin):
         if not s.claims:
             return None
         unavailable = [i for i, selector in s.available_on.items() if not selector.matches(node_info)]
+        unavailable += [i for i in s.binding_failed if i not in unavailable]
         details = state.read(DRA_DETAILS_KEY)
         if details is None:
             details = {}
             state.write(DRA_DETAILS_KEY, details)
         first_look = node_info.name not in details
         if s.allocator is not None:
-            from kwhatif.plugins.dra_allocator import AllocationError
+            from kwhatif.plugins.dra_allocator import AllocationError, AllocationFailedOnNode
 
             try:
                 results = s.allocator.allocate(node_info)
@@ -189,6 +212,10 @@ class DynamicResources(Plugin):
                 if first_look:
                     details[node_info.name] = {"error": str(exc)}
                 return Status.error(str(exc))
+            except AllocationFailedOnNode as exc:
+                if first_look:
+                    details[node_info.name] = {"error": str(exc)}
+                return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(exc))
             if results is None:
                 if first_look:
                     from kwhatif.plugins.dra_explain import explain_failure
@@ -288,23 +315,47 @@ def _record_allocations(state, allocator, results, node_name: str) -> None:
     for claim, requests, devices in zip(allocator.claims, allocator.requests, results):
         admin = {r.qualified_name for alternatives in requests for r in alternatives if r.admin_access}
         try:
-            by_claim[claim_key(claim)] = allocation_result(devices, admin, node_name)
+            by_claim[claim_key(claim)] = allocation_result(devices, admin, node_name, allocator.features)
         except AllocationError as exc:
             raise AllocationError(f"create NodeSelector for claim {_name(claim)}: {exc}") from None
     allocations[node_name] = by_claim
 
-# The gates whose features the allocator treats as off (dra_allocator's notes name them).
-_ALLOCATOR_GATES = ("DRAPartitionableDevices", "DRADeviceTaints", "DRADeviceBindingConditions",
-                    "DRAConsumableCapacity")
+BINDING_TIMEOUT = timedelta(seconds=600)  # config.DynamicResourcesBindingTimeoutDefault
 
 
-def _release_note(note: str, features) -> str:
-    """The allocator answers as with these gates off; a release where one is on (v1.36 on) says so."""
-    for gate in _ALLOCATOR_GATES:
-        if f"{gate} is off:" in note and features.enabled(gate):
-            return note.replace(f"{gate} is off:", f"{gate} is on in {features.name} but not modelled, "
-                                                   f"answered as off:")
-    return note
+def _binding_failed_or_timed_out(claim: Mapping, now: datetime | None = None) -> bool:
+    """Filter's check of an allocated claim (isClaimReadyForBinding, isClaimTimeout): a device whose binding
+    failure condition is true, or whose binding conditions are not all true ten minutes after the
+    allocation, makes the claim unavailable (PostFilter may then deallocate it)."""
+    status = claim.get("status") or {}
+    allocation = status.get("allocation") or {}
+    devices = {(d.get("driver"), d.get("pool"), d.get("device")): d for d in status.get("devices") or []}
+    ready = True
+    for result in (allocation.get("devices") or {}).get("results") or []:
+        if not result.get("bindingConditions"):
+            continue
+        device_status = devices.get((result.get("driver"), result.get("pool"), result.get("device")))
+        if device_status is None:
+            ready = False
+            break
+        conditions = {c.get("type"): c.get("status") for c in device_status.get("conditions") or []}
+        if any(conditions.get(c) == "True" for c in result.get("bindingFailureConditions") or []):
+            return True
+        if not all(conditions.get(c) == "True" for c in result["bindingConditions"]):
+            ready = False
+            break
+    if ready:
+        return False
+    stamp = allocation.get("allocationTimestamp")
+    if not stamp:
+        return False
+    try:
+        allocated_at = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    if allocated_at.tzinfo is None:
+        allocated_at = allocated_at.replace(tzinfo=timezone.utc)
+    return allocated_at + BINDING_TIMEOUT < (now or datetime.now(timezone.utc))
 
 
 def _key(claim: Mapping) -> str:

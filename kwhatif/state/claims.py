@@ -12,7 +12,10 @@ claims (and the devices in use) as they were.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Iterable, Iterator, Mapping
+
+from kwhatif.api.quantity import QuantityError, parse_quantity
 
 ClaimKey = tuple[str, str]  # namespace, name
 DeviceKey = tuple[str, str, str]  # driver, pool, device
@@ -30,6 +33,27 @@ def allocated_devices(claim: Mapping) -> list[DeviceKey]:
         return []
     return [(r.get("driver") or "", r.get("pool") or "", r.get("device") or "")
             for r in (allocation.get("devices") or {}).get("results") or [] if not r.get("adminAccess")]
+
+
+def shared_devices(claim: Mapping) -> list[tuple[DeviceKey, Mapping | None]]:
+    """The devices a claim's allocation shares with others (results with a ``shareID``, DRAConsumableCapacity)
+    and the capacity each result consumes (None without ``consumedCapacity``)."""
+    allocation = (claim.get("status") or {}).get("allocation")
+    if not allocation:
+        return []
+    return [((r.get("driver") or "", r.get("pool") or "", r.get("device") or ""), r.get("consumedCapacity"))
+            for r in (allocation.get("devices") or {}).get("results") or []
+            if not r.get("adminAccess") and r.get("shareID") is not None]
+
+
+def _amounts(consumed: Mapping) -> dict[str, Decimal]:
+    out = {}
+    for name, value in consumed.items():
+        try:
+            out[name] = parse_quantity(value)
+        except QuantityError:
+            out[name] = Decimal(0)
+    return out
 
 
 def pod_claim_names(pod: Mapping) -> list[str]:
@@ -94,6 +118,10 @@ class ResourceClaims:
         # allocator finds on a node is the same while its pools' stamps are (Allocator.allocate)
         self.pool_stamps: dict[tuple[str, str], int] = {}
         self._stamp = 0
+        self.shared: dict[DeviceKey, int] = {}  # device -> how many of those share it (a shareID)
+        # device -> the capacity shared allocations consume (AllocatedState.AggregatedCapacity)
+        self.capacity: dict[DeviceKey, dict[str, Decimal]] = {}
+        self._capacity_holders: dict[DeviceKey, int] = {}
         # claim -> the pod (namespace/name) whose assume allocated it, to deallocate it on forget
         self._allocated_by: dict[ClaimKey, str] = {}
         self._journals: list[list[tuple]] = []
@@ -246,17 +274,36 @@ class ResourceClaims:
                 self.pool_stamps[device[:2]] = self._stamp
         if old is not None:
             for device in allocated_devices(old):
-                count = self.in_use[device] - 1
-                if count:
-                    self.in_use[device] = count
-                else:
-                    del self.in_use[device]
+                _count(self.in_use, device, -1)
+            self._share(old, -1)
         if claim is None:
             self._claims.pop(key, None)
             return
         self._claims[key] = claim
         for device in allocated_devices(claim):
-            self.in_use[device] = self.in_use.get(device, 0) + 1
+            _count(self.in_use, device, 1)
+        self._share(claim, 1)
+
+    def _share(self, claim: Mapping, sign: int) -> None:
+        for device, consumed in shared_devices(claim):
+            _count(self.shared, device, sign)
+            if consumed is None:
+                continue
+            _count(self._capacity_holders, device, sign)
+            if device not in self._capacity_holders:
+                self.capacity.pop(device, None)
+                continue
+            total = self.capacity.setdefault(device, {})
+            for name, value in _amounts(consumed).items():
+                total[name] = total.get(name, Decimal(0)) + sign * value
+
+
+def _count(counts: dict, key, delta: int) -> None:
+    count = counts.get(key, 0) + delta
+    if count:
+        counts[key] = count
+    else:
+        counts.pop(key, None)
 
 
 def _allocation(claim: Mapping | None) -> Mapping | None:

@@ -346,8 +346,8 @@ def test_consumable_capacity_is_named_where_a_device_or_claim_uses_it():
 class _EveryOrder(_Search):
     """The search as upstream runs it: every state explored again however often it is reached."""
 
-    def _one(self, ci, ri, si, di, in_sub):
-        return self._allocate_one(ci, ri, si, di, in_sub)
+    def _one(self, ci, ri, si, di, in_sub, start):
+        return self._allocate_one(ci, ri, si, di, in_sub, start)
 
 
 def _random_device(draw, i: int) -> dict:
