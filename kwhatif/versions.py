@@ -49,6 +49,9 @@ IMAGE_LOCALITY_IMAGE_VOLUMES = "ImageLocalityImageVolumes"
 IMAGE_LOCALITY_VOLUME_THRESHOLD = "ImageLocalityImageVolumeThreshold"
 DRA_ALLOCATOR_ROLLBACK = "DRAAllocatorRollback"
 DRA_INCUBATING_ALLOCATOR = "DRAIncubatingAllocator"
+DRA_SCORE_READS_ALLOCATED_CLAIMS = "DynamicResourcesScoreReadsAllocatedClaims"
+DRA_EXTENDED_RESOURCE = "DRAExtendedResource"
+FIT_SIGNS_WITHOUT_DRA_RESOURCES = "NodeResourcesFitSignsWithoutDRAResources"
 
 CHANGES: dict[str, Change] = {c.id: c for c in (
     Change(UNTOLERATED_TAINTS_REASON, _v("1.34.2"), "TaintToleration",
@@ -81,6 +84,23 @@ CHANGES: dict[str, Change] = {c.id: c for c in (
            "failed or timed out (10m) is not available on any node",
            "v1.36.2 structured/internal/incubating, dynamicresources.go Filter; allocator_testing.go",
            (REFERENCE, UNIT_TESTS)),
+    Change(DRA_EXTENDED_RESOURCE, _v("1.36.0"), "NodeResourcesFit, DynamicResources",
+           "DRAExtendedResource on: an extended resource a DeviceClass serves (extendedResourceName, or "
+           "deviceclass.resource.kubernetes.io/<class>) is not checked by NodeResourcesFit on a node without "
+           "allocatable of it; DynamicResources allocates it there through a claim for the pod's extended "
+           "resources (one request per container, 'cannot fit resource' where neither serves it), which "
+           "PreBind creates and later pods find allocated",
+           "v1.36.2 noderesources/fit.go, dynamicresources/extendeddynamicresources.go, "
+           "extendedresourcecache.go", (UNIT_TESTS, UPSTREAM_CODE)),
+    Change(DRA_SCORE_READS_ALLOCATED_CLAIMS, _v("1.36.0"), "DynamicResources",
+           "Score reads an allocated claim's own allocation and the node's results in turn for the others "
+           "(v1.35 read the i-th claim against the i-th result: an allocated claim before an unallocated one "
+           "was an error, 'number of allocations N is smaller than number of claims')",
+           "v1.36.2 dynamicresources.go computeScore", (UPSTREAM_CODE,)),
+    Change(FIT_SIGNS_WITHOUT_DRA_RESOURCES, _v("1.36.0"), "NodeResourcesFit",
+           "OpportunisticBatching: with DRAExtendedResource on, the signature is refused only for a pod that "
+           "requests an extended resource a DeviceClass serves (v1.35 refused every pod)",
+           "v1.36.2 noderesources/fit.go SignPod", (UPSTREAM_CODE,)),
     Change(DRA_ALLOCATOR_ROLLBACK, _v("1.36.3"), "DynamicResources (structured allocator)",
            "a device the allocator rejects gives back what it reserved (shared counters, constraints, in-use "
            "marks, results), so partitionable devices no longer leak counters within one allocation attempt",
@@ -171,15 +191,13 @@ _DEFAULT_PLUGINS_1_35 = tuple((name, 2 if name == "DynamicResources" else weight
 _NOT_MODELLED_1_36 = (
     "NodeDeclaredFeatures (beta, on): the default profile's NodeDeclaredFeatures Filter plugin (pods needing "
     "features a node does not declare) is not run; which features v1.36 infers from a pod is not readable",
-    "DRAExtendedResource (beta, on): extended resources served by DRA (a DeviceClass's extendedResourceName) "
-    "are not modelled: NodeResourcesFit counts them against the node's allocatable as v1.35 does and "
-    "DynamicResources allocates no devices for them",
+    "DRAExtendedResource (beta, on): a scoring strategy (NodeResourcesFit, BalancedAllocation) naming an "
+    "extended resource a DeviceClass serves scores it from the pod's request alone, not from the node's "
+    "devices of the class (the default strategies name cpu and memory only)",
     "DRA binding conditions at PreBind: kube-scheduler binds a pod whose devices have binding conditions only "
     "once they are met (up to 10m); kwhatif answers where the pod is placed, as if they will be",
     "the DRA filter timeout as a hard error, in-place pod-level resize (beta, on) and the configuration "
     "API's placementGenerate/placementScore points",
-    "OpportunisticBatching: v1.35's NodeResourcesFit refuses to sign a pod while DRAExtendedResource is on; "
-    "whether v1.36 still does is not read",
 )
 _NOT_MODELLED_1_37 = (
     "VolumeLimitScaling (beta, on): NodeVolumeLimits' missing-driver check with "

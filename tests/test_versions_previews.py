@@ -16,7 +16,7 @@ from kwhatif.framework.interface import NOTES_KEY, Handle
 from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 from kwhatif.plugins.dynamic_resources import allocator_features
 from kwhatif.plugins.node_resources_fit import NodeResourcesFit
-from kwhatif.versions import NEWEST_VERIFIED, PREVIEW, REFERENCE, UNIT_TESTS, CHANGES, features_for, find_release
+from kwhatif.versions import NEWEST_VERIFIED, PREVIEW, REFERENCE, UNIT_TESTS, UPSTREAM_CODE, CHANGES, features_for, find_release
 from tests.builders import make_node, make_pod, snapshot
 from tests.demo_cluster import demo_cluster_json
 
@@ -37,7 +37,10 @@ def test_each_difference_says_how_it_is_verified():
     new_136 = {c.id: c.verified for c in v136.changes if c.since[:2] == (1, 36)}
     new_137 = {c.id: c.verified for c in v137.changes if c.since[:2] == (1, 37)}
     assert new_136 == {"BalancedAllocationScoresChange": (UNIT_TESTS,), "ImageLocalityImageVolumes": (PREVIEW,),
-                       "DRAIncubatingAllocator": (REFERENCE, UNIT_TESTS)}
+                       "DRAIncubatingAllocator": (REFERENCE, UNIT_TESTS),
+                       "DynamicResourcesScoreReadsAllocatedClaims": (UPSTREAM_CODE,),
+                       "DRAExtendedResource": (UNIT_TESTS, UPSTREAM_CODE),
+                       "NodeResourcesFitSignsWithoutDRAResources": (UPSTREAM_CODE,)}
     assert new_137 == {"ImageLocalityImageVolumeThreshold": (PREVIEW,)}
     assert all(c.source for c in CHANGES.values())
 
@@ -143,16 +146,23 @@ def test_volume_binding_shape_follows_the_gate():
                                    "c.yaml", features=features_for("1.37"))
 
 
-@pytest.mark.parametrize("version,noted", [("1.35", False), ("1.36", True)])
-def test_dra_backed_extended_resources_are_noted_where_the_gate_is_on(version, noted):
+@pytest.mark.parametrize("version,on_n1,on_n2", [
+    ("1.35", ["Insufficient example.com/gpu"], ["Insufficient example.com/gpu"]),
+    ("1.36", None, ["Insufficient example.com/gpu"]),
+])
+def test_dra_served_extended_resources_are_left_to_dynamic_resources(version, on_n1, on_n2):
+    """shouldDelegateResourceToDRA (DRAExtendedResource, on from v1.36): a resource a DeviceClass serves is
+    not checked on a node without allocatable of it (n1); a node whose device plugin has some (n2) is
+    checked as before."""
     device_class = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpus"},
                     "spec": {"extendedResourceName": "example.com/gpu"}}
-    snap = snapshot([make_node("n1").obj()], [], [device_class])
+    n2 = make_node("n2").obj()
+    n2["status"]["allocatable"]["example.com/gpu"] = "1"
+    snap = snapshot([make_node("n1").obj(), n2], [], [device_class])
     plugin = NodeResourcesFit({}, Handle(snap, None, features_for(version)))
     state = CycleState()
-    pod = make_pod().req(cpu="1", **{"example.com/gpu": "1", "deviceclass.resource.kubernetes.io/gpus": "1"}).info()
+    pod = make_pod().req(cpu="1", **{"example.com/gpu": "2"}).info()
     plugin.pre_filter(state, pod, snap.node_info_list)
-    expected = [f"not modelled: {name} is backed by DeviceClass gpus (DRAExtendedResource is on in v1.36.0); "
-                f"kwhatif checks it against the nodes' allocatable only"
-                for name in ("deviceclass.resource.kubernetes.io/gpus", "example.com/gpu")]
-    assert (state.read(NOTES_KEY) or []) == (expected if noted else [])
+    statuses = [plugin.filter(state, pod, ni) for ni in snap.node_info_list]
+    assert [None if st is None else st.reasons for st in statuses] == [on_n1, on_n2]
+    assert state.read(NOTES_KEY) is None

@@ -20,7 +20,9 @@ from operator import neg
 import orjson
 
 from kwhatif.api.resources import pod_requests
+from kwhatif.plugins.node_resources_fit import pod_resource_request
 from kwhatif.state.nodeinfo import PodInfo
+from kwhatif.versions import FIT_SIGNS_WITHOUT_DRA_RESOURCES
 
 GATE = "OpportunisticBatching"
 
@@ -81,10 +83,13 @@ def _node_affinity(pod: dict):
 
 
 def _resources(pl, pod: dict):
-    """computePodResourceRequest; no signature with DRAExtendedResource on (devices may stand for
-    extended resources, which the requests alone do not tell)."""
+    """computePodResourceRequest. With DRAExtendedResource on (devices may stand for extended resources,
+    which the requests alone do not tell) v1.35 signs no pod, v1.36 none that requests an extended resource
+    a DeviceClass serves."""
     if pl.features.enabled("DRAExtendedResource"):
-        return None
+        if not pl.features.has(FIT_SIGNS_WITHOUT_DRA_RESOURCES) or pl.served_by_dra(
+                pod_resource_request(pod)):
+            return None
     return [("v1.Pod.Spec.ContainerRequestsAndOverheads()",
              {name: str(value) for name, value in sorted(pod_requests(pod).items())})]
 

@@ -31,6 +31,7 @@ from typing import Mapping
 
 import orjson
 
+from kwhatif.api.dra_extended import extended_resource_classes
 from kwhatif.api.quantity import QuantityError, parse_quantity
 
 from kwhatif.plugins.node_affinity import NodeSelector
@@ -364,6 +365,9 @@ class DraCluster:
         # (what, claims' signature, node) -> (the node's pools, their stamps, the answer): Allocator.on_node
         self.by_node: dict[tuple, tuple] = {}
         self.notes: set[str] = set()
+        self.share_ids = 0  # how many share IDs Allocator.next_share_id handed out
+        # DRAExtendedResource: extended resource name -> the DeviceClass that serves it
+        self.extended_classes = extended_resource_classes(cluster.device_classes)
         self._note_unmodelled(cluster)
 
     def _note_unmodelled(self, cluster) -> None:
@@ -694,7 +698,6 @@ class Allocator:
         # checkAvailableCounters' cache: per pool *name* (upstream's key, the driver left out), the counters
         # the pool's allocated devices leave; the allocated devices do not change while the pod is filtered.
         self.available_counters: dict[str, dict[str, dict[str, Decimal]]] = {}
-        self.share_ids = 0
 
     def allocate(self, node_info) -> list[list[tuple[str, Device]]] | None:
         """Per claim, the (request name, device) pairs of the first solution; None when there is none.
@@ -738,8 +741,8 @@ class Allocator:
 
     def next_share_id(self) -> str:
         """GenerateShareID: a fresh UID per share (upstream's are random; these count, so that answers repeat)."""
-        self.share_ids += 1
-        return f"00000000-0000-4000-8000-{self.share_ids:012x}"
+        self.dra.share_ids += 1
+        return f"00000000-0000-4000-8000-{self.dra.share_ids:012x}"
 
 
 # --- consumable capacity (consumable_capacity.go) -------------------------------------------------------

@@ -21,7 +21,7 @@ from kwhatif.framework.interface import (CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY,
                                         Plugin, PluginError, Status)
 from kwhatif.plugins.helper import add_note, default_normalize_score, default_normalize_values
 from kwhatif.plugins.args.dynamic_resources import DynamicResourcesArgs
-from kwhatif.versions import DRA_ALLOCATOR_ROLLBACK, DRA_INCUBATING_ALLOCATOR
+from kwhatif.versions import DRA_ALLOCATOR_ROLLBACK, DRA_INCUBATING_ALLOCATOR, DRA_SCORE_READS_ALLOCATED_CLAIMS
 
 STATE_KEY = "DynamicResources"
 RESERVED_FOR_MAX_SIZE = 256  # resourceapi.ResourceClaimReservedForMaxSize
@@ -30,9 +30,12 @@ FIRST_AVAILABLE_MAX_SIZE = 8  # resourceapi.FirstAvailableDeviceRequestMaxSize
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_IN_USE = "resourceclaim in use"
+ERR_EXTENDED_CLAIM = "cannot schedule extended resource claim"
+ERR_CANNOT_FIT = "cannot fit resource"
 MSG_NO_CLAIMS = "no new claims to deallocate"
 MSG_DEALLOCATED = "deallocation of ResourceClaim completed"
 MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
+MSG_DELETED = "deletion of ResourceClaim completed"
 
 RESOURCE_API_GROUP = "resource.k8s.io"
 
@@ -53,6 +56,11 @@ def allocator_features(features):
         partitionable=features.enabled("DRAPartitionableDevices"), taints=features.enabled("DRADeviceTaints"),
         binding=binding, consumable=consumable, rollback=features.has(DRA_ALLOCATOR_ROLLBACK),
         incubating=features.has(DRA_INCUBATING_ALLOCATOR) and (binding or consumable))
+
+
+def extended_classes(snapshot, features) -> Mapping[str, Mapping]:
+    """The DeviceClass serving each extended resource name (DRAExtendedResource's DeviceClassResolver)."""
+    return dra_cluster(snapshot, allocator_features(features)).extended_classes
 
 
 def dra_cluster(snapshot, features=None):
@@ -125,6 +133,16 @@ class _State:
     # claim indexes whose devices' binding failed or timed out (DRADeviceBindingConditions): unavailable
     # on every node
     binding_failed: list[int] = field(default_factory=list)
+    # DRAExtendedResource: the pod's claim for extended resources served by DRA (the last of ``claims``),
+    # its nonzero scalar requests, and the claims still to allocate (the allocator's, per node)
+    extended: Mapping | None = None
+    scalar: dict[str, int] = field(default_factory=dict)
+    to_allocate: list[Mapping] = field(default_factory=list)
+    allocators: dict = field(default_factory=dict)  # the node's claim for extended resources -> Allocator
+
+    @property
+    def no_user_claim(self) -> bool:
+        return self.extended is not None and len(self.claims) == 1
 
 
 class DynamicResources(Plugin):
@@ -148,7 +166,8 @@ class DynamicResources(Plugin):
     def pre_filter(self, state, pod, nodes):
         s = _State()
         state.write(STATE_KEY, s)
-        if not has_resource_claims(pod):
+        scalar = self._extended_requests(pod)
+        if not has_resource_claims(pod) and not scalar:
             return None, Status(Code.SKIP)
         reason = self._disabled()
         if reason:
@@ -159,6 +178,9 @@ class DynamicResources(Plugin):
             claims = pod_claims(pod, dra)
         except ClaimLookupError as exc:
             return None, Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, str(exc))
+        if scalar:
+            s.extended, s.scalar = _extended_resource_claim(pod, dra), scalar
+            claims = claims + [s.extended]
         if not claims:
             return None, Status(Code.SKIP)
         to_allocate = []
@@ -177,11 +199,13 @@ class DynamicResources(Plugin):
                     s.binding_failed.append(index)
                 continue
             to_allocate.append(claim)
+            if claim is s.extended:
+                continue  # its requests are the node's (Filter); a claim of an earlier attempt: Filter says
             rejected = _check_classes(claim, dra)
             if rejected is not None:
                 return None, rejected
         # Only now are the claims recorded: a rejected pod's PostFilter finds none to deallocate.
-        s.claims = claims
+        s.claims, s.to_allocate = claims, to_allocate
         if to_allocate:
             from kwhatif.plugins.dra_allocator import Allocator
 
@@ -190,12 +214,72 @@ class DynamicResources(Plugin):
             add_note(state, f"not modelled for DRA: {note}")
         return None, None
 
+    def _extended_requests(self, pod) -> dict[str, int]:
+        """preFilterExtendedResources: the pod's nonzero scalar requests when one of them is an extended
+        resource a DeviceClass serves (DRAExtendedResource, on from v1.36); {} otherwise."""
+        if not self.features.enabled("DRAExtendedResource") or self._disabled():
+            return {}
+        from kwhatif.api.dra_extended import is_dra_extended_resource_name
+        from kwhatif.plugins.node_resources_fit import compute_pod_resource_request
+
+        scalar = {name: q for name, q in compute_pod_resource_request(pod).scalar.items() if q}
+        classes = self._dra().extended_classes
+        if not any(is_dra_extended_resource_name(name) and name in classes for name in scalar):
+            return {}
+        return scalar
+
+    def _node_extended_claim(self, s: _State, pod, node_info) -> tuple[Mapping | None, Status | None]:
+        """filterExtendedResources: the pod's claim for extended resources with the requests this node
+        needs from DRA (the resources it has no allocatable of); None when it needs none (or the claim is
+        allocated already); a Status when the node cannot serve a resource at all."""
+        from kwhatif.api.dra_extended import device_requests, is_dra_extended_resource_name
+
+        claim = s.extended
+        if ((claim.get("spec") or {}).get("devices") or {}).get("requests") is not None:
+            return None, Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_EXTENDED_CLAIM)
+        classes = self._dra().extended_classes
+        allocatable = node_info.allocatable.scalar
+        served = []
+        for name in s.scalar:
+            if not is_dra_extended_resource_name(name):
+                continue
+            if name in classes and allocatable.get(name, 0) == 0:
+                served.append(name)
+            elif name not in allocatable:
+                return None, Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_CANNOT_FIT)
+        if not served or (claim.get("status") or {}).get("allocation"):
+            return None, None
+        requests = device_requests(pod.spec, served, classes)
+        return {**claim, "spec": {"devices": {"requests": requests}}}, None
+
+    def _allocator_for(self, s: _State, node_claim: Mapping | None):
+        """The allocator for this node's claims: the pod's, with its claim for extended resources as the
+        node needs it (one allocator per distinct such claim)."""
+        if node_claim is None:
+            return s.allocator
+        key = str(node_claim["spec"])
+        allocator = s.allocators.get(key)
+        if allocator is None:
+            from kwhatif.plugins.dra_allocator import Allocator
+
+            claims = [node_claim if c is s.extended else c for c in s.to_allocate]
+            allocator = s.allocators[key] = Allocator(self._dra(), claims)
+        return allocator
+
     def filter(self, state, pod, node_info) -> Status | None:
         s: _State | None = state.read(STATE_KEY)
         if s is None:
             return Status.error("not found")
         if not s.claims:
             return None
+        allocator = s.allocator
+        if s.extended is not None:
+            node_claim, status = self._node_extended_claim(s, pod, node_info)
+            if status is not None:
+                return status
+            if node_claim is None and s.no_user_claim:
+                return None  # the node's device plugins serve every extended resource of the pod
+            allocator = self._allocator_for(s, node_claim)
         unavailable = [i for i, selector in s.available_on.items() if not selector.matches(node_info)]
         unavailable += [i for i in s.binding_failed if i not in unavailable]
         details = state.read(DRA_DETAILS_KEY)
@@ -203,11 +287,11 @@ class DynamicResources(Plugin):
             details = {}
             state.write(DRA_DETAILS_KEY, details)
         first_look = node_info.name not in details
-        if s.allocator is not None:
+        if allocator is not None:
             from kwhatif.plugins.dra_allocator import AllocationError, AllocationFailedOnNode
 
             try:
-                results = s.allocator.allocate(node_info)
+                results = allocator.allocate(node_info)
             except AllocationError as exc:
                 if first_look:
                     details[node_info.name] = {"error": str(exc)}
@@ -220,15 +304,15 @@ class DynamicResources(Plugin):
                 if first_look:
                     from kwhatif.plugins.dra_explain import explain_failure
 
-                    details[node_info.name] = explain_failure(s.allocator, node_info)
+                    details[node_info.name] = explain_failure(allocator, node_info)
                 return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_CANNOT_ALLOCATE)
             if first_look and not unavailable:
                 details[node_info.name] = {"allocation": {
                     _key(claim): [f"{request}: {d.driver}/{d.pool}/{d.name}" for request, d in devices]
-                    for claim, devices in zip(s.allocator.claims, results)}}
+                    for claim, devices in zip(allocator.claims, results)}}
             if not unavailable:
                 try:
-                    _record_allocations(state, s.allocator, results, node_info.name)
+                    _record_allocations(state, allocator, results, node_info.name)
                 except AllocationError as exc:
                     return Status.error(str(exc))
         if unavailable:
@@ -247,7 +331,14 @@ class DynamicResources(Plugin):
             return None, Status.error("not found")
         if not s.claims:
             return None, Status.new(Code.UNSCHEDULABLE, MSG_NO_CLAIMS)
+        from kwhatif.api.dra_extended import SPECIAL_CLAIM_NAME
+
+        earlier = s.extended is not None and (s.extended.get("metadata") or {}).get("name") != SPECIAL_CLAIM_NAME
         for index in sorted(s.unavailable):
+            if s.claims[index] is s.extended:
+                if earlier:
+                    break
+                continue
             reserved = (s.claims[index].get("status") or {}).get("reservedFor") or []
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 # kube-scheduler now clears the claim's allocation so that a later attempt can allocate
@@ -255,6 +346,11 @@ class DynamicResources(Plugin):
                 add_note(state, f"kube-scheduler would deallocate ResourceClaim {_key(s.claims[index])} (allocated, "
                              f"reserved for no pod, not available on any node the pod fits otherwise)")
                 return None, Status.new(Code.UNSCHEDULABLE, MSG_DEALLOCATED)
+        if earlier:
+            # the claim for extended resources of an earlier attempt: kube-scheduler deletes it
+            add_note(state, f"kube-scheduler would delete ResourceClaim {_key(s.extended)} (the pod's claim for "
+                            f"extended resources, made by an earlier attempt)")
+            return None, Status.new(Code.UNSCHEDULABLE, MSG_DELETED)
         return None, Status.new(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
 
     def score(self, state, pod, node_info) -> int:
@@ -268,7 +364,7 @@ class DynamicResources(Plugin):
         allocations = (state.read(CLAIM_ALLOCATIONS_KEY) or {}).get(node_info.name)
         if allocations is None:
             return 0
-        return compute_score(s.claims, list(allocations.values()))
+        return compute_score(s.claims, list(allocations.values()), self.features.has(DRA_SCORE_READS_ALLOCATED_CLAIMS))
 
     def normalize_score(self, state, pod, scores) -> None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
@@ -282,17 +378,27 @@ class DynamicResources(Plugin):
         return [0] * len(nodes)
 
 
-def compute_score(claims: list[Mapping], allocations: list[Mapping]) -> int:
-    """computeScore. As upstream, the i-th claim of the pod is read against the i-th allocation result,
-    and the results are those of the claims that were still to allocate: a pod with an allocated claim
-    before an unallocated one fails to score."""
+def compute_score(claims: list[Mapping], allocations: list[Mapping], reads_allocated: bool = False) -> int:
+    """computeScore over the claims and the allocation results of those that were still to allocate. v1.35
+    reads the i-th claim against the i-th result, so that a pod with an allocated claim before an
+    unallocated one fails to score; v1.36 (``reads_allocated``) reads an allocated claim's own allocation
+    and the results in turn for the others."""
     score = 0
+    unallocated = 0
     for i, claim in enumerate(claims):
-        if i >= len(allocations):
-            raise PluginError(Status.error(f"number of allocations {len(allocations)} is smaller than number "
-                                           f"of claims"))
+        own = (claim.get("status") or {}).get("allocation") if reads_allocated else None
+        if own:
+            allocation = own
+        else:
+            at = unallocated if reads_allocated else i
+            if at >= len(allocations):
+                what = "claims needing allocation" if reads_allocated else "claims"
+                raise PluginError(Status.error(f"number of allocations {len(allocations)} is smaller than number "
+                                               f"of {what}"))
+            allocation = allocations[at]
+            unallocated += 1
         allocated = {result.get("request") for result in
-                     ((allocations[i].get("devices") or {}).get("results") or []) if "/" in (result.get("request") or "")}
+                     ((allocation.get("devices") or {}).get("results") or []) if "/" in (result.get("request") or "")}
         for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or []:
             if request.get("exactly") is not None:
                 continue
@@ -304,8 +410,9 @@ def compute_score(claims: list[Mapping], allocations: list[Mapping]) -> int:
 
 def _record_allocations(state, allocator, results, node_name: str) -> None:
     """nodeAllocations: what Reserve would allocate if the pod is bound to this node."""
+    from kwhatif.api.dra_extended import SPECIAL_CLAIM_NAME
     from kwhatif.plugins.dra_allocator import AllocationError, _name, allocation_result
-    from kwhatif.state.claims import claim_key
+    from kwhatif.state.claims import EXTENDED_CLAIM_SPEC, claim_key
 
     allocations = state.read(CLAIM_ALLOCATIONS_KEY)
     if allocations is None:
@@ -315,10 +422,35 @@ def _record_allocations(state, allocator, results, node_name: str) -> None:
     for claim, requests, devices in zip(allocator.claims, allocator.requests, results):
         admin = {r.qualified_name for alternatives in requests for r in alternatives if r.admin_access}
         try:
-            by_claim[claim_key(claim)] = allocation_result(devices, admin, node_name, allocator.features)
+            allocation = allocation_result(devices, admin, node_name, allocator.features)
         except AllocationError as exc:
             raise AllocationError(f"create NodeSelector for claim {_name(claim)}: {exc}") from None
+        if _name(claim) == SPECIAL_CLAIM_NAME and devices:
+            # what PreBind creates the claim with (ResourceClaims.assume makes it)
+            allocation[EXTENDED_CLAIM_SPEC] = claim.get("spec") or {}
+        by_claim[claim_key(claim)] = allocation
     allocations[node_name] = by_claim
+
+def _extended_resource_claim(pod, dra) -> Mapping:
+    """findExtendedResourceClaim (the pod's claim for extended resources of an earlier attempt: annotated
+    and owned by the pod), else the claim kube-scheduler keeps in memory until PreBind creates it."""
+    from kwhatif.api.dra_extended import EXTENDED_RESOURCE_CLAIM_ANNOTATION, SPECIAL_CLAIM_NAME
+
+    for claim in dra.claims.objects():
+        meta = claim.get("metadata") or {}
+        if (meta.get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
+            continue
+        if any(o.get("name") == pod.name and o.get("controller") and o.get("uid") == pod.uid
+               for o in meta.get("ownerReferences") or []):
+            return claim
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": SPECIAL_CLAIM_NAME, "namespace": pod.namespace,
+                         "generateName": f"{pod.name}-extended-resources-",
+                         "annotations": {EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid,
+                                              "controller": True}]},
+            "spec": {}}
+
 
 BINDING_TIMEOUT = timedelta(seconds=600)  # config.DynamicResourcesBindingTimeoutDefault
 

@@ -11,7 +11,7 @@ from kwhatif.api.resources import is_scalar_resource_name, pod_requests
 from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
 from kwhatif.framework.interface import Code, Plugin, Status
-from kwhatif.plugins.helper import add_note, requests_read
+from kwhatif.plugins.helper import requests_read
 from kwhatif.plugins.resource_allocation import (
     ResourceAllocationScorer,
     least_allocated_scorer,
@@ -27,7 +27,12 @@ PRE_SCORE_KEY = "PreScoreNodeResourcesFit"
 
 def compute_pod_resource_request(pod) -> Resource:
     """computePodResourceRequest: the pod's effective requests (the pod count is not a request)."""
-    requests = pod_requests(pod.pod, use_status=False)
+    return pod_resource_request(pod.pod)
+
+
+def pod_resource_request(raw: dict) -> Resource:
+    """``compute_pod_resource_request`` of a pod object."""
+    requests = pod_requests(raw, use_status=False)
     return Resource.from_list({k: v for k, v in requests.items() if k != "pods"})
 
 
@@ -62,8 +67,11 @@ class InsufficientResource(NamedTuple):
 
 
 def insufficient_resources(request: Resource, node_info, ignored: set[str] = frozenset(),
-                           ignored_groups: set[str] = frozenset()) -> list[InsufficientResource]:
-    """fitsRequest: each resource the node lacks, in upstream order."""
+                           ignored_groups: set[str] = frozenset(),
+                           served_by_dra: frozenset[str] = frozenset()) -> list[InsufficientResource]:
+    """fitsRequest: each resource the node lacks, in upstream order; a resource in ``served_by_dra`` (a
+    DeviceClass serves it, DRAExtendedResource) is left to DynamicResources on a node without allocatable
+    of it (shouldDelegateResourceToDRA)."""
     out: list[InsufficientResource] = []
     alloc, used = node_info.allocatable, node_info.requested
     if len(node_info.pods) + 1 > alloc.allowed_pod_number:
@@ -80,6 +88,8 @@ def insufficient_resources(request: Resource, node_info, ignored: set[str] = fro
         if quantity == 0:
             continue
         if is_extended_resource_name(name) and (name in ignored or name.split("/")[0] in ignored_groups):
+            continue
+        if name in served_by_dra and alloc.scalar.get(name, 0) <= 0:
             continue
         capacity, have = alloc.scalar.get(name, 0), used.scalar.get(name, 0)
         if quantity > capacity - have:
@@ -114,21 +124,17 @@ class NodeResourcesFit(Plugin):
     def pre_filter(self, state, pod, nodes):
         request = compute_pod_resource_request(pod)
         state.write(PRE_FILTER_KEY, request)
-        if request.scalar and self.features.enabled("DRAExtendedResource"):
-            self._note_dra_backed(state, request)
         return None, None
 
-    def _note_dra_backed(self, state, request: Resource) -> None:
-        """With DRAExtendedResource (on from v1.36) a DeviceClass can back an extended resource, which
-        upstream then allocates through DRA; kwhatif checks it against the nodes' allocatable only."""
-        for device_class in self.handle.snapshot.cluster.device_classes:
-            class_name = (device_class.get("metadata") or {}).get("name") or ""
-            backed = {(device_class.get("spec") or {}).get("extendedResourceName"),
-                      f"deviceclass.resource.kubernetes.io/{class_name}"}
-            for name in sorted(backed & set(request.scalar)):
-                add_note(state, f"not modelled: {name} is backed by DeviceClass {class_name} (DRAExtendedResource "
-                                f"is on in {self.features.name}); kwhatif checks it against the nodes' allocatable "
-                                f"only")
+    def served_by_dra(self, request: Resource) -> frozenset[str]:
+        """The pod's requested scalar resources a DeviceClass serves (DRAExtendedResource, on from v1.36:
+        the DRA manager's DeviceClassResolver); none with the gate off."""
+        if not request.scalar or not self.features.enabled("DRAExtendedResource"):
+            return frozenset()
+        from kwhatif.plugins.dynamic_resources import extended_classes
+
+        classes = extended_classes(self.handle.snapshot, self.features)
+        return frozenset(name for name, quantity in request.scalar.items() if quantity and name in classes)
 
     def filter(self, state, pod, node_info):
         request = state.read(PRE_FILTER_KEY) or compute_pod_resource_request(pod)
@@ -137,7 +143,8 @@ class NodeResourcesFit(Plugin):
                 and request.milli_cpu <= alloc.milli_cpu - used.milli_cpu and request.memory <= alloc.memory - used.memory
                 and request.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage):
             return None  # fits: the common case, without building the list of what is lacking
-        lacking = insufficient_resources(request, node_info, self.ignored_resources, self.ignored_resource_groups)
+        lacking = insufficient_resources(request, node_info, self.ignored_resources, self.ignored_resource_groups,
+                                         self.served_by_dra(request))
         if not lacking:
             return None
         unresolvable = any(r.unresolvable for r in lacking)

@@ -18,6 +18,9 @@ from typing import Iterable, Iterator, Mapping
 from kwhatif.api.quantity import QuantityError, parse_quantity
 
 ClaimKey = tuple[str, str]  # namespace, name
+# In DynamicResources' allocation of a pod's claim for extended resources (DRAExtendedResource): the spec
+# PreBind creates the claim with (``assume`` makes it; it is no part of the allocation).
+EXTENDED_CLAIM_SPEC = "kwhatif/extendedResourceClaimSpec"
 DeviceKey = tuple[str, str, str]  # driver, pool, device
 
 
@@ -152,6 +155,7 @@ class ResourceClaims:
         every allocated claim of the pod reserved for it."""
         meta = pod.get("metadata") or {}
         namespace, uid = meta.get("namespace") or "default", meta.get("uid") or ""
+        self._create_extended_claim(pod, allocations or {})
         for key, claim in self._claims_of(pod):
             status = dict(claim.get("status") or {})
             allocation = (allocations or {}).get(key)
@@ -166,11 +170,49 @@ class ResourceClaims:
             status["reservedFor"] = reserved
             self._change(key, {**claim, "status": status})
 
+    def _create_extended_claim(self, pod: Mapping, allocations: Mapping[ClaimKey, Mapping]) -> None:
+        """PreBind's claim for the pod's extended resources served by DRA: created with a generated name,
+        owned by the pod, annotated, allocated and reserved for it."""
+        from kwhatif.api.dra_extended import EXTENDED_RESOURCE_CLAIM_ANNOTATION, SPECIAL_CLAIM_NAME
+        from kwhatif.api.workloads import NameGenerator
+
+        meta = pod.get("metadata") or {}
+        namespace, name, uid = meta.get("namespace") or "default", meta.get("name") or "", meta.get("uid") or ""
+        allocation = allocations.get((namespace, SPECIAL_CLAIM_NAME))
+        if allocation is None or EXTENDED_CLAIM_SPEC not in allocation:
+            return
+        claim_name = NameGenerator(exists=lambda ns, n: (ns, n) in self._claims).generate(
+            namespace, f"{name}-extended-resources-")
+        self._change((namespace, claim_name), {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": claim_name, "namespace": namespace,
+                         "annotations": {EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": name, "uid": uid,
+                                              "controller": True}]},
+            "spec": allocation[EXTENDED_CLAIM_SPEC],
+            "status": {"allocation": {k: v for k, v in allocation.items() if k != EXTENDED_CLAIM_SPEC},
+                       "reservedFor": [{"resource": "pods", "name": name, "uid": uid}]}})
+        self._set_allocated_by((namespace, claim_name), f"{namespace}/{name}")
+
+    def extended_claim_of(self, pod: Mapping) -> ClaimKey | None:
+        """The claim ``assume`` made for the pod's extended resources, if any."""
+        meta = pod.get("metadata") or {}
+        pod_key = f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+        for key, owner in self._allocated_by.items():
+            if owner == pod_key and key[1].startswith(f"{meta.get('name') or ''}-extended-resources-"):
+                return key
+        return None
+
     def forget(self, pod: Mapping) -> None:
-        """Undo ``assume``: the pod's reservations, and the allocations its assume made."""
+        """Undo ``assume``: the pod's reservations, and the allocations its assume made (and the claim it
+        made for the pod's extended resources)."""
         meta = pod.get("metadata") or {}
         namespace, uid = meta.get("namespace") or "default", meta.get("uid") or ""
         pod_key = f"{namespace}/{meta.get('name') or ''}"
+        extended = self.extended_claim_of(pod)
+        if extended is not None:
+            self._change(extended, None)
+            self._set_allocated_by(extended, None)
         for key, claim in self._claims_of(pod):
             status = dict(claim.get("status") or {})
             reserved = [r for r in status.get("reservedFor") or [] if r.get("uid") != uid]

@@ -210,7 +210,7 @@ class Snapshot:
             counts = self._writable_pvc_counts()
             for key in pi.pvc_keys:
                 counts[key] = counts.get(key, 0) + 1
-        if pi.spec.get("resourceClaims"):
+        if pi.spec.get("resourceClaims") or claim_allocations:  # claims, or one for DRA-served resources
             self.resource_claims.assume(pi.pod, claim_allocations)
         return ni
 
@@ -225,7 +225,7 @@ class Snapshot:
         if _affinity_membership(ni) != listed:
             self._affinity_lists = None
         self._release_pvcs([pi])
-        if pi.spec.get("resourceClaims"):
+        if pi.spec.get("resourceClaims") or self.resource_claims.extended_claim_of(pi.pod):
             self.resource_claims.forget(pi.pod)
         return ni
 
