@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kwhatif.plugins.dra_allocator import ALL, AllocationError, Allocator, _RequestData, claim_key
+from kwhatif.plugins.dra_allocator import (ALL, AllocationError, Allocator, _RequestData, claim_key,
+                                           taint_prevents_allocation)
 
 COMBINATION = "each request could be met on its own, but not all together (devices shared between " \
               "requests, or a matchAttribute constraint)"
@@ -55,15 +56,20 @@ def _explain(allocator: Allocator, node_info) -> dict:
                     except AllocationError as exc:
                         error = error or str(exc)
                 in_use = sum(1 for d in matching if d.key in dra.claims.in_use)
+                # v1.36 (DRADeviceTaints): free devices the request does not tolerate a taint of
+                tainted = sum(1 for d in matching if d.key not in dra.claims.in_use
+                              and taint_prevents_allocation(d, request)) if allocator.features.taints else 0
                 if request.mode == ALL:
-                    enough = bool(matching) and in_use == 0
+                    enough = bool(matching) and in_use == 0 and tainted == 0
                 else:
-                    enough = len(matching) - in_use >= request.count
+                    enough = len(matching) - in_use - tainted >= request.count
                 satisfiable = satisfiable or enough
                 entry = {"claim": claim_key(claim), "request": request.qualified_name,
                          "deviceClass": request.class_name, "count": ALL if request.mode == ALL else request.count,
                          "devices": len(devices), "matchingClass": in_class, "matching": len(matching),
                          "allocated": in_use}
+                if tainted:
+                    entry["tainted"] = tainted
                 if error:
                     entry["error"] = error
                 requests.append(entry)
@@ -91,8 +97,10 @@ def summarize(details: dict) -> str:
         name = entry["request"].split("/", 1)[0]
         if entry["claim"] != failed["claim"] or name != failed["request"]:
             continue
-        free = entry["matching"] - entry["allocated"]
+        tainted = entry.get("tainted", 0)
+        free = entry["matching"] - entry["allocated"] - tainted
+        taints = f", {tainted} with a taint the request does not tolerate" if tainted else ""
         parts.append(f"{entry['request']} needs {entry['count']}: {entry['devices']} devices, "
                      f"{entry['matchingClass']} of class {entry['deviceClass']}, {entry['matching']} match the "
-                     f"selectors, {entry['allocated']} of them allocated, {free} free")
+                     f"selectors, {entry['allocated']} of them allocated{taints}, {free} free")
     return f"{failed['claim']}: " + "; ".join(parts)

@@ -392,3 +392,26 @@ def test_an_invalid_pool_rejects_the_node_under_v136():
     reasons, _, _ = _filter("1.36", [bad, claim(claim0, request(req0, classA))])
     assert reasons[node1] == ("UNSCHEDULABLE_AND_UNRESOLVABLE", ["invalid resource pools were encountered"])
     assert reasons[node2] == ("UNSCHEDULABLE_AND_UNRESOLVABLE", ["cannot allocate all claims"])
+
+
+def test_the_report_counts_devices_whose_taints_the_request_does_not_tolerate():
+    """kwhatif's DRA column under v1.36: the free devices a request cannot have because of a taint."""
+    from kwhatif.framework.cycle_state import CycleState
+    from kwhatif.framework.interface import DRA_DETAILS_KEY, Handle
+    from kwhatif.plugins.dra_explain import summarize
+    from kwhatif.plugins.dynamic_resources import DynamicResources
+    from kwhatif.versions import features_for
+    from tests.builders import make_pod, snapshot
+
+    slices = [slice_with_devices(slice1, node1, pool1, driverA, device(device1, taints=[taintNoSchedule]),
+                                 device(device2))]
+    snap = snapshot([node(node1, region1)], others=[klass(classA, driverA)] + slices
+                    + [claim(claim0, request(req0, classA, 2))])
+    plugin = DynamicResources({}, Handle(snap, features=features_for("1.36")))
+    pod = make_pod("p").uid("uid-pod").set("spec.resourceClaims", [{"name": "r", "resourceClaimName": claim0}]).info()
+    state = CycleState()
+    plugin.pre_filter(state, pod, snap.node_info_list)
+    assert plugin.filter(state, pod, snap.get(node1)).reasons == ["cannot allocate all claims"]
+    assert summarize(state.read(DRA_DETAILS_KEY)[node1]) == (
+        "default/claim-0: req-0 needs 2: 2 devices, 2 of class class-a, 2 match the selectors, 0 of them "
+        "allocated, 1 with a taint the request does not tolerate, 1 free")
