@@ -268,3 +268,32 @@ def test_a_v135_tie_with_one_worker_has_one_answer_everywhere(tmp_path):
     table = runner.invoke(app, ["place", str(tmp_path / "seq.json"), *inputs]).stdout
     assert f"1 step(s) had several top-scoring nodes: kube-scheduler's own pick was taken ({rule})." in table
     assert "lowest node name" not in table
+
+
+def test_identical_pods_after_a_failure_on_an_unchanged_cluster_are_not_attempted_again(tmp_path):
+    """--replicas 300: after the first replica that does not fit, nothing is bound, so every identical replica
+    would get the same answer: it is given without another attempt (sameAs), and the table says so in one
+    row. A pod bound in between makes the next copy be attempted again."""
+    result = runner.invoke(app, ["place", str(PODS / "web.yaml"), "-c", DEMO, "--replicas", "300", "-o", "json"])
+    assert result.exit_code == 1, result.output
+    placements = json.loads(result.stdout)["placements"]
+    first = next(i for i, p in enumerate(placements) if p["node"] is None)
+    assert all("sameAs" not in p for p in placements[:first + 1])
+    assert all(p["sameAs"] == placements[first]["pod"] and p["node"] is None
+               and (p["message"], p["nominatedNodes"]) == (placements[first]["message"], placements[first]["nominatedNodes"])
+               for p in placements[first + 1:])
+    table = runner.invoke(app, ["place", str(PODS / "web.yaml"), "-c", DEMO, "--replicas", "300"]).stdout
+    rows = [line for line in table.splitlines() if " Pending " in line]
+    assert len(rows) == 2 and f"{300 - first - 1} more pods identical to {placements[first]['pod']}: the same " \
+                              f"answer (not attempted again on the unchanged cluster)" in rows[1]
+
+    from tests.builders import make_pod
+
+    big_1 = make_pod("big-1").req(cpu="50").obj()
+    copies = [big_1, {**big_1, "metadata": {**big_1["metadata"], "name": "big-2"}}, make_pod("small").req(cpu="10m").obj(),
+              {**big_1, "metadata": {**big_1["metadata"], "name": "big-3"}}]
+    (tmp_path / "pods.json").write_text(json.dumps({"kind": "List", "items": copies}))
+    steps = json.loads(runner.invoke(app, ["place", str(tmp_path / "pods.json"), "-c", DEMO, "--in-order",
+                                           "-o", "json"]).stdout)["placements"]
+    assert [(p["pod"], p.get("sameAs")) for p in steps] == [
+        ("default/big-1", None), ("default/big-2", "default/big-1"), ("default/small", None), ("default/big-3", None)]

@@ -10,19 +10,39 @@ from kwhatif.render.table import TIE_PICK_RULE, _cpu, _mem, make_console
 from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
 
 
+def _pending_row(p) -> list:
+    reason = p.message or ""
+    if p.nominated_nodes:
+        reason += f" Preemption would nominate {', '.join(p.nominated_nodes)} (not applied)."
+    return [p.pod, ("Pending", "red"), "", "", reason]
+
+
 def _placement_rows(placements) -> list[list[str]]:
     rows = []
+    repeated: list = []  # a run of pods not attempted, identical to the one before them that did not fit
+
+    def end_run() -> None:
+        if len(repeated) > 1:
+            rows.append([f"{repeated[0].pod} .. {repeated[-1].pod}", ("Pending", "red"), "", "",
+                         f"{len(repeated):,} more pods identical to {repeated[0].same_as}: the same answer "
+                         f"(not attempted again on the unchanged cluster)"])
+        elif repeated:
+            rows.append(_pending_row(repeated[0]))
+        repeated.clear()
+
     for p in placements:
+        if p.same_as is not None:
+            repeated.append(p)
+            continue
+        end_run()
         if p.gated:
             rows.append([p.pod, ("Gated", "yellow"), "", "", "scheduling gates: never attempted"])
         elif p.node is None:
-            reason = p.message or ""
-            if p.nominated_nodes:
-                reason += f" Preemption would nominate {', '.join(p.nominated_nodes)} (not applied)."
-            rows.append([p.pod, ("Pending", "red"), "", "", reason])
+            rows.append(_pending_row(p))
         else:
             rows.append([p.pod, (p.node, "green"), str(p.total), str(len(p.tie_set)) if len(p.tie_set) > 1 else "",
                          ""])
+    end_run()
     return rows
 
 

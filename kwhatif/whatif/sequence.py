@@ -19,6 +19,7 @@ they forked and changed; it returns plain data.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -83,6 +84,9 @@ class Placement:
     # Tied top scores, but kube-scheduler's pick among them is fixed (v1.35's heap over the feasible order,
     # one worker, no extender): the node is that pick, not the tie-break's.
     tie_picked: bool = False
+    # Not attempted: a pod identical to ``same_as`` (but for its name), which did not fit on the cluster as it
+    # still is (nothing was bound since), so its attempt would be the same.
+    same_as: str | None = None
 
     def to_dict(self) -> dict:
         out = {"pod": self.pod, "node": self.node, "tieSet": list(self.tie_set),
@@ -95,6 +99,8 @@ class Placement:
             out["hinted"] = True
         if self.tie_picked:
             out["tieBreak"] = TIE_BREAK_FEASIBLE_ORDER
+        if self.same_as is not None:
+            out["sameAs"] = self.same_as
         if self.gated:
             out["gated"] = True
         return out
@@ -437,16 +443,37 @@ def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: Scheduler
                 placements.extend(group_placements)
                 reports.append(group_report(key, members, group_placements, group, snapshot, already))
     else:
+        failed = None  # (likeness, placement) of the last pod that did not fit, while nothing was bound since
         for pod in pods:
+            like = _likeness(pod)
+            if failed is not None and like is not None and like == failed[0]:
+                placer.steps += 1  # its step, as the attempt would have counted it
+                placements.append(dataclasses.replace(failed[1], pod=pod.info.key, same_as=failed[1].pod))
+                continue
             placement, _ = placer.place(pod)
             placements.append(placement)
             if stop_on_failure and placement.node is None:
                 break
+            failed = (like, placement) if placement.node is None and not placement.gated and like is not None \
+                else None
     result = SequenceResult(placements, placer.usage(), snapshot.num_nodes(),
                             TIE_BREAK_RANDOM if seed is not None else TIE_BREAK_LOWEST, seed, placer.warnings,
                             dict(snapshot.cluster.skipped_kinds), placer.sampling(), placer.setup.features)
     result.pod_groups = reports
     return result
+
+
+def _likeness(pod: PreparedPod) -> tuple | None:
+    """What scheduling reads of a pod: everything but its name and UID (a workload's replicas, --replicas
+    copies share it), with its admission; None for a pod whose attempt creates objects named after it (claims
+    from templates, ephemeral volumes) or that waits at a gate."""
+    raw = pod.info.pod
+    spec = raw.get("spec") or {}
+    if spec.get("resourceClaims") or spec.get("schedulingGates") \
+            or any(isinstance(v, dict) and "ephemeral" in v for v in spec.get("volumes") or ()):
+        return None
+    meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k not in ("name", "uid", "generateName")}
+    return meta, spec, pod.admission
 
 
 def group_report(key: tuple[str, str], members: list[PreparedPod], placements: list[Placement],
