@@ -273,7 +273,11 @@ def load_manifests(path: str, recursive: bool = False) -> tuple[list[tuple[dict,
 
 def load_pod(path: str) -> tuple[dict, str]:
     """The single pod (or workload template) in ``path``."""
-    objects = load_objects(path)
+    return single_pod(load_objects(path), path)
+
+
+def single_pod(objects: list[tuple[dict, str]], path: str) -> tuple[dict, str]:
+    """The single pod (or workload template) among the objects read from ``path``."""
     if not objects:
         raise InputError(f"{path}: no Kubernetes object found")
     if len(objects) > 1:

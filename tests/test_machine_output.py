@@ -50,6 +50,15 @@ COMMANDS = {
                         "PendingReport"),
     "leader": (["leader", "-c", DEMO, "--at", "2026-01-01T00:00:00Z"], "LeaderReport"),
     "versions": (["versions"], "VersionTable"),
+    "place-pod-group": (["place", "fixtures/gangs/train-one-rack.yaml", "-c", "fixtures/gangs/cluster.yaml",
+                         "--kubernetes-version", "1.36", "--feature-gates",
+                         "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"], "PlaceSequence"),
+    "place-pod-group-fails": (["place", "fixtures/gangs/train-too-big.yaml", "-c", "fixtures/gangs/cluster.yaml",
+                               "--kubernetes-version", "1.36", "--feature-gates", "GenericWorkload=true,GangScheduling=true"],
+                              "PlaceSequence"),
+    "capacity-gang": (["capacity", "fixtures/gangs/train-fits.yaml", "-c", "fixtures/gangs/cluster.yaml",
+                       "--kubernetes-version", "1.36", "--feature-gates", "GenericWorkload=true,GangScheduling=true"],
+                      "GangCapacityResult"),
 }
 
 

@@ -37,7 +37,7 @@ def capacity(
 ) -> None:
     """Copies of a pod placed one after another until the first that does not fit (or --max): how many
     fit, why the next one does not, and where they went."""
-    from kwhatif.loader import load_pod
+    from kwhatif.loader import load_objects, single_pod
     from kwhatif.render.output import machine_output
     from kwhatif.state.snapshot import Snapshot
     from kwhatif.whatif.sequence import capacity as run_capacity
@@ -46,7 +46,10 @@ def capacity(
     options.check()
     refusals = start_validation(validate)
     refuse_stdin_twice(pod, inputs.cluster)
-    raw, source = load_pod(pod)
+    objects = load_objects(pod)
+    if any(obj.get("kind") == "PodGroup" for obj, _ in objects):
+        _gang_capacity(objects, inputs, max_instances, seed, output)
+    raw, source = single_pod(objects, pod)
     compared = compare_setup(inputs, compare_version)
     cluster_state, setup = load_inputs(inputs)
     other = changes_under(cluster_state, compared)
@@ -89,3 +92,27 @@ def capacity(
     if not table:
         typer.echo(machine_output("CapacityResult", data, output.value), nl=False)
     raise typer.Exit(int(ExitStatus.FITS if result.instances else ExitStatus.DOES_NOT_FIT))
+
+
+def _gang_capacity(objects, inputs, max_instances: int | None, seed: int | None, output) -> None:
+    """capacity of a PodGroup and its pods (issue 39): copies of the whole gang until one does not bind whole."""
+    from kwhatif.errors import InputError
+    from kwhatif.render.output import machine_output
+    from kwhatif.whatif.gang_capacity import gang_capacity
+    from kwhatif.whatif.workloads import expand_objects, join_objects
+
+    cluster_state, setup = load_inputs(inputs)
+    expansion = expand_objects(objects, cluster_state)
+    groups = [o for o in expansion.objects if o["kind"] == "PodGroup"]
+    if len(groups) != 1:
+        raise InputError(f"capacity takes one PodGroup and its pods, got {len(groups)} PodGroups")
+    cluster_state = join_objects(cluster_state, [o for o in expansion.objects if o["kind"] != "PodGroup"])
+    result = gang_capacity(groups[0], expansion.pods, cluster_state, setup, max_instances=max_instances or None,
+                           seed=seed)
+    if output in (MachineOutput.json, MachineOutput.yaml):
+        typer.echo(machine_output("GangCapacityResult", result.to_dict(), output.value), nl=False)
+    else:
+        from kwhatif.render.pod_groups import render_gang_capacity
+
+        render_gang_capacity(result)
+    raise typer.Exit(int(ExitStatus.FITS))

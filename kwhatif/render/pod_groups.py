@@ -69,3 +69,18 @@ def render_pod_groups(reports: list[dict], console: Console | None = None) -> No
                          for node, entry in report["byNode"].items()]
             print_table(console, [Column("NODE"), Column("GROUP PODS THERE", wrap=True),
                                   Column("REFUSED THERE", wrap=True)], node_rows)
+
+
+def render_gang_capacity(result, console: Console | None = None) -> None:
+    """capacity of a gang: how many whole copies, why the next is not, and the copy that ended the count."""
+    from kwhatif.render.tables import print_version
+
+    console = make_console(console)
+    print_version(console, result.features.to_dict())
+    console.print(Text(f"The cluster can schedule {result.instances} copy(ies) of the gang "
+                       f"{result.pod_group} "
+                       f"({result.pods_per_copy} pods each)."))
+    reason = "LimitReached" if result.limit_reached else "Unschedulable"
+    console.print(Text(f"Termination reason: {reason}: {result.stop_reason}"))
+    if result.last_group is not None:
+        render_pod_groups([result.last_group], console)
