@@ -281,3 +281,23 @@ def test_pods_priority_sort_cannot_order_keep_the_dumps_order_and_a_deciding_tie
         "order can change which of them fit"]
     roomy = make_node("n").capacity(cpu="2", memory="1Gi", pods="10").obj()
     assert explain_pending(cluster([roomy], tied)).warnings == []  # both fit either way
+
+
+def test_no_pending_pods_in_the_namespace_says_how_many_are_pending_elsewhere(tmp_path, monkeypatch):
+    """Without -n/-A the kubeconfig's namespace (here none: default) is listed: the 7 pending pods of
+    shop and batch are named as what -A would add, not hidden behind "No pending pods"."""
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "none"))
+    result = invoke("pending", "-c", PENDING)
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[1] == ("No pending pods in namespace default at 2025-11-21T23:00:00Z (12 "
+                                             "nodes). 7 more pending in other namespaces (-A shows them).")
+    data = json.loads(invoke("pending", "-c", PENDING, "-o", "json").stdout)
+    assert (data["namespace"], data["pendingElsewhere"], data["pending"]) == ("default", 7, [])
+    shop = invoke("pending", "-n", "shop", "-c", PENDING)
+    assert "Namespace shop. 4 more pending in other namespaces (-A shows them)." in shop.stdout
+
+
+def test_an_explicit_namespace_the_cluster_does_not_have_is_an_error():
+    result = invoke("pending", "-n", "nosuchns", "-c", PENDING)
+    assert result.exit_code == 2
+    assert result.stderr == "error: -n nosuchns: the cluster has no such namespace\n"

@@ -34,6 +34,7 @@ def pending(
 
     if all_namespaces and namespace:
         raise InputError("-n NAMESPACE and -A (all namespaces) exclude each other")
+    explicit_namespace = bool(namespace)
     if not all_namespaces and not namespace:
         from kwhatif.live import context_namespace
 
@@ -41,6 +42,8 @@ def pending(
     compared = compare_setup(inputs, compare_version)
     cluster_state, setup = load_inputs(inputs)
     report = explain_pending(cluster_state, setup, None if all_namespaces else namespace)
+    if report.namespace_missing and explicit_namespace:
+        raise InputError(f"-n {namespace}: the cluster has no such namespace")
     data = report.to_dict()
     if compared is not None:
         from kwhatif.whatif.compare import comparison, pending_differences

@@ -21,13 +21,18 @@ def render_pending(report: PendingReport, explain: bool = False, console: Consol
     print_version(console, report.features.to_dict())
     at = report.at.strftime("%Y-%m-%dT%H:%M:%SZ")
     if not report.pods:
-        console.print(f"No pending pods at {at} ({report.num_all_nodes} nodes).")
+        where = f" in namespace {report.namespace}" if report.namespace is not None else ""
+        console.print(Text(f"No pending pods{where} at {at} ({report.num_all_nodes} nodes)."
+                           + (" The cluster has no such namespace." if report.namespace_missing else "")
+                           + _elsewhere(report)), soft_wrap=True)
         print_warnings(console, report.warnings)
         return
     waiting = len(report.waiting_for_a_node)
     console.print(Text(f"{len(report.pods)} pending pod(s) at {at} on {report.num_all_nodes} nodes; {waiting} would "
                        f"stay Pending for lack of a node. # is the next pass over the scheduling queue (priority, "
-                       f"then age); each attempt sees the pods bound and nominated before it."), soft_wrap=True)
+                       f"then age); each attempt sees the pods bound and nominated before it."
+                       + (f" Namespace {report.namespace}." if report.namespace is not None else "")
+                       + _elsewhere(report)), soft_wrap=True)
     groups: dict[str, list[PendingPod]] = {}
     for pod in report.pods:
         groups.setdefault(pod.reason(), []).append(pod)
@@ -40,6 +45,12 @@ def render_pending(report: PendingReport, explain: bool = False, console: Consol
     print_warnings(console, report.warnings)
     if explain:
         _explain(report, console)
+
+
+def _elsewhere(report: PendingReport) -> str:
+    if not report.elsewhere:
+        return ""
+    return f" {report.elsewhere} more pending in other namespaces (-A shows them)."
 
 
 def _group_order(pods: list[PendingPod]):

@@ -113,6 +113,9 @@ class PendingReport:
     at: datetime
     warnings: list[str]
     features: Features = DEFAULT  # the kube-scheduler release (and gates) that answered
+    namespace: str | None = None  # the namespace whose pods are listed (None: every namespace)
+    elsewhere: int = 0  # pending pods of the other namespaces (what -A would add)
+    namespace_missing: bool = False  # the cluster lists its Namespaces and this one is not among them
 
     @property
     def waiting_for_a_node(self) -> list[PendingPod]:
@@ -121,7 +124,7 @@ class PendingReport:
 
     def to_dict(self) -> dict:
         return {**self.features.to_dict(), "pending": [p.to_dict() for p in self.pods],
-                "numAllNodes": self.num_all_nodes,
+                "numAllNodes": self.num_all_nodes, "namespace": self.namespace, "pendingElsewhere": self.elsewhere,
                 "at": self.at.strftime("%Y-%m-%dT%H:%M:%SZ"), "warnings": list(self.warnings)}
 
 
@@ -188,12 +191,24 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
         else:
             attempted.append(PendingPod(pod, len(attempted) + 1, outcome, result, created))
     pods = [p for p in attempted + skipped if namespace is None or p.namespace == namespace]
+    elsewhere = len(attempted) + len(skipped) - len(pods)
     warnings = list(placer.warnings) + _ties_deciding(queued, attempted)
     for name in sorted(served):
         warning = lease_warning(cluster, setup, name)
         if warning:
             warnings.append(warning)
-    return PendingReport(pods, snapshot.num_nodes(), at or _capture_time(cluster), warnings, setup.features)
+    missing = namespace is not None and not pods and namespace_missing(cluster, namespace)
+    return PendingReport(pods, snapshot.num_nodes(), at or _capture_time(cluster), warnings, setup.features,
+                         namespace, elsewhere, missing)
+
+
+def namespace_missing(cluster: Cluster, namespace: str) -> bool:
+    """Whether the cluster lists Namespaces and ``namespace`` is none of them, nor any pod's (a dump
+    without Namespace objects says nothing about them)."""
+    if not cluster.namespaces:
+        return False
+    return (namespace not in {(ns.get("metadata") or {}).get("name") for ns in cluster.namespaces}
+            and not any((p.get("metadata") or {}).get("namespace") == namespace for p in cluster.pods))
 
 
 def _ties_deciding(queued: list, attempted: list[PendingPod]) -> list[str]:
