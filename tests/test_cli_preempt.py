@@ -140,3 +140,29 @@ def test_a_daemon_set_with_one_pod_has_no_replicas_note(tmp_path):
     result = preempt(str(path), "--cluster", DEMO, "-o", "json")
     assert result.exit_code in (0, 1), result.stderr
     assert not [w for w in json.loads(result.stdout)["warnings"] if "--replicas" in w]
+
+
+@pytest.mark.parametrize("kind, spec, replicas", [
+    ("Deployment", {"replicas": 3}, 3),
+    ("StatefulSet", {"replicas": 2}, 2),
+    ("Job", {"parallelism": 4, "completions": 2}, 2),
+    ("Deployment", {"replicas": 1}, None),
+    ("Deployment", {}, None),  # spec.replicas defaults to 1
+])
+def test_preempt_on_a_workload_says_it_evaluates_the_first_replica_only(tmp_path, kind, spec, replicas):
+    workload = _workload(kind, {"restartPolicy": "Never" if kind == "Job" else "Always"})
+    workload["spec"].pop("suspend", None)
+    workload["spec"].update(spec)
+    if kind == "StatefulSet":
+        workload["spec"]["serviceName"] = "w"
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps(workload))
+    result = preempt(str(path), "--cluster", DEMO, "-o", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    notes = [w for w in json.loads(result.stdout)["warnings"] if "first replica" in w]
+    if replicas is None:
+        assert notes == []
+    else:
+        assert notes == [f"{kind} default/w declares {replicas} replicas: this answer evaluates its first replica "
+                         f"only (place evaluates every replica in sequence)"]
+        assert f"warning: {notes[0]}" in preempt(str(path), "--cluster", DEMO).stdout.splitlines()

@@ -135,11 +135,35 @@ def place(pod_path: str, cluster: Cluster, setup: SchedulerSetup | None = None,
     else:
         result = place_pod(raw, source, cluster, setup, snapshot, extenders, trace)
     result.warnings.extend(expansion.notes)
+    workload = next(((obj, n) for obj, _ in objects if (n := _declared_replicas(obj)) > 1), None)
+    if workload is not None:
+        from kwhatif.api.documents import describe
+
+        result.warnings.append(f"{describe(workload[0])} declares {workload[1]} replicas: this answer evaluates its "
+                               f"first replica only (place evaluates every replica in sequence)")
     if result.preemption is not None and result.preemption.candidates:
         from kwhatif.whatif.owners import victim_owners
 
         result.victim_owners = victim_owners(result.preemption, cluster)
     return result
+
+
+def _declared_replicas(obj: dict) -> int:
+    """How many pods a workload's controller would run at once: spec.replicas, a Job's parallelism
+    (at most its completions), a CronJob's Job's; 1 for a Pod, a DaemonSet or anything unreadable."""
+    kind = obj.get("kind")
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    if kind == "CronJob":
+        template = spec.get("jobTemplate") if isinstance(spec.get("jobTemplate"), dict) else {}
+        spec, kind = template.get("spec") if isinstance(template.get("spec"), dict) else {}, "Job"
+    if kind == "Job":
+        counts = [spec.get("parallelism", 1), spec.get("completions", spec.get("parallelism", 1))]
+    elif kind in ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet"):
+        counts = [spec.get("replicas", 1)]
+    else:
+        return 1
+    counts = [c if isinstance(c, int) and not isinstance(c, bool) else 1 for c in counts]
+    return min(counts)
 
 
 def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | None = None,
