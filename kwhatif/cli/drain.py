@@ -9,7 +9,7 @@ import typer
 
 from kwhatif.cli.changes import current_changes
 from kwhatif.cli.common import load_inputs
-from kwhatif.cli.optimal import OptimalOptions, time_limit_option
+from kwhatif.cli.optimal import OptimalOptions, given, time_limit_option
 from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption
 from kwhatif.errors import ExitStatus, InputError
 
@@ -91,6 +91,8 @@ def drain(
         raise InputError("--each-node, --each-zone and --consolidate are three sweeps: give one")
     if sweep and nodes:
         raise InputError(f"{sweep} sweeps the cluster's nodes: name no node (-l picks them)")
+    if given("zone_label") and not each_zone:
+        raise InputError("--zone-label picks the failure domains of --each-zone: give --each-zone too")
     if each_zone and selector:
         raise InputError("--each-zone loses every node of each zone: -l does not apply (--zone-label picks the label)")
     if not sweep and (workers or ray or all_rows):

@@ -22,12 +22,24 @@ class OptimalOptions:
         if not self.enabled:
             if self.movable is not None:
                 raise InputError("--movable needs --optimal")
+            if given("time_limit"):
+                raise InputError("--time-limit is the solver's: it needs --optimal")
             return
         if self.time_limit <= 0:
             raise InputError(f"--time-limit must be more than 0 seconds, got {self.time_limit:g}")
         from kwhatif.whatif.optimal import cp_model
 
         cp_model()
+
+
+def given(parameter: str) -> bool:
+    """Whether the command line (or its environment) set ``parameter``, not its default: a flag whose
+    default is a value cannot otherwise tell "not given" apart."""
+    from typer.main import get_current_context
+
+    context = get_current_context(silent=True)
+    source = context.get_parameter_source(parameter) if context is not None else None
+    return source is not None and source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def optimal_option() -> bool:

@@ -76,6 +76,7 @@ def place(
                              f"take a manifest")
         cluster_state, setup = load_inputs(inputs)
         other = changes_under(cluster_state, compared)
+        _refuse_trace_without_extenders(trace_extenders, setup)
         cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
         check_node_names(cluster_state, node)
         attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace, scenario=changed)
@@ -89,6 +90,7 @@ def place(
     objects, collection = load_manifests(pod, recursive)
     cluster_state, setup = load_inputs(inputs)
     other = changes_under(cluster_state, compared)
+    _refuse_trace_without_extenders(trace_extenders, setup)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     check_node_names(cluster_state, node)
     expansion = expand_objects(objects, cluster_state, replicas, in_order)
@@ -99,6 +101,8 @@ def place(
         suggestions = (objects, before_objects, replicas, in_order) if suggest else None
         _place_sequence(expansion, cluster_state, setup, output, seed, scenario, options, suggestions, refusals,
                         changed.state_for(cluster_state) if changed else None, compared, other)
+    if seed is not None or in_order:
+        raise InputError(f"{pod} makes one pod: --seed and --in-order order several pods and break their ties")
     raw, source = expansion.pods[0]  # one pod from one object: the single-pod answer
     attempt = whatif.attempt_pod(raw, source, cluster_state, setup, trace=trace,
                                  snapshot=changed.state_for(cluster_state) if changed else None)
@@ -121,6 +125,12 @@ def _compare_changed(attempt, again, compared, scenario: dict, other) -> None:
 
     attempt.result.comparison = comparison(compared.features, scenario_differences(scenario, other.to_dict())
                                            + place_differences(attempt.result.to_dict(), again.to_dict()))
+
+
+def _refuse_trace_without_extenders(trace_extenders: bool, setup) -> None:
+    if trace_extenders and not setup.extenders:
+        raise InputError("--trace-extenders: the scheduler configuration has no extenders to trace "
+                         "(--scheduler-config gives one that has)")
 
 
 def _in_pod_group(expansion, setup) -> bool:
