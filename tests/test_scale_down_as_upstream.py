@@ -210,3 +210,64 @@ def test_a_job_pod_whose_job_is_gone_blocks_where_jobs_were_listed(metadata, blo
     c.metadata = metadata
     verdict = AutoscalerRules(c, Budgets(c), TEST_TIME).verdict(c.pods[0])
     assert (verdict.message or "").startswith("ControllerNotFound: job for default/bar") == blocked
+
+
+# --- actuation: DaemonSet pods evicted with the node (daemonset TestEvictedPodsFilter) ---------
+
+def ds_pod(name: str, enable: str) -> dict:
+    pod = build_test_pod(name, 100, 0, "n1", DS)
+    if enable:
+        pod["metadata"]["annotations"] = {"cluster-autoscaler.kubernetes.io/enable-ds-eviction": enable}
+    return pod
+
+
+@pytest.mark.parametrize("name, pods, occupied, expected", [
+    # evictionDefault is --daemonset-eviction-for-occupied-nodes (true) on a node with pods to move,
+    # --daemonset-eviction-for-empty-nodes (false) on one with DaemonSet pods only
+    ("all pods evicted by default", {"p1": "", "p2": "", "p3": ""}, True, ["p1", "p2", "p3"]),
+    ("no pods evicted by default", {"p1": "", "p2": "", "p3": ""}, False, []),
+    ("all pods evicted by default, one opt-out", {"p1": "", "p2": "false", "p3": ""}, True, ["p1", "p3"]),
+    ("no pods evicted by default, one opt-in", {"p1": "", "p2": "true", "p3": ""}, False, ["p2"]),
+])
+def test_evicted_pods_filter(name, pods, occupied, expected):
+    from kwhatif.whatif.changes import new_scenario
+    from kwhatif.whatif.drain import drain
+    from kwhatif.whatif.drain_rules import DrainOptions
+
+    objects = [ds_pod(n, enable) for n, enable in pods.items()]
+    if occupied:
+        objects.append(build_test_pod("web", 100, 0, "n1"))
+    c = cluster([build_test_node("n1", 2000, 2 ** 30), build_test_node("n2", 2000, 2 ** 30)], objects)
+    report = drain(new_scenario(c), ("n1",), None, DrainOptions(rules="cluster-autoscaler"),
+                   clock=lambda: TEST_TIME)
+    evicted = sorted(o.pod["metadata"]["name"] for o in report.pods
+                     if o.action == "evict" and o.pod["metadata"]["name"] != "web")
+    assert evicted == expected
+    assert report.safe  # the DaemonSet pods are not re-created elsewhere: nothing Pending
+    assert [p["pod"] for p in report.placements] == (["default/web"] if occupied else [])
+
+
+# --- actuation: evictions go through the eviction API ----------------------------------------
+
+def budget(name: str, allowed: int) -> dict:
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "maxUnavailable": 1},
+            "status": {"disruptionsAllowed": allowed, "currentHealthy": 2, "desiredHealthy": 1, "expectedPods": 2}}
+
+
+def test_a_pod_under_two_budgets_cannot_be_evicted_by_cluster_autoscaler():
+    """Both budgets allow a disruption, so the drainability rules pass; the eviction subresource refuses a
+    pod two budgets select (500), and the node is not removed."""
+    from kwhatif.whatif.changes import new_scenario
+    from kwhatif.whatif.drain import drain
+    from kwhatif.whatif.drain_rules import DrainOptions
+
+    web = build_test_pod("web", 100, 0, "n1")
+    web["metadata"]["labels"] = {"app": "web"}
+    c = cluster([build_test_node("n1", 2000, 2 ** 30), build_test_node("n2", 2000, 2 ** 30)], [web],
+                [budget("a", 1), budget("b", 1)])
+    report = drain(new_scenario(c), ("n1",), None, DrainOptions(rules="cluster-autoscaler"), clock=lambda: TEST_TIME)
+    outcome, = report.pods
+    assert outcome.action == "blocked" and not report.safe
+    assert outcome.reason == ("failed to evict pod default/web within allowed timeout (last error: This pod has "
+                              "more than one PodDisruptionBudget, which the eviction subresource does not support.)")

@@ -15,9 +15,16 @@ evicts a node's pods concurrently, so the order in which their controllers creat
 no dump: where a different order could change which of them is placed, a warning says so.
 
 With ``rules="cluster-autoscaler"`` cluster-autoscaler's drainability rules decide instead (a pod
-whose budget has no disruption left blocks; there is no retry), as its scale-down would: the nodes get
-its ``ToBeDeletedByClusterAutoscaler`` taint instead of being cordoned, and a pod is never placed on a
-node being removed (``findPlaceFor`` skips them by name, whatever the pod tolerates).
+whose budget has no disruption left blocks), as its scale-down would: the nodes get its
+``ToBeDeletedByClusterAutoscaler`` taint instead of being cordoned, and a pod is never placed on a node
+being removed (``findPlaceFor`` skips them by name, whatever the pod tolerates). Its actuator evicts
+through the eviction API (a pod under two budgets cannot be evicted, a negative budget refuses; a 429 it
+retries within ``--max-pod-eviction-time`` while the replacements become ready, which the rules' budget
+check, charged across the nodes, already allowed for), and evicts the node's DaemonSet
+pods too, best effort (``podsToEvict``): on a node with pods to move every DaemonSet pod but those
+annotated ``cluster-autoscaler.kubernetes.io/enable-ds-eviction: "false"``
+(``--daemonset-eviction-for-occupied-nodes``, true), on a node with only DaemonSet pods only those
+annotated ``"true"`` (``--daemonset-eviction-for-empty-nodes``, false).
 """
 
 from __future__ import annotations
@@ -31,12 +38,15 @@ from kwhatif.errors import InputError
 from kwhatif.preemption import utc_now
 from kwhatif.queue import SchedulingQueue, deciding_ties, pod_priority
 from kwhatif.versions import DEFAULT, Features
-from kwhatif.whatif.changes import Change, Scenario, is_recreated, pods_by_node, select_nodes, set_unschedulable
-from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, kubectl_verdict
+from kwhatif.whatif.changes import (Change, Scenario, is_mirror_pod, is_recreated, pods_by_node, select_nodes,
+                                    set_unschedulable)
+from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, is_autoscaler_daemonset_pod, \
+    kubectl_verdict
 from kwhatif.whatif.eviction import TOO_MANY_REQUESTS, pod_key
 from kwhatif.whatif.replace import Placer, replacement
 
 TO_BE_DELETED_TAINT = "ToBeDeletedByClusterAutoscaler"
+ENABLE_DS_EVICTION = "cluster-autoscaler.kubernetes.io/enable-ds-eviction"
 
 
 @dataclass
@@ -138,6 +148,25 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
     return report
 
 
+def _daemonset_evictions(outcomes: list[PodOutcome]) -> None:
+    """cluster-autoscaler's podsToEvict: the node's DaemonSet pods (never mirror pods) are evicted with
+    the others, best effort and not re-created elsewhere; the enable-ds-eviction annotation decides
+    for a pod, else whether the node has pods to move (an occupied node: yes; an empty one: no)."""
+    occupied = any(o.action in ("evict", "delete") and not is_autoscaler_daemonset_pod(o.pod) for o in outcomes)
+    for outcome in outcomes:
+        if outcome.action != "skip" or is_mirror_pod(outcome.pod) or not is_autoscaler_daemonset_pod(outcome.pod):
+            continue
+        wanted = ((outcome.pod.get("metadata") or {}).get("annotations") or {}).get(ENABLE_DS_EVICTION)
+        if wanted == "true" or (wanted is None and occupied):
+            outcome.action = "evict"
+            outcome.reason = "DaemonSet pod: evicted with the node (best effort), not re-created elsewhere"
+        elif wanted is None:
+            outcome.reason = ("DaemonSet pod on a node without pods to move: not evicted "
+                              "(--daemonset-eviction-for-empty-nodes=false)")
+        else:
+            outcome.reason = f"DaemonSet pod: not evicted ({ENABLE_DS_EVICTION}={wanted})"
+
+
 def mark_to_be_deleted(node: dict, now) -> None:
     """What cluster-autoscaler does to a node it scales down (instead of cordoning it): the
     ``ToBeDeletedByClusterAutoscaler=<unix time>:NoSchedule`` taint."""
@@ -185,6 +214,8 @@ class _DrainRun:
             action = {"move": "delete" if self.options.disable_eviction else "evict",
                       "skip": "skip", "block": "blocked"}[verdict.decision]
             outcomes.append(PodOutcome(pod, name, action, verdict.message))
+        if self.autoscaler:
+            _daemonset_evictions(outcomes)
         self.report.pods.extend(outcomes)
         blockers = [o for o in outcomes if o.action == "blocked"]
         if blockers:
@@ -212,18 +243,25 @@ class _DrainRun:
         return "; ".join(f"{reason}: {', '.join(pods)}" for reason, pods in by_reason.items())
 
     def _evict(self, outcome: PodOutcome, freed_by: str | None = None) -> bool:
-        if outcome.action == "evict" and not self.autoscaler:
+        if outcome.action == "evict":
             answer = self.budgets.evict(outcome.pod)
-            if answer.code == 429:
+            if not answer.evicted and self.autoscaler and is_autoscaler_daemonset_pod(outcome.pod):
+                outcome.action = "skip"  # best effort: the node goes all the same
+                outcome.reason = f"DaemonSet pod: eviction refused ({answer.describe()}), best effort: it stays"
+                return False
+            if answer.code == 429 and not self.autoscaler:
                 if outcome not in self.waiting:
                     outcome.budget = answer.budget
                     outcome.reason = answer.describe()
                     self.waiting.append(outcome)
                 return False
-            if not answer.evicted:
+            # cluster-autoscaler retries a 429 until the replacements are ready: its rules charged the budgets
+            if not answer.evicted and answer.code != 429:
                 namespace, name = pod_key(outcome.pod).split("/", 1)
                 outcome.action = "blocked"
-                outcome.reason = f'error when evicting pods/"{name}" -n "{namespace}": {answer.describe()}'
+                outcome.reason = (f"failed to evict pod {namespace}/{name} within allowed timeout (last error: "
+                                  f"{answer.describe()})" if self.autoscaler else
+                                  f'error when evicting pods/"{name}" -n "{namespace}": {answer.describe()}')
                 return False
         if freed_by:
             outcome.waits_for.append(freed_by)

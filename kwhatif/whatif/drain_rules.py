@@ -194,11 +194,7 @@ class AutoscalerRules:
                                 f"available, err: {resource} \"{ref.get('name', '')}\" not found")
 
     def _daemonset(self, pod):
-        ref = controller_of(pod)
-        if (ref is not None and ref.get("kind") == "DaemonSet") or \
-                _annotations(pod).get(CA_DAEMONSET_POD_ANNOTATION) == "true":
-            return Verdict("skip", "DaemonSet pod: not moved")
-        return None
+        return Verdict("skip", "DaemonSet pod: not moved") if is_autoscaler_daemonset_pod(pod) else None
 
     def _safe_to_evict(self, pod):
         return Verdict("move", f"{SAFE_TO_EVICT}=true") if _annotations(pod).get(SAFE_TO_EVICT) == "true" else None
@@ -268,6 +264,13 @@ def _read_live(cluster: Cluster, kind: str) -> bool:
     resource = _RESOURCES[kind]
     return not any(entry.removeprefix("list ").split(".")[0] == resource
                    for entry in [*(meta.get("missingPermissions") or []), *(meta.get("unavailableResources") or [])])
+
+
+def is_autoscaler_daemonset_pod(pod: dict) -> bool:
+    """pod_util.IsDaemonSetPod: controlled by a DaemonSet (any API group) or annotated as a DaemonSet pod."""
+    ref = controller_of(pod)
+    return (ref is not None and ref.get("kind") == "DaemonSet") or \
+        _annotations(pod).get(CA_DAEMONSET_POD_ANNOTATION) == "true"
 
 
 def is_long_terminating(pod: dict, now: datetime) -> bool:
