@@ -199,6 +199,7 @@ class Cluster:
                 if admission is not None:
                     resolver.apply(pod, admission)
             cluster.pods.append(pod)
+        cluster.warnings.extend(missing_objects_warnings(cluster))
         if duplicates:
             shown = "; ".join(duplicates[:3]) + (f"; ... (+{len(duplicates) - 3})" if len(duplicates) > 3 else "")
             cluster.warnings.append(f"{len(duplicates)} object(s) appear more than once in the input (same "
@@ -233,6 +234,57 @@ def _same_name_message(obj: dict, first_origin: str, first_uid, origin: str, uid
              if first_origin != origin else f"{origin}, uids {first_uid or '<none>'} and {uid or '<none>'}")
     return (f"{describe(obj)} appears twice with different UIDs: {where}; the API server holds one object "
             f"per name, so these are not one cluster (merged captures?): keep one of them")
+
+
+DUMP_RECIPE = "kubectl get {kinds} -A -o yaml"
+
+
+def _claims(pod: dict) -> list[str]:
+    """The PersistentVolumeClaims a pod's volumes name (an ephemeral volume's claim is <pod>-<volume>)."""
+    name = (pod.get("metadata") or {}).get("name", "")
+    claims = []
+    for volume in (pod.get("spec") or {}).get("volumes") or []:
+        if not isinstance(volume, dict):
+            continue
+        if isinstance(volume.get("persistentVolumeClaim"), dict):
+            claims.append(str(volume["persistentVolumeClaim"].get("claimName") or ""))
+        elif isinstance(volume.get("ephemeral"), dict):
+            claims.append(f"{name}-{volume.get('name', '')}")
+    return claims
+
+
+def missing_objects_warnings(cluster: "Cluster") -> list[str]:
+    """What the input lacks for what its pods need: pending pods' claims without any PersistentVolumeClaim,
+    bound claims without any PersistentVolume, claims of a class without any StorageClass, pods bound to
+    nodes it does not hold. Each one line naming the kinds to add (a dump leaves out what kubectl get was not asked for)."""
+    warnings = []
+    users = [(pod, claims) for pod in cluster.pods
+             if not _finished(pod) and not (pod.get("spec") or {}).get("nodeName") and (claims := _claims(pod))]
+    if users:
+        pod, claims = users[0]
+        example = f"{(pod.get('metadata') or {}).get('namespace') or 'default'}/{pod['metadata']['name']} ({claims[0]})"
+        lacking = []
+        if not cluster.persistent_volume_claims:
+            lacking.append(("PersistentVolumeClaim", "pvc"))
+        if not cluster.persistent_volumes and (not cluster.persistent_volume_claims or any(
+                ((c.get("spec") or {}).get("volumeName")) for c in cluster.persistent_volume_claims)):
+            lacking.append(("PersistentVolume", "pv"))
+        if not cluster.storage_classes:
+            lacking.append(("StorageClass", "sc"))
+        if lacking:
+            warnings.append(f"{len(users)} pending pod(s) use PersistentVolumeClaims (e.g. {example}) but the input holds no "
+                            f"{', no '.join(kind for kind, _ in lacking)} objects: VolumeBinding cannot find them; a "
+                            f"dump needs them too: {DUMP_RECIPE.format(kinds=','.join(s for _, s in lacking))}")
+    names = {(node.get("metadata") or {}).get("name") for node in cluster.nodes}
+    orphans = [pod for pod in cluster.pods if not _finished(pod) and (pod.get("spec") or {}).get("nodeName")
+               and pod["spec"]["nodeName"] not in names]
+    if orphans:
+        shown = ", ".join(f"{(p.get('metadata') or {}).get('namespace') or 'default'}/{p['metadata']['name']} on "
+                          f"{p['spec']['nodeName']}" for p in orphans[:3])
+        more = f", ... (+{len(orphans) - 3})" if len(orphans) > 3 else ""
+        warnings.append(f"{len(orphans)} pod(s) are bound to nodes the input does not hold ({shown}{more}): they are "
+                        f"counted on no node; a dump needs every Node: {DUMP_RECIPE.format(kinds='nodes')}")
+    return warnings
 
 
 def _finished(pod: dict) -> bool:
