@@ -43,6 +43,10 @@ from kwhatif.state.node_memo import MISSING, Kept, gather
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.versions import TOP_SCORE_HEAP
 
+# A node cluster-autoscaler removes, for a pod that tolerates its taint (kwhatif's words: the pod passes
+# kube-scheduler's filters there, but CA's simulation never puts it on a node it removes).
+BEING_REMOVED = "node(s) were being removed by cluster-autoscaler"
+
 EXTENDER_NAME = "Extender"  # kube-scheduler's pseudo plugin name for extenders
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -101,12 +105,11 @@ class Scheduler:
     def schedule(self, pod: PodInfo, admission: Admission, walk: NodeWalk | None = None,
                  skip: frozenset[str] = frozenset()) -> ScheduleResult:
         """One scheduling attempt; with ``walk``, kube-scheduler's sampled cycle from its start index. The
-        nodes in ``skip`` are not candidates (cluster-autoscaler's findPlaceFor leaves out the nodes it
-        removes, whatever the pod tolerates)."""
+        nodes in ``skip`` stay in the node list (the nodes cluster-autoscaler removes: tainted, so the
+        message counts them as kube-scheduler's would) but never take the pod, whatever it tolerates
+        (findPlaceFor leaves them out): one that passes the filters is rejected as being removed."""
         fw = self.framework
         nodes = self.snapshot.node_info_list
-        if skip:
-            nodes = [ni for ni in nodes if ni.name not in skip]
         result = ScheduleResult(pod=pod, admission=admission, profile=fw.profile.scheduler_name,
                                 num_all_nodes=len(nodes), features=fw.features)
         result.nodes_scheduler_would_examine = num_feasible_nodes_to_find(
@@ -125,14 +128,14 @@ class Scheduler:
 
         state = CycleState()
         try:
-            return self._attempt(state, pod, nodes, result, walk)
+            return self._attempt(state, pod, nodes, result, walk, skip)
         finally:
             result.dra = state.read(DRA_DETAILS_KEY) or {}
             result.claim_allocations = state.read(CLAIM_ALLOCATIONS_KEY) or {}
             result.warnings.extend(state.read(NOTES_KEY) or [])
 
     def _attempt(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                 result: ScheduleResult, walk: NodeWalk | None) -> ScheduleResult:
+                 result: ScheduleResult, walk: NodeWalk | None, skip: frozenset[str] = frozenset()) -> ScheduleResult:
         """PreFilter to PostFilter or scoring. A plugin's Error ends the attempt as it ends kube-scheduler's
         scheduling cycle: no PostFilter, the error is the message."""
         fw = self.framework
@@ -188,6 +191,11 @@ class Scheduler:
                 result.add_filtered(statuses)
                 result.error = result.message = errors[0].message
                 return result
+            if skip:
+                for ni in feasible:
+                    if ni.name in skip:
+                        statuses.set(ni.name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [BEING_REMOVED]))
+                feasible = [ni for ni in feasible if ni.name not in skip]
             feasible = self._run_extender_filters(pod, feasible, statuses, result)
             result.add_filtered(statuses)
         result.feasible = list(map(_name, feasible))

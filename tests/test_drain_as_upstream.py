@@ -7,6 +7,7 @@ cluster-capacity's ``--max-limit 0``."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -54,11 +55,29 @@ def test_cluster_autoscaler_never_puts_a_pod_back_on_the_node_it_removes():
     report = drain(new_scenario(tolerates_everything()), ("n1",), None, DrainOptions(rules="cluster-autoscaler"))
     outcome, = report.pods
     assert outcome.action == "evict" and outcome.placement["node"] is None
-    assert outcome.placement["message"].startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    # n1 stays in kube-scheduler's node list (both counts say 2) but never takes the pod
+    assert outcome.placement["message"] == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were being removed by cluster-autoscaler. no new "
+        "claims to deallocate, preemption: 0/2 nodes are available: 1 No preemption victims found for incoming "
+        "pod, 1 Preemption is not helpful for scheduling.")
     assert not report.safe
     # kubectl's drain only cordons: the tolerant pod's replacement goes back to n1 (nothing else has room)
     kubectl = drain(new_scenario(tolerates_everything()), ("n1",), None, DrainOptions(force=True))
     assert kubectl.pods[0].placement["node"] == "n1"
+
+
+def test_the_removed_node_counts_in_the_message_with_its_taint():
+    """A pod that does not tolerate ToBeDeletedByClusterAutoscaler meets the removed node as kube-scheduler
+    does: its taint rejects it, and the count holds every node (it was 0/1 ... preemption: 0/2)."""
+    c = cluster([make_node("n1").obj(), make_node("n2").obj()],
+                [managed("web", "n1").obj(), make_pod("full").req(cpu="4").node("n2").obj()])
+    report = drain(new_scenario(c), ("n1",), None, DrainOptions(rules="cluster-autoscaler"),
+                   clock=lambda: datetime(2026, 6, 1, tzinfo=timezone.utc))
+    message = report.pods[0].placement["message"]
+    tainted = int(datetime(2026, 6, 1, tzinfo=timezone.utc).timestamp())
+    assert message.startswith(f"0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint "
+                              f"{{ToBeDeletedByClusterAutoscaler: {tainted}}}.")
+    assert "preemption: 0/2 nodes are available" in message
 
 
 def test_cluster_autoscaler_skips_every_node_of_the_set():
