@@ -103,13 +103,16 @@ class Scheduler:
         framework.handle.preemption_evaluator = functools.partial(Evaluator, clock=clock)
 
     def schedule(self, pod: PodInfo, admission: Admission, walk: NodeWalk | None = None,
-                 skip: frozenset[str] = frozenset()) -> ScheduleResult:
+                 skip: frozenset[str] = frozenset(), removed: frozenset[str] = frozenset()) -> ScheduleResult:
         """One scheduling attempt; with ``walk``, kube-scheduler's sampled cycle from its start index. The
-        nodes in ``skip`` stay in the node list (the nodes cluster-autoscaler removes: tainted, so the
-        message counts them as kube-scheduler's would) but never take the pod, whatever it tolerates
-        (findPlaceFor leaves them out): one that passes the filters is rejected as being removed."""
+        nodes in ``skip`` are not candidates (a pod group's placement leaves them out). The nodes in
+        ``removed`` stay in the node list (those cluster-autoscaler removes: tainted, so the message counts
+        them as kube-scheduler's would) but never take the pod, whatever it tolerates (findPlaceFor leaves
+        them out): one that passes the filters is rejected as being removed."""
         fw = self.framework
         nodes = self.snapshot.node_info_list
+        if skip:
+            nodes = [ni for ni in nodes if ni.name not in skip]
         result = ScheduleResult(pod=pod, admission=admission, profile=fw.profile.scheduler_name,
                                 num_all_nodes=len(nodes), features=fw.features)
         result.nodes_scheduler_would_examine = num_feasible_nodes_to_find(
@@ -128,14 +131,14 @@ class Scheduler:
 
         state = CycleState()
         try:
-            return self._attempt(state, pod, nodes, result, walk, skip)
+            return self._attempt(state, pod, nodes, result, walk, removed)
         finally:
             result.dra = state.read(DRA_DETAILS_KEY) or {}
             result.claim_allocations = state.read(CLAIM_ALLOCATIONS_KEY) or {}
             result.warnings.extend(state.read(NOTES_KEY) or [])
 
     def _attempt(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                 result: ScheduleResult, walk: NodeWalk | None, skip: frozenset[str] = frozenset()) -> ScheduleResult:
+                 result: ScheduleResult, walk: NodeWalk | None, removed: frozenset[str] = frozenset()) -> ScheduleResult:
         """PreFilter to PostFilter or scoring. A plugin's Error ends the attempt as it ends kube-scheduler's
         scheduling cycle: no PostFilter, the error is the message."""
         fw = self.framework
@@ -191,11 +194,11 @@ class Scheduler:
                 result.add_filtered(statuses)
                 result.error = result.message = errors[0].message
                 return result
-            if skip:
+            if removed:
                 for ni in feasible:
-                    if ni.name in skip:
+                    if ni.name in removed:
                         statuses.set(ni.name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [BEING_REMOVED]))
-                feasible = [ni for ni in feasible if ni.name not in skip]
+                feasible = [ni for ni in feasible if ni.name not in removed]
             feasible = self._run_extender_filters(pod, feasible, statuses, result)
             result.add_filtered(statuses)
         result.feasible = list(map(_name, feasible))

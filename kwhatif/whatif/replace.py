@@ -69,7 +69,7 @@ class Placer:
         if self._engine is None:
             from kwhatif.whatif.sequence import SequencePlacer
 
-            self._engine = SequencePlacer(self.scenario.state(), self.setup, skip=self.skip, memo=self.memo,
+            self._engine = SequencePlacer(self.scenario.state(), self.setup, removed=self.skip, memo=self.memo,
                                           base_start_time=self.start_time() if self.start_time else None)
         return self._engine
 

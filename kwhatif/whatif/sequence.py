@@ -230,9 +230,9 @@ class SequencePlacer:
     def __init__(self, snapshot: Snapshot, setup: SchedulerSetup | None = None, extenders: list | None = None,
                  seed: int | None = None, base_start_time: datetime | None = None,
                  clock: Callable[[], datetime] = utc_now, memo: NodeMemo | None = None,
-                 skip: frozenset[str] = frozenset()) -> None:
+                 removed: frozenset[str] = frozenset()) -> None:
         self.snapshot = snapshot
-        self.skip = skip  # nodes no pod is tried on
+        self.removed = removed  # nodes no pod goes to (cluster-autoscaler removes them), still listed
         self.clock = clock
         self.memo = memo or NodeMemo(snapshot)  # shared with a caller that places on forks of the snapshot
         self.setup = setup or SchedulerSetup()
@@ -282,7 +282,7 @@ class SequencePlacer:
         for note in notes:
             self._warn(note)
         scheduler = self.scheduler_for(info)
-        result = scheduler.schedule(info, pod.admission, None if every_node else self.walk, self.skip)
+        result = scheduler.schedule(info, pod.admission, None if every_node else self.walk, removed=self.removed)
         for warning in result.warnings:
             self._warn(warning)
         if info.pvc_keys:
@@ -329,7 +329,7 @@ class SequencePlacer:
             for note in notes:
                 self._warn(note)
             scheduler = self.scheduler_for(info)
-            result = scheduler.schedule(info, pod.admission, self.walk, self.skip | placement_skip)
+            result = scheduler.schedule(info, pod.admission, self.walk, placement_skip, self.removed)
             for warning in result.warnings:
                 self._warn(warning)
             if not result.selected:
