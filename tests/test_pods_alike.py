@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from kwhatif.api.validation import PodsAlike, proposed_pod_errors
+from kwhatif.api.manifest_validation import PodsAlike, proposed_pod_errors
 from kwhatif.errors import InputError
 
 TEMPLATE = {"apiVersion": "v1", "kind": "Pod",

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from kwhatif.api.validation import proposed_pod_errors
+from kwhatif.api.manifest_validation import proposed_pod_errors
 from kwhatif.cli.app import app
 from kwhatif.errors import InputError
 from kwhatif.loader import load_objects, pod_from_object

@@ -10,7 +10,7 @@ import copy
 import pytest
 from typer.testing import CliRunner
 
-from kwhatif.api.validation import proposed_pod_errors
+from kwhatif.api.manifest_validation import proposed_pod_errors
 from kwhatif.cli.app import app
 from kwhatif.loader import TEMPLATE_PATHS
 from tests.demo_cluster import demo_cluster_json

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
 from kwhatif.api import pod_groups
-from kwhatif.api.validation import check_workload, refuse
+from kwhatif.api.manifest_validation import check_workload
+from kwhatif.api.validation import refuse
 from kwhatif.errors import InputError
 
 # Objects that scheduling reads and that applying a release adds to the cluster first, in the order

@@ -21,8 +21,8 @@ from kwhatif.scheduler import Scheduler
 from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_runtime_class, check_limit_ranges,
                                    check_namespace, check_user_priority)
 from kwhatif.api.shape import SHAPES, check_shape
-from kwhatif.api.validation import (PodsAlike, current_mode, proposed_pod_errors, refuse,
-                                    validate_admitted_resources)
+from kwhatif.api.manifest_validation import PodsAlike, proposed_pod_errors
+from kwhatif.api.validation import current_mode, refuse, validate_admitted_resources
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot

@@ -14,7 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable
 
-from kwhatif.api.validation import PodsAlike
+from kwhatif.api.manifest_validation import PodsAlike
 from kwhatif.queue import deciding_ties, pod_priority, queue_order
 from kwhatif.whatif.eviction import pod_key
 
