@@ -356,7 +356,7 @@ def test_cli_drain_says_which_node_each_step_belongs_to(tmp_path):
     table = runner.invoke(app, ["drain", "n1", "n2", "-c", str(path)], terminal_width=200).stdout
     rows = [line.split() for line in table.splitlines() if line.startswith("default/")]
     assert [row[:3] for row in rows] == [["default/x", "evict", "1"], ["default/y", "evict", "2"]]
-    assert rows[0][3] == "n3" and rows[1][3] == "Pending:"
+    assert rows[0][3] == "n3" and rows[1][3] == "Pending"
 
 
 def test_pod_selector_limits_the_pods_drained():

@@ -1,6 +1,8 @@
-"""Golden files for every human table, rendered through the CLI at 80, 120 and 160 columns, with and
-without colour, in an injected output environment (no terminal needed). A rendered line is never
-wider than the terminal. Regenerate deliberately: ``KWHATIF_UPDATE_GOLDEN=1 pytest tests/test_golden_output.py``.
+"""Golden files for every command's human output, rendered through the CLI at 80, 100 and 120 columns,
+with and without colour, in an injected output environment (no terminal needed). A rendered line is
+never wider than the terminal, and no token (a node name, a quantity, a flag) is broken: every word of
+the output at a width is a word of the same output on an unbounded terminal. Regenerate deliberately:
+``KWHATIF_UPDATE_GOLDEN=1 pytest tests/test_golden_output.py``.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from typer.testing import CliRunner
 from kwhatif.cli.app import app
 from kwhatif.render import env as env_module
 from kwhatif.render.env import OutputEnv, use
+from kwhatif.render.table import LEFT_OUT
 from tests.demo_cluster import demo_cluster_json
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 DEMO = "fixtures/clusters/demo.yaml"
-WIDTHS = (80, 120, 160)
+PENDING = "fixtures/clusters/demo-pending"
+WIDTHS = (80, 100, 120)
+UNBOUNDED = 1_000_000  # a terminal as wide as any line: the same names shortened, nothing wrapped
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # name -> the command line (after "kwhatif"); the README's examples are checked against these files.
@@ -35,6 +40,18 @@ CASES = {
     "capacity": ["capacity", "fixtures/pods/web.yaml", "--cluster", DEMO],
     "drain": ["drain", "ip-10-0-2-34.eu-west-1.compute.internal", "--ignore-daemonsets", "--cluster", DEMO],
     "leader": ["leader", "--cluster", "fixtures/leases/stale.yaml"],
+    "place-suggest": ["place", "fixtures/pods/gpu-no-toleration.yaml", "--cluster", DEMO, "--suggest"],
+    "place-workload": ["place", "fixtures/workloads/cart.yaml", "--cluster", DEMO],
+    "place-compare": ["place", "fixtures/pods/web.yaml", "--cluster", DEMO, "--compare-version", "1.35"],
+    "pending": ["pending", "-A", "--cluster", PENDING],
+    "pending-explain": ["pending", "-A", "--cluster", PENDING, "--explain"],
+    "preempt": ["preempt", "fixtures/pods/preemptor.yaml", "--cluster", DEMO],
+    "drain-blocked": ["drain", "ip-10-0-3-177.eu-west-1.compute.internal", "--ignore-daemonsets", "--cluster", DEMO],
+    "drain-each-node": ["drain", "--each-node", "--ignore-daemonsets", "--cluster", DEMO, "--workers", "1"],
+    "drain-each-zone": ["drain", "--each-zone", "--cluster", DEMO, "--workers", "1"],
+    "drain-consolidate": ["drain", "--consolidate", "--cluster", "fixtures/clusters/consolidate.yaml"],
+    "snapshot-summary": ["snapshot", "--summary", "./" + DEMO],
+    "versions": ["versions"],
 }
 
 
@@ -69,6 +86,27 @@ def test_output_matches_the_golden_file(name, width, colour):
     too_wide = [line for line in ANSI.sub("", text).splitlines() if cell_len(line) > width]
     assert not too_wide, f"lines wider than {width} columns: {too_wide}"
     assert ("\x1b[" in text) == colour
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", list(CASES))
+def test_no_token_is_broken(name, width):
+    assert broken_tokens(render(CASES[name], width, False), render(CASES[name], UNBOUNDED, False)) == set()
+
+
+def broken_tokens(text: str, unbounded: str) -> set[str]:
+    """The words of ``text`` that are no word of the same output on an unbounded terminal: the pieces
+    of a name or a quantity split across lines (punctuation around a word aside, and the note said only
+    when score columns do not fit)."""
+    def words(s: str) -> set[str]:
+        return {word.strip(",.;:()") for word in s.split()}
+
+    return words(text) - words(unbounded) - words(LEFT_OUT)
+
+
+def test_a_broken_token_is_found():
+    assert broken_tokens("ip-10-0-3\n-19  1225m/3920\nm", "ip-10-0-3-19  1225m/3920m") == {
+        "ip-10-0-3", "-19", "1225m/3920", "m"}
 
 
 def test_piped_output_never_wraps_a_line():

@@ -63,12 +63,12 @@ def test_a_large_cluster_is_summarized(big_result):
 
 def test_all_nodes_prints_every_node_and_node_focuses(big_result):
     rows = [line for line in _render(big_result, None, all_nodes=True).splitlines()
-            if re.match(r"node-\d+\S* +(★ selected|fits|rejected)", line)]
+            if re.match(r"node-\d+\S* +(★ selected|fits|TaintToleration|NodeResourcesFit) ", line)]
     assert len(rows) == 120
     assert all(line.split()[0].endswith(".eu-west-1.compute.internal") for line in rows)  # piped: full names
     focused = _render(big_result, 120, nodes=["node-00000.eu-west-1.compute.internal"])
     assert [line.split()[:2] for line in focused.splitlines() if re.match(r"node-\d+ ", line)] == [
-        ["node-00000", "rejected"]]
+        ["node-00000", "TaintToleration"]]
 
 
 def test_user_text_is_never_read_as_markup():
@@ -168,12 +168,56 @@ def test_suggestions_wrap_inside_their_columns():
     suggestion = SimpleNamespace(change="remove taint nvidia.com/gpu=present:NoSchedule from node-a",
                                  feasible_count=1, would_select="node-a", note="the taint is on 2 node(s)")
     found = SimpleNamespace(suggestions=[suggestion], blockers=[], notes=["every change was tried on its own"])
+    # side by side, the taint would break: each outcome goes under its change
     assert _printed(60, lambda c: render_suggestions(found, c)).splitlines()[2:] == [
-        "  remove taint                 -> fits on 1 node(s);",
-        "  nvidia.com/gpu=present:NoSc     kube-scheduler would pick",
-        "  hedule from node-a              node-a (the taint is on 2",
-        "                                  node(s))",
+        "  remove taint nvidia.com/gpu=present:NoSchedule from node-a",
+        "    -> fits on 1 node(s); kube-scheduler would pick node-a",
+        "       (the taint is on 2 node(s))",
         "  Note: every change was tried on its own"]
+    assert _printed(120, lambda c: render_suggestions(found, c)).splitlines()[1:3] == [
+        "  remove taint nvidia.com/gpu=present:NoSchedule from        -> fits on 1 node(s); kube-scheduler would pick "
+        "node-a (the",
+        "  node-a                                                        taint is on 2 node(s))"]
     piped = _printed(None, lambda c: render_suggestions(found, c)).splitlines()
     assert piped[1] == ("  remove taint nvidia.com/gpu=present:NoSchedule from node-a  -> fits on 1 node(s); "
                         "kube-scheduler would pick node-a (the taint is on 2 node(s))")
+
+
+@pytest.mark.parametrize("width,expected", [
+    (60, ["NODE           REJECTED BY       REASON",
+          "ip-10-0-1-201  TaintToleration   node(s) had untolerated",
+          "                                 taint(s)",
+          "ip-10-0-3-120  NodeResourcesFit  Insufficient cpu"]),
+    # the name columns keep their longest cell; the reason moves under its row rather than breaking a word
+    # (indented under the second column when that leaves it room)
+    (40, ["NODE           REJECTED BY",
+          "ip-10-0-1-201  TaintToleration",
+          "  node(s) had untolerated taint(s)",
+          "ip-10-0-3-120  NodeResourcesFit",
+          "  Insufficient cpu"]),
+    (50, ["NODE           REJECTED BY       REASON",
+          "ip-10-0-1-201  TaintToleration   node(s) had",
+          "                                 untolerated",
+          "                                 taint(s)",
+          "ip-10-0-3-120  NodeResourcesFit  Insufficient cpu"]),
+])
+def test_names_never_break_and_text_wraps_at_spaces(width, expected):
+    columns = [Column("NODE"), Column("REJECTED BY"), Column("REASON", wrap=True)]
+    rows = [["ip-10-0-1-201", "TaintToleration", "node(s) had untolerated taint(s)"],
+            ["ip-10-0-3-120", "NodeResourcesFit", "Insufficient cpu"]]
+    assert table_lines(columns, rows, width, False)[0] == expected
+
+
+def test_a_moved_cell_starts_under_the_second_column_when_it_has_room():
+    columns = [Column("NODE"), Column("REJECTED BY"), Column("REASON", wrap=True)]
+    rows = [["ip-10-0-1-201", "TaintToleration", "node(s) had untolerated taint {nvidia.com/gpu: present}"]]
+    assert table_lines(columns, rows, 47, False)[0] == [
+        "NODE           REJECTED BY",
+        "ip-10-0-1-201  TaintToleration",
+        "               node(s) had untolerated taint",
+        "               {nvidia.com/gpu: present}"]
+
+
+def test_only_a_terminal_narrower_than_a_name_folds_it():
+    lines, _ = table_lines([Column("NODE"), Column("TOTAL", right=True)], [["ip-10-0-1-201", "853"]], 12, False)
+    assert all(len(line) <= 12 for line in lines) and "".join(lines).count("853") == 1

@@ -105,7 +105,7 @@ def show_summary(path: str) -> None:
     objects = document_objects(doc, path)
     console = make_console()
     console.print(f"[bold]{path}[/]  ({human_size(os.path.getsize(path))}, snapshot format v{doc['version']}, "
-                  f"written by kwhatif {meta.get('kwhatifVersion') or '?'})", soft_wrap=True)
+                  f"written by kwhatif {meta.get('kwhatifVersion') or '?'})")
     info = Table.grid(padding=(0, 2))
     info.add_column(style="dim")
     info.add_column()
@@ -135,16 +135,16 @@ def _show_dump_summary(path: str) -> None:
     cluster = whatif.cluster_from_dump(path)
     console = make_console()
     console.print(f"[bold]{escape(path)}[/] is a dump, not a snapshot (kwhatif reads it as it is; "
-                  f"kwhatif snapshot --from {escape(path)} -o FILE converts it)", soft_wrap=True)
+                  f"kwhatif snapshot --from {escape(path)} -o FILE converts it)")
     captured = cluster.metadata.get("capturedAt")
     console.print(f"Captured at {captured}" if captured else "Capture time: unknown (the dump does not say)")
     objects = {kind: getattr(cluster, attr) for kind, attr in KINDS.items() if getattr(cluster, attr)}
     _print_kinds(console, objects)
     if cluster.skipped_kinds:
         skipped = ", ".join(f"{n} {kind}" for kind, n in sorted(cluster.skipped_kinds.items()))
-        console.print(f"Not read for scheduling: {escape(skipped)}.", soft_wrap=True)
+        console.print(f"Not read for scheduling: {escape(skipped)}.")
     for warning in cluster.warnings:
-        console.print(f"warning: {escape(warning)}", soft_wrap=True)
+        console.print(f"warning: {escape(warning)}")
 
 
 def _print_kinds(console, objects: dict[str, list]) -> None:

@@ -35,7 +35,7 @@ def render_leader(report: dict, console: Console | None = None) -> None:
                      _seconds(lease.get("leaseDurationSeconds")), str(lease.get("leaseTransitions") or 0),
                      (v["status"], _STYLE.get(v["status"], ""))])
     if rows:
-        print_table(console, [Column("LEASE"), Column("HOLDER", wrap=True), Column("RENEWED"),
+        print_table(console, [Column("LEASE"), Column("HOLDER", wrap=True), Column("RENEWED", optional=True),
                               Column("AGE", right=True), Column("DURATION", right=True),
                               Column("TRANSITIONS", right=True), Column("VERDICT")], rows)
     for v in report["leases"]:

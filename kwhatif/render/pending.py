@@ -9,7 +9,7 @@ from rich.text import Text
 
 from kwhatif.api.goduration import human_duration
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table, print_version, print_warnings
+from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
 from kwhatif.whatif.pending import FITS, UNSCHEDULABLE, PendingPod, PendingReport
 
 COLUMNS = [Column("#", right=True), Column("POD"), Column("AGE"), Column("PRIORITY", right=True),
@@ -32,15 +32,20 @@ def render_pending(report: PendingReport, explain: bool = False, console: Consol
                        f"stay Pending for lack of a node. # is the next pass over the scheduling queue (priority, "
                        f"then age); each attempt sees the pods bound and nominated before it."
                        + (f" Namespace {report.namespace}." if report.namespace is not None else "")
-                       + _elsewhere(report)), soft_wrap=True)
+                       + _elsewhere(report)))
+    names = next((p.result.node_names or [*p.result.feasible, *p.result.filtered] for p in report.pods
+                  if p.result is not None and (p.result.feasible or p.result.filtered)), [])
+    suffix = shared_suffix(names) if console_width(console) is not None else ""
+    if suffix:
+        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
     groups: dict[str, list[PendingPod]] = {}
     for pod in report.pods:
         groups.setdefault(pod.reason(), []).append(pod)
     for reason, pods in sorted(groups.items(), key=lambda item: _group_order(item[1])):
         console.print()
-        console.print(Text(f"{reason} · {len(pods)} pod(s)", style="bold"), soft_wrap=True)
+        console.print(Text(f"{reason} · {len(pods)} pod(s)", style="bold"))
         print_table(console, COLUMNS,
-                    [[str(p.position or "-"), p.key, _age(p.created, report.at), str(p.priority), _next(p)]
+                    [[str(p.position or "-"), p.key, _age(p.created, report.at), str(p.priority), _next(p, suffix)]
                      for p in pods])
     print_warnings(console, report.warnings)
     if explain:
@@ -60,15 +65,19 @@ def _group_order(pods: list[PendingPod]):
     return rank, min(p.position or 1 << 30 for p in pods), pods[0].key
 
 
-def _next(pod: PendingPod) -> str:
+def _next(pod: PendingPod, suffix: str = "") -> str:
     result = pod.result
+
+    def short(node: str) -> str:
+        return node[:-len(suffix)] if suffix and node.endswith(suffix) else node
+
     if result is None or not pod.position:
         return "not attempted"
     if result.gated:
         return "not attempted (gated)"
     if pod.outcome == FITS:
         how = " (its nominated node)" if result.nominated_node_fast_path else ""
-        node = result.selected[0] if len(result.selected) == 1 else f"one of {len(result.selected)} tied nodes"
+        node = short(result.selected[0]) if len(result.selected) == 1 else f"one of {len(result.selected)} tied nodes"
         return f"binds to {node}{how}"
     if pod.outcome != UNSCHEDULABLE:
         return "error: retried later"
@@ -78,7 +87,7 @@ def _next(pod: PendingPod) -> str:
     node = outcome.nominated_node
     if node:
         victims = len(outcome.candidates[node].pods)
-        return f"preemption: nominated to {node}, evicting {victims} pod(s)"
+        return f"preemption: nominated to {short(node)}, evicting {victims} pod(s)"
     if not outcome.eligible:
         return f"preemption: not eligible ({outcome.not_eligible_reason.rstrip('.')})"
     return "preemption cannot help"
@@ -96,7 +105,8 @@ def _age(created: str | None, at: datetime) -> str:
 
 
 def _explain(report: PendingReport, console: Console) -> None:
-    """Every attempted pod's own answer, as ``place pod/NAME`` prints it, in queue order."""
+    """Every attempted pod's own answer, as ``place pod/NAME`` prints it, in queue order (the release that
+    answered said once, above)."""
     from kwhatif.render.table import render_place
 
     for pod in report.pods:
@@ -104,4 +114,4 @@ def _explain(report: PendingReport, console: Console) -> None:
             continue
         console.print()
         console.print(Text(f"#{pod.position} {pod.key}", style="bold"))
-        render_place(pod.result, console=console)
+        render_place(pod.result, console=console, banner=False)

@@ -30,12 +30,19 @@ def render_suggestions(found, console: Console | None = None, *, header: str = H
         change_width = max(len(s.change) for s in found.suggestions)
         width = console_width(console)
         outcomes = [f"{outcome(s)} ({s.note})" if s.note else outcome(s) for s in found.suggestions]
+        stacked = False
         if width is not None:  # the outcome keeps half the line, or its longest word (a node name) whole
             longest = max(len(word) for text in outcomes for word in text.split())
             change_width = min(change_width, max(width - 7 - max(longest, (width - 7) // 2), 12))
+            longest_change = max(len(word) for s in found.suggestions for word in s.change.split())
+            stacked = change_width < longest_change or width - 7 - change_width < longest
         for s, text in zip(found.suggestions, outcomes):
-            print_columns(console, [Text("  "), Text(s.change), Text("  -> "), Text(text)],
-                          [2, change_width, 5, None])
+            if stacked:  # side by side would break a taint or a node name: the outcome under its change
+                print_hanging(console, "  ", s.change)
+                print_hanging(console, "    -> ", text)
+            else:
+                print_columns(console, [Text("  "), Text(s.change), Text("  -> "), Text(text)],
+                              [2, change_width, 5, None])
     for blocker in found.blockers:
         print_hanging(console, "  Blocking: ", blocker.text)
     for note in found.notes:

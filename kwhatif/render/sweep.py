@@ -10,8 +10,10 @@ from typing import Callable, Iterator
 from rich.console import Console
 from rich.text import Text
 
+from kwhatif.render.drain import short_reason
 from kwhatif.render.table import make_console
 from kwhatif.render.tables import Column, print_table, print_version, print_warnings, shared_suffix
+from kwhatif.whatif.pending import fit_error
 
 ROWS_SHOWN = 15  # worst rows before the grouped summary (--all: every row)
 EXAMPLES = 4
@@ -96,16 +98,19 @@ def node_order(row: dict) -> tuple:
 
 
 def _why(row: dict) -> str:
+    """The first blocker or Pending pod of a node in a few words: a budget's refusal as ``PDB shop/db: 0
+    disruptions allowed``, a FitError without its node count and preemption's part (-o json has both)."""
     if row["error"]:
         return f"error: {row['error']}"
     if row["blockers"]:
         first = row["blockers"][0]
         more = len(row["blockers"]) - 1
-        return f"{first['pod']}: {first['reason']}" + (f" (+{more} more pod(s))" if more else "")
+        return f"{first['pod']}: {short_reason(first['reason'], first['pod'])}" + (
+            f" (+{more} more pod(s))" if more else "")
     if row["pendingPods"]:
         first = row["pendingPods"][0]
         more = len(row["pendingPods"]) - 1
-        return f"{first['pod']}: {first['reason']}" + (f" (+{more} more pod(s))" if more else "")
+        return f"{first['pod']}: {fit_error(first['reason'])}" + (f" (+{more} more pod(s))" if more else "")
     return ""
 
 
@@ -161,7 +166,7 @@ def render_domains(report: dict, console: Console, all_rows: bool) -> None:
                 [[r["domain"], str(len(r["nodes"])), f"{r['podsLost']:,}", f"{r['recreated']:,}", f"{r['placed']:,}",
                   (f"{r['pending']:,}", "red" if r["pending"] else ""), str(len(r["allReplicasLost"])),
                   f"error: {r['error']}" if r["error"] else
-                  (r["pendingReasons"][0]["reason"] + (f" (+{len(r['pendingReasons']) - 1} other reasons)"
+                  (fit_error(r["pendingReasons"][0]["reason"]) + (f" (+{len(r['pendingReasons']) - 1} other reasons)"
                                                         if len(r["pendingReasons"]) > 1 else ""))
                   if r["pendingReasons"] else ""] for r in rows])
     for r in rows:

@@ -7,7 +7,8 @@ from rich.text import Text
 
 from kwhatif.plugins.dra_explain import summarize as summarize_dra
 from kwhatif.render import env
-from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
+from kwhatif.render.tables import (Column, console_width, print_table, print_version, print_warnings, shared_suffix,
+                                   table_lines)
 from kwhatif.result import NodeUsage, ScheduleResult
 
 # Why a tie has one answer, as `kwhatif versions` says of TopScoreHeap (the single-pod table and sequences).
@@ -19,6 +20,7 @@ MAX_ROWS = 40  # a cluster larger than this is summarized unless --all-nodes
 TOP_FEASIBLE = 15  # feasible nodes listed, best first, when summarized
 GROUPS_SHOWN = 20  # rejection groups listed when summarized
 EXAMPLE_NAMES = 3  # node names shown per rejection group
+LEFT_OUT = ": their columns do not fit the terminal (-o json has every score)"  # said only when narrow
 
 
 def make_console(console: Console | None = None) -> Console:
@@ -74,11 +76,12 @@ def _score_columns(result: ScheduleResult) -> tuple[list[str], list[str]]:
 
 
 def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | None = None,
-                 console: Console | None = None, all_nodes: bool = False) -> None:
+                 console: Console | None = None, all_nodes: bool = False, banner: bool = True) -> None:
     """The placement: one row per node (a large cluster summarized unless ``all_nodes`` or ``nodes``),
-    then kube-scheduler's own summary lines."""
+    then kube-scheduler's own summary lines; ``banner``: first the release that answered."""
     console = make_console(console)
-    print_version(console, result.features.to_dict())
+    if banner:
+        print_version(console, result.features.to_dict())
     pod = result.pod
     adm = result.admission
     header = Text("Pod ")
@@ -112,54 +115,96 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
         feasible = [n for n in ordered if n not in result.filtered]
         shown = feasible[:TOP_FEASIBLE]
     suffix = shared_suffix(result.node_names or ordered) if console_width(console) is not None else ""
-    columns, rows = _node_table(result, shown, wide, suffix)
-    if summarize and len(feasible) > len(shown):
-        rest = feasible[len(shown):]
-        totals = [result.scores[n].total_score for n in rest if n in result.scores]
-        span = f", scores {min(totals)}-{max(totals)}" if totals else ""
-        tied = sum(1 for n in rest if n in result.selected)
-        also = f", {tied:,} of them tied for the top score" if tied else ""
-        rows.append([f"... {len(rest):,} more", ("fits", "green"), "",
-                     f"{len(rest):,} more feasible nodes{span}{also} (--all-nodes lists them)"]
-                    + [""] * (len(columns) - 4))
     if suffix:
         console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
-    if print_table(console, columns, rows):
-        console.print(Text("Some per-plugin score columns are left out to fit the terminal (-o json has every "
-                           "score).", style="dim"))
+    feasible = [n for n in shown if n not in result.filtered]
+    rejected = [n for n in shown if n in result.filtered]
+    hidden = [n for n in ordered if n not in result.filtered][len(feasible):] if summarize else []
+    if feasible:
+        _feasible_table(result, feasible, hidden, wide, suffix, console)
+    if rejected:
+        if feasible:
+            console.file.write("\n")
+        print_table(console, *_rejected_table(result, rejected, wide, suffix))
     if summarize:
         _rejected_groups(result, ordered, suffix, console)
     _footer(result, console)
 
 
-def _node_table(result: ScheduleResult, names: list[str], wide: bool, suffix: str) -> tuple[list[Column], list]:
+def _feasible_table(result: ScheduleResult, names: list[str], hidden: list[str], wide: bool, suffix: str,
+                    console: Console) -> None:
+    """The feasible nodes, best first, with the score columns that tell them apart; a plugin that gives
+    every feasible node the same score is said once under the table, so the columns shown add up to
+    TOTAL with it. When the differing columns cannot all fit, none is shown (a partial sum misleads)."""
+    varying, constant = _score_split(result)
+    colour = console.color_system is not None
+    columns, rows = _feasible_rows(result, names, wide, suffix, varying)
+    lines, dropped = table_lines(columns, rows, console_width(console), colour)
+    if dropped:
+        columns, rows = _feasible_rows(result, names, wide, suffix, [])
+        lines, _ = table_lines(columns, rows, console_width(console), colour)
+    console.file.write("\n".join(lines) + "\n")
+    if hidden:
+        totals = [result.scores[n].total_score for n in hidden if n in result.scores]
+        span = f", scores {min(totals)}-{max(totals)}" if totals else ""
+        tied = sum(1 for n in hidden if n in result.selected)
+        also = f", {tied:,} of them tied for the top score" if tied else ""
+        console.print(Text(f"... {len(hidden):,} more feasible nodes{span}{also} (--all-nodes lists them)."))
+    notes = []
+    if constant:
+        notes.append(", ".join(f"{name} {score}" for name, score in constant) + " on every feasible node")
+    if dropped:
+        notes.append(f"{', '.join(_abbreviate(name) for name, _ in varying)}{LEFT_OUT}")
+    if notes:
+        console.print(Text("In TOTAL: " + "; ".join(notes) + ".", style="dim"))
+
+
+def _score_split(result: ScheduleResult) -> tuple[list[tuple[str, str]], list[tuple[str, int]]]:
+    """The score columns (plugin, or extender, and its kind) whose score differs between feasible nodes,
+    and the (name, score) of those that give every feasible node the same score. A single feasible node
+    keeps every column: there is nothing to tell apart, and its row is the whole sum."""
     score_plugins, extender_names = _score_columns(result)
+    per_node = []
+    for nps in result.scores.values():
+        values = {ps.name: ps.score for ps in nps.scores}
+        per_node.append(values)
+    extender_values = list(result.extender_scores.values())
+    varying, constant = [], []
+    for name in score_plugins:
+        seen = {values.get(name) for values in per_node}
+        if len(per_node) > 1 and len(seen) == 1 and None not in seen:
+            constant.append((name, seen.pop()))
+        else:
+            varying.append((name, "plugin"))
+    for name in extender_names:
+        seen = {values.get(name) for values in extender_values}
+        if len(per_node) > 1 and len(extender_values) == len(per_node) and len(seen) == 1 and None not in seen:
+            constant.append((name, seen.pop()))
+        else:
+            varying.append((name, "extender"))
+    return varying, constant
+
+
+def _feasible_rows(result: ScheduleResult, names: list[str], wide: bool, suffix: str,
+                   varying: list[tuple[str, str]]) -> tuple[list[Column], list]:
     sampled = _sampled_nodes(result)
-    columns = [Column("NODE"), Column("VERDICT"), Column("REJECTED BY"), Column("REASON", wrap=True)]
+    columns = [Column("NODE"), Column("VERDICT")]
     if wide:
         columns += [Column("CPU REQ/ALLOC", right=True), Column("MEM REQ/ALLOC", right=True), Column("PODS", right=True)]
         if result.dra:
             columns.append(Column("DEVICES", wrap=True))
-    scored = bool(score_plugins or extender_names)
-    columns += [Column(_abbreviate(name), right=True, optional=True) for name in score_plugins]
-    columns += [Column(name, right=True, optional=True) for name in extender_names]
+    columns += [Column(_abbreviate(name), right=True, optional=True) for name, _ in varying]
+    scored = bool(result.scores)
     if scored:
         columns.append(Column("TOTAL", right=True))
     selected = set(result.selected)
     cut = len(suffix)
     rows = []
     for name in names:
-        status = result.filtered.get(name)
-        if name in selected:
-            verdict = ("★ selected", "bold green")
-        elif status is None:
-            verdict = ("fits", "green")
-        else:
-            verdict = ("rejected", "red")
+        verdict = ("★ selected", "bold green") if name in selected else ("fits", "green")
         if name in sampled:
             verdict = (verdict[0] + " ◆", verdict[1])
-        row = [name[:-cut] if cut else name, verdict, status.plugin if status else "",
-               "; ".join(status.reasons) if status else ""]
+        row = [name[:-cut] if cut else name, verdict]
         if wide:
             row += _wide_columns(result.usage.get(name))
             if result.dra:
@@ -167,10 +212,31 @@ def _node_table(result: ScheduleResult, names: list[str], wide: bool, suffix: st
         if scored:
             nps = result.scores.get(name)
             plugin_scores = {ps.name: ps.score for ps in nps.scores} if nps else {}
-            row += [str(plugin_scores[p]) if p in plugin_scores else "" for p in score_plugins]
             per_extender = result.extender_scores.get(name, {})
-            row += [str(per_extender[e]) if e in per_extender else "" for e in extender_names]
+            for column, kind in varying:
+                value = (plugin_scores if kind == "plugin" else per_extender).get(column)
+                row.append("" if value is None else str(value))
             row.append(str(nps.total_score) if nps else "")
+        rows.append(row)
+    return columns, rows
+
+
+def _rejected_table(result: ScheduleResult, names: list[str], wide: bool, suffix: str) -> tuple[list[Column], list]:
+    """The rejected nodes: which filter rejected each and kube-scheduler's reason, verbatim."""
+    columns = [Column("NODE"), Column("REJECTED BY"), Column("REASON", wrap=True)]
+    if wide:
+        columns += [Column("CPU REQ/ALLOC", right=True), Column("MEM REQ/ALLOC", right=True), Column("PODS", right=True)]
+        if result.dra:
+            columns.append(Column("DEVICES", wrap=True))
+    cut = len(suffix)
+    rows = []
+    for name in names:
+        status = result.filtered[name]
+        row = [name[:-cut] if cut else name, (status.plugin, "red"), "; ".join(status.reasons)]
+        if wide:
+            row += _wide_columns(result.usage.get(name))
+            if result.dra:
+                row.append(summarize_dra(result.dra[name]) if name in result.dra else "")
         rows.append(row)
     return columns, rows
 

@@ -1,10 +1,12 @@
 """The one table style of kwhatif: kubectl-like aligned columns under an upper-case header, sized to
 the terminal, coloured through rich's styles on a terminal.
 
-Sized to the terminal: when the natural widths do not fit, long headers wrap first, then the
-columns marked ``wrap`` (reasons, name lists) shrink and their text wraps inside the cell, and only
-then every column folds, so no row ever runs into the next line. On a pipe (no width) every row is
-one line at its natural width, as kubectl prints it.
+Sized to the terminal without breaking a token (a name, a quantity, a flag): when the natural widths
+do not fit, long headers wrap at spaces first, then the columns marked ``wrap`` (reasons, name lists)
+shrink and their text wraps at spaces inside the cell, optional columns are left out, and then a
+wrapping column moves onto its own line below its row; only a terminal narrower than one name folds
+words. No row ever runs into the next line. On a pipe (no width) every row is one line at its
+natural width, as kubectl prints it.
 
 Why not ``rich.table.Table``: it costs about a millisecond a row, and a 5,000-node placement or a
 preemption explain with thousands of victims would spend seconds drawing; this writes each line
@@ -14,7 +16,6 @@ once, whatever the number of rows, and looks the same for 5 rows and 5,000.
 from __future__ import annotations
 
 import os
-import re
 import textwrap
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,7 +29,6 @@ from rich.text import Text
 GAP = "   "  # between columns, as kubectl prints them
 COMFORTABLE_WIDTH = 30  # wrapping columns shrink to this before optional columns are left out
 NARROW_GAP = "  "  # when the table does not fit with GAP
-_HUMP = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _WRAP_CONSOLE = Console(width=1_000_000)  # Text.wrap reads only its tab size and ambiguous-width setting
 
 @dataclass(frozen=True)
@@ -61,12 +61,30 @@ def console_width(console: Console) -> int | None:
     return None if console.soft_wrap else console.width
 
 
-def fit_widths(columns: list[Column], natural: list[int], cell_max: list[int],
-               width: int | None) -> tuple[list[int], str]:
-    """Column widths and the gap between columns so that a row fits ``width`` when it can; ``natural``
-    includes the headers. A width of 0 leaves an optional column out."""
+@dataclass(frozen=True)
+class Layout:
+    """How a table fits a width: each column's width (0: an optional column left out), the gap between
+    columns, the wrapping columns moved below their row (``detail``), and whether tokens had to fold."""
+
+    widths: list[int]
+    gap: str
+    detail: tuple[int, ...] = ()
+    fold: bool = False
+
+
+def fit_widths(columns: list[Column], natural: list[int], cell_max: list[int], width: int | None,
+               word_max: list[int] | None = None) -> Layout:
+    """Column widths so that a row fits ``width`` without breaking a token: ``natural`` includes the
+    headers, ``word_max`` is each column's longest word. A name, a quantity or a flag never splits:
+    a column that does not wrap keeps its longest cell, a wrapping one its longest word, headers wrap
+    at spaces. In turn: headers wrap, wrapping columns shrink to a comfortable width, optional columns
+    are left out (last first), wrapping columns shrink to their longest word, then move below their row
+    (``detail``); only a terminal narrower than a single name folds tokens."""
     if width is None:
-        return list(natural), GAP
+        return Layout(list(natural), GAP)
+    word_max = word_max if word_max is not None else cell_max
+    floors = [max(_longest_word(col.header), word_max[i] if col.wrap else cell_max[i], 1)
+              for i, col in enumerate(columns)]
     optional = [i for i in reversed(range(len(columns))) if columns[i].optional]
     for dropped in range(len(optional) + 1):
         widths = list(natural)
@@ -77,21 +95,28 @@ def fit_widths(columns: list[Column], natural: list[int], cell_max: list[int],
         def excess() -> int:
             return _excess(widths, gap, width)
 
-        # Headers wrap (at spaces and camelCase humps): a column wider than its cells only for its
-        # header gives that back first; then wrapping columns shrink to a comfortable width.
-        for i, col in enumerate(columns):
+        # A column wider than its cells only for its header gives that back first (the header wraps).
+        for i in range(len(columns)):
             if widths[i]:
-                floor = max(cell_max[i], col.min_width if col.wrap else _longest_word(col.header), 1)
-                widths[i] -= max(0, min(widths[i] - floor, excess()))
-        _shrink(widths, excess, lambda i: max(COMFORTABLE_WIDTH, columns[i].min_width)
+                widths[i] -= max(0, min(widths[i] - max(cell_max[i], floors[i]), excess()))
+        _shrink(widths, excess, lambda i: max(COMFORTABLE_WIDTH, columns[i].min_width, floors[i])
                 if columns[i].wrap else widths[i])
         if excess() <= 0:
-            return widths, gap
-        if dropped < len(optional):
-            continue  # leave out one more optional column before squeezing the text further
-        _shrink(widths, excess, lambda i: columns[i].min_width if columns[i].wrap else widths[i])
-        _shrink(widths, excess, lambda i: min(widths[i], 1))  # last resort: everything folds
-    return widths, gap
+            return Layout(widths, gap)
+        # leave out one more optional column, if any is left, before squeezing the text further
+    _shrink(widths, excess, lambda i: max(columns[i].min_width, floors[i]) if columns[i].wrap else widths[i])
+    _shrink(widths, excess, lambda i: floors[i] if columns[i].wrap else widths[i])
+    if excess() <= 0:
+        return Layout(widths, gap)
+    detail = []
+    for i in sorted((i for i in range(len(columns)) if columns[i].wrap and widths[i]),
+                    key=lambda i: (-natural[i], -i)):
+        detail.append(i)
+        widths[i] = 0
+        if excess() <= 0:
+            return Layout(widths, gap, tuple(sorted(detail)))
+    _shrink(widths, excess, lambda i: min(widths[i], 1))  # narrower than a name: tokens fold
+    return Layout(widths, gap, tuple(sorted(detail)), fold=True)
 
 
 def _excess(widths: list[int], gap: str, width: int) -> int:
@@ -110,20 +135,15 @@ def _shrink(widths: list[int], excess, floor_of) -> None:
         over -= 1
 
 
-def _longest_word(header: str) -> int:
-    return max((_len(w) for w in _HUMP.sub(" ", header).split()), default=1)
+def _longest_word(text: str) -> int:
+    return max((_len(w) for w in text.split()), default=0)
 
 
-def _wrap_header(header: str, width: int) -> list[str]:
-    if _len(header) <= width:
-        return [header]
-    return _wrap(_HUMP.sub(" ", header), width)
-
-
-def _wrap(text: str, width: int) -> list[str]:
+def _wrap(text: str, width: int, fold: bool = False) -> list[str]:
+    """``text`` in lines of ``width`` cells, broken at spaces only (a word folds only when ``fold``)."""
     if _len(text) <= width:
         return [text]
-    return textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False) or [""]
+    return textwrap.wrap(text, width, break_long_words=fold, break_on_hyphens=False) or [""]
 
 
 @lru_cache(maxsize=64)
@@ -145,12 +165,16 @@ def table_lines(columns: list[Column], rows: list[list], width: int | None, colo
     lengths = [[len(t) if t.isascii() else cell_len(t) for t in column] for column in by_column]
     cell_max = [max(column, default=0) for column in lengths]
     natural = [max(cell_max[i], _len(col.header)) for i, col in enumerate(columns)]
-    widths, gap = fit_widths(columns, natural, cell_max, width)
+    word_max = [max(map(_longest_word, by_column[i]), default=0) if col.wrap and width is not None
+                else cell_max[i] for i, col in enumerate(columns)]
+    layout = fit_widths(columns, natural, cell_max, width, word_max)
+    widths, gap = layout.widths, layout.gap
     header_style = "bold" if colour else None
-    headers = [_wrap_header(col.header, w) if w else [] for col, w in zip(columns, widths)]
+    headers = [_wrap(col.header, w, layout.fold) if w else [] for col, w in zip(columns, widths)]
     lines = [_line(headers, k, [header_style] * len(columns), columns, widths, colour, gap)
              for k in range(max(map(len, headers)))]
     overflowing = {r for i, w in enumerate(widths) if w for r, n in enumerate(lengths[i]) if n > w}
+    overflowing |= {r for i in layout.detail for r, n in enumerate(lengths[i]) if n}
     padded = []
     for i, col in enumerate(columns):
         w = widths[i]
@@ -164,15 +188,27 @@ def table_lines(columns: list[Column], rows: list[list], width: int | None, colo
         else:
             padded.append([t + " " * (w - n) for t, n in zip(cells, lengths[i])])
     body = [gap.join(parts).rstrip() for parts in zip(*padded)] if padded else [""] * len(rows)
+    dropped = sum(1 for i, w in enumerate(widths) if not w and i not in layout.detail)
     if not overflowing:
-        return lines + body, widths.count(0)
+        return lines + body, dropped
+    indent = _detail_indent(widths, gap, width, max((word_max[i] for i in layout.detail), default=0))
     for r, line in enumerate(body):
-        if r in overflowing:
-            styles = [None if c.__class__ is str else c[1] for c in rows[r]]
-            lines += _row_lines(texts[r], styles, columns, widths, colour, gap)
-        else:
+        if r not in overflowing:
             lines.append(line)
-    return lines, widths.count(0)
+            continue
+        styles = [None if c.__class__ is str else c[1] for c in rows[r]]
+        lines += _row_lines(texts[r], styles, columns, widths, colour, gap, layout.fold)
+        for i in layout.detail:
+            lines += [" " * indent + _styled(part, rows[r][i] if colour else "")
+                      for part in _wrap(texts[r][i], width - indent, layout.fold) if texts[r][i]]
+    return lines, dropped
+
+
+def _detail_indent(widths: list[int], gap: str, width: int | None, longest_word: int) -> int:
+    """Where a cell moved below its row starts: under the second column, unless that leaves it too
+    narrow for its text or its longest word."""
+    first = next((w for w in widths if w), 0) + len(gap)
+    return first if width is None or width - first >= max(COMFORTABLE_WIDTH, longest_word) else 2
 
 
 def _styled(text: str, cell) -> str:
@@ -183,10 +219,10 @@ def _styled(text: str, cell) -> str:
 
 
 def _row_lines(texts: list[str], styles: list, columns: list[Column], widths: list[int], colour: bool,
-               gap: str) -> list[str]:
+               gap: str, fold: bool) -> list[str]:
     if all(_len(t) <= w or not w for t, w in zip(texts, widths)):
         return [_line([[t] for t in texts], 0, styles, columns, widths, colour, gap)]
-    wrapped = [_wrap(t, w) if w else [] for t, w in zip(texts, widths)]
+    wrapped = [_wrap(t, w, fold) if w else [] for t, w in zip(texts, widths)]
     return [_line(wrapped, k, styles, columns, widths, colour, gap) for k in range(max(map(len, wrapped)))]
 
 
