@@ -117,8 +117,9 @@ def test_unknown_kinds_in_the_dump_are_skipped_and_counted(tmp_path):
     data = json.loads(place(str(PODS / "web.yaml"), "--cluster", str(dump), "-o", "json").stdout)
     assert data["skippedKinds"] == {"ConfigMap": 2}
     assert data["selected"] == ["ip-10-0-3-19.eu-west-1.compute.internal"]
-    table = place(str(PODS / "web.yaml"), "--cluster", str(dump)).stdout
-    assert "Skipped objects of kinds scheduling does not read: ConfigMap (2)." in table
+    table = place(str(PODS / "web.yaml"), "--cluster", str(dump))
+    assert "Skipped objects of kinds scheduling does not read: ConfigMap (2)." in table.stderr  # after the answer
+    assert "Skipped" not in table.stdout
 
 
 def test_a_pod_rejected_at_prefilter_shows_no_node_as_fitting(tmp_path):

@@ -66,6 +66,7 @@ def test_help_matches_the_golden_file(page, width):
     assert text == path.read_text(), (f"{path.name} differs: if the help changed on purpose (a new option), "
                                       f"regenerate: KWHATIF_UPDATE_GOLDEN=1 pytest tests/test_golden_help.py")
     assert not [line for line in text.splitlines() if len(line) > width]
+    assert "…" not in text  # an option's name is never cut (--skip-wait-for-delet… at 80 columns)
     assert "<bool>" not in text and "<str>" not in text
     assert early_breaks(text, width) == []
 
@@ -79,3 +80,28 @@ def test_an_early_line_break_is_found():
                                         "\"│           kube-scheduler's reason, and whether preemption would help.        │\""]
     prose = " evaluated as its next\n attempt (its nomination tried first)\n"
     assert early_breaks(prose, 80) == ["'evaluated as its next' / 'attempt (its nomination tried first)'"]
+
+
+@pytest.mark.parametrize("page", ["kwhatif", "place", "drain"])
+def test_h_and_help_command_print_the_same_help(page):
+    """kubectl's habits: ``-h`` is ``--help``, and ``kwhatif help CMD`` prints CMD's help."""
+    args = PAGES[page]
+    env = {"COLUMNS": "80", "NO_COLOR": "1", "TERMINAL_WIDTH": None}
+    expected = render_help(args, 80)
+    assert CliRunner().invoke(app, [*args, "-h"], env=env).stdout == expected
+    assert CliRunner().invoke(app, ["help", *args], env=env).stdout == expected
+
+
+def test_help_for_an_unknown_command_is_a_usage_error():
+    result = CliRunner().invoke(app, ["help", "plcae"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: unknown command 'plcae': one of place, pending,")
+
+
+def test_the_change_options_have_their_own_panel():
+    text = render_help(["place"], 120)
+    panel = text.split("Cluster changes (applied in order, before evaluation)", 1)[1]
+    assert [flag for flag in ("--cordon", "--taint", "--add-node", "--remove-node", "--evict", "--delete-pod",
+                              "--patch") if f"│ {flag} " in panel] == ["--cordon", "--taint", "--add-node",
+                                                                       "--remove-node", "--evict", "--delete-pod",
+                                                                       "--patch"]

@@ -221,3 +221,27 @@ def test_a_moved_cell_starts_under_the_second_column_when_it_has_room():
 def test_only_a_terminal_narrower_than_a_name_folds_it():
     lines, _ = table_lines([Column("NODE"), Column("TOTAL", right=True)], [["ip-10-0-1-201", "853"]], 12, False)
     assert all(len(line) <= 12 for line in lines) and "".join(lines).count("853") == 1
+
+
+@pytest.mark.parametrize("fraction,drawn", [(0, "░░░░░░░░░░"), (0.25, "██▌░░░░░░░"), (1, "██████████"),
+                                            (1.7, "██████████"), (0.005, "░░░░░░░░░░"), (0.01, "▏░░░░░░░░░")])
+def test_a_bar_is_drawn_in_eighths_of_a_cell(fraction, drawn):
+    from kwhatif.render.tables import bar
+
+    assert bar(fraction) == drawn
+
+
+def test_bars_on_a_terminal_numbers_alone_on_a_pipe():
+    from kwhatif.render.tables import with_bars
+
+    texts = ["35m", "1445m"]
+    assert with_bars(OutputEnv(io.StringIO(), None, 80, False).console(), [0.005, 0.5], texts) == [
+        "  35m ░░░░░░░░░░", "1445m █████░░░░░"]
+    assert with_bars(OutputEnv(io.StringIO(), None, None, False).console(), [0.01, 0.5], texts) == texts
+
+
+def test_the_hidden_scores_spread_as_a_sparkline():
+    from kwhatif.render.tables import sparkline
+
+    assert sparkline([111, 111, 111, 200, 468]) == "█▃     ▃"
+    assert sparkline([5, 5]) == "█       "

@@ -458,3 +458,14 @@ def test_storage_capacities_and_volume_attachments_are_read_from_dumps_and_snaps
             # node-c's one attachment slot is taken by a VolumeAttachment of a released volume.
             "node-c": {"plugin": "NodeVolumeLimits", "code": "Unschedulable",
                        "reasons": ["node(s) exceed max volume count"]}}
+
+
+@pytest.mark.parametrize("name", ["json", "yaml", "name", "jsonpath={.nodes}"])
+def test_snapshot_o_is_a_file_never_read_as_an_output_format(name, tmp_path, monkeypatch):
+    """``snapshot -o json`` would write a gzip file named json where every other command prints JSON:
+    refused, with the way to write such a file on purpose."""
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["snapshot", "--from", str(ROOT / "fixtures/clusters/demo.yaml"), "-o", name])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: -o {name}: snapshot's -o is the file to write")
+    assert list(tmp_path.iterdir()) == []

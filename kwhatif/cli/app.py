@@ -6,11 +6,13 @@ import importlib
 import os
 import sys
 
+from typing import Optional
+
 import typer
 import typer.core
 
 from kwhatif import __version__
-from kwhatif.cli.options import PlainHelp
+from kwhatif.cli.options import Command, PlainHelp
 from kwhatif.cli.common import (ClickException, ReaderSafeStdout, UsageError, internal_error_message,
                                print_traceback_if_asked, user_errors)
 from kwhatif.errors import ExitStatus, KwhatifError
@@ -90,16 +92,32 @@ COMMANDS = (("place", True), ("pending", False), ("capacity", True), ("preempt",
 
 
 def _register() -> None:
-    from kwhatif.cli.changes import ChangesCommand
-    from kwhatif.cli.options import Command, option_groups
+    from kwhatif.cli.changes import ChangesCommand, with_change_options
+    from kwhatif.cli.options import option_groups
 
     for name, changes in COMMANDS:
-        command = getattr(importlib.import_module(f"kwhatif.cli.{name}"), name)
+        command = option_groups(getattr(importlib.import_module(f"kwhatif.cli.{name}"), name))
         app.command(name, no_args_is_help=changes, cls=ChangesCommand if changes else Command)(
-            user_errors(option_groups(command)))
+            user_errors(with_change_options(command) if changes else command))
 
 
 _register()
+
+
+@app.command("help", cls=Command)
+def help_command(ctx: typer.Context,
+                 command: Optional[str] = typer.Argument(None, metavar="COMMAND", help="The command to explain.")) -> None:
+    """What a command does and its options, as COMMAND --help prints them (kubectl help COMMAND)."""
+    root = ctx.parent
+    if not command:
+        text = root.get_help()
+    else:
+        target = root.command.get_command(root, command)
+        if target is None:
+            known = ", ".join(root.command.list_commands(root))
+            raise UsageError(f"unknown command {command!r}: one of {known}", ctx)
+        text = target.get_help(target.make_context(command, [], parent=root, resilient_parsing=True))
+    typer.echo(text)  # as --help does (rich help is printed while it is formatted; the text is empty)
 
 
 def program_name(argv0: str) -> str:

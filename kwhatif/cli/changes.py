@@ -3,16 +3,20 @@
 click hands each option's values over separately, so the order between different options would be
 lost; ``ChangesCommand`` takes the change options off the command line itself (in order, with
 kubectl's spellings: ``--cordon -l pool=spot``, ``--taint node-5 key=v:NoSchedule`` or
-``--taint node-5=key=v:NoSchedule``) before click parses the rest, and lists them in ``--help``.
+``--taint node-5=key=v:NoSchedule``) before click parses the rest; ``with_change_options`` declares them
+to click as well, for ``--help`` and shell completion only.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from contextvars import ContextVar
+from typing import Annotated, Optional
 
 import typer
 
-from kwhatif.cli.options import Command
+from kwhatif.cli.options import Command, complete_nodes, complete_pods
 from kwhatif.whatif.changes import NODE_CHANGES, Change
 
 HELP_PANEL = "Cluster changes (applied in order, before evaluation)"
@@ -38,17 +42,44 @@ _changes: ContextVar[tuple[Change, ...]] = ContextVar("kwhatif_changes", default
 class ChangesCommand(Command):
     """A command that also takes the cluster-change options, in the order given."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        from rich.markup import escape
-
-        listing = "\n\n".join(escape(f"{flag} {metavar}: {text}") for flag, (metavar, text) in OPTIONS.items())
-        self.epilog = f"{HELP_PANEL}:\n\n{listing}"
-
     def parse_args(self, ctx, args: list[str]) -> list[str]:
-        changes, rest = extract_changes(args)
+        try:
+            changes, rest = extract_changes(args)
+        except typer.BadParameter:
+            if not ctx.resilient_parsing:  # completing a half-typed change: leave it to the completer
+                raise
+            changes, rest = [], args
         _changes.set(tuple(changes))
         return super().parse_args(ctx, rest)
+
+
+# The change options that name nodes first (completed with the node names of --cluster) or a pod.
+_COMPLETES = {**{flag: complete_nodes for flag in ("--cordon", "--uncordon", "--taint", "--label", "--remove-node",
+                                                   "--add-node")},
+              "--evict": complete_pods, "--delete-pod": complete_pods}
+
+
+def with_change_options(command):
+    """``command`` with the change options in its signature, so that ``--help`` lists them in their own
+    panel and the shell completes them (node names, pods of --cluster). Their values never reach the
+    command: ``ChangesCommand`` takes them off the command line first, in order."""
+    params = list(inspect.signature(command).parameters.values())
+    added = [inspect.Parameter(
+        "change_" + flag[2:].replace("-", "_"), inspect.Parameter.KEYWORD_ONLY, default=None,
+        annotation=Annotated[Optional[list[str]], typer.Option(
+            flag, metavar=metavar, help=text, rich_help_panel=HELP_PANEL, show_default=False,
+            autocompletion=_COMPLETES.get(flag))])
+        for flag, (metavar, text) in OPTIONS.items()]
+
+    @functools.wraps(command)
+    def run(**values):
+        for param in added:
+            values.pop(param.name, None)
+        return command(**values)
+
+    run.__signature__ = inspect.Signature(params + added)
+    run.__annotations__ = {param.name: param.annotation for param in params + added}
+    return run
 
 
 def current_changes() -> list[Change]:

@@ -10,7 +10,7 @@ import typer
 from kwhatif.cli.changes import current_changes
 from kwhatif.cli.common import load_inputs
 from kwhatif.cli.optimal import OptimalOptions, given, time_limit_option
-from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption
+from kwhatif.cli.options import ClusterInputs, MachineOutput, MachineOutputOption, complete_nodes
 from kwhatif.errors import ExitStatus, InputError
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -22,8 +22,9 @@ class Rules(str, Enum):
 
 
 def drain(
-    nodes: Optional[list[str]] = typer.Argument(None, metavar="NODE", help="Nodes to drain, one after another "
-                                                "in this order (a name given twice counts once)."),
+    nodes: Optional[list[str]] = typer.Argument(None, metavar="NODE", autocompletion=complete_nodes,
+                                                help="Nodes to drain, one after another in this order (a name "
+                                                     "given twice counts once)."),
     selector: Optional[str] = typer.Option(None, "--selector", "-l", metavar="SELECTOR",
                                            help="Drain the nodes this label selector matches (cluster order)."),
     inputs: ClusterInputs = ClusterInputs(),

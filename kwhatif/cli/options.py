@@ -35,8 +35,9 @@ class MachineOutput(str, Enum):
 
 
 PodArgument = Annotated[str, typer.Argument(
-    metavar="POD", help="Pod or workload manifest (YAML/JSON file, or - for stdin), or pod/NAME "
-                        "(NAMESPACE/NAME) for a pod already in the cluster.")]
+    metavar="POD", autocompletion=lambda ctx, incomplete: complete_pods(ctx, incomplete),
+    help="Pod or workload manifest (YAML/JSON file, or - for stdin), or pod/NAME (NAMESPACE/NAME) for a pod "
+         "already in the cluster.")]
 ClusterOption = Annotated[Optional[str], typer.Option(
     "--cluster", "-c", metavar="FILE",
     help="Snapshot (kwhatif snapshot) or dump (kubectl get -o yaml/json, file, directory or - for stdin). "
@@ -54,6 +55,7 @@ ContextOption = Annotated[Optional[str], typer.Option(
     "--context", metavar="NAME", help="Kubeconfig context for a live cluster (default: the current one).")]
 NamespaceOption = Annotated[Optional[str], typer.Option(
     "--namespace", "-n", metavar="NAMESPACE",
+    autocompletion=lambda ctx, incomplete: complete_namespaces(ctx, incomplete),
     help="Namespace of pod/NAME (default: the kubeconfig context's namespace, else default).")]
 KubernetesVersionOption = Annotated[Optional[str], typer.Option(
     "--kubernetes-version", metavar="VERSION", envvar="KWHATIF_KUBERNETES_VERSION", show_envvar=False,
@@ -75,7 +77,8 @@ OutputOption = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT"
 MachineOutputOption = Annotated[MachineOutput, typer.Option("--output", "-o", metavar="FORMAT",
                                                             help="Output format: table, json or yaml.")]
 NodeOption = Annotated[Optional[list[str]], typer.Option(
-    "--node", metavar="NODE", help="Only show these nodes (repeatable); an unknown name is an error.")]
+    "--node", metavar="NODE", autocompletion=lambda ctx, incomplete: complete_nodes(ctx, incomplete),
+    help="Only show these nodes (repeatable); an unknown name is an error.")]
 def _validate_mode(value: str) -> str:
     """kubectl's --validate values: strict|warn|ignore, true (strict), false (ignore)."""
     mode = {"true": "strict", "false": "ignore"}.get(value.lower(), value.lower())
@@ -164,11 +167,17 @@ def help_paragraphs(text: str | None) -> str | None:
 
 class PlainHelp:
     """Help that names values, not Python types: ``--cluster FILE``, a flag with no value shown (typer
-    would print ``<str>``, ``<bool>``, ``<list[str]>``), and paragraphs that wrap at the terminal's width."""
+    would print ``<str>``, ``<bool>``, ``<list[str]>``), and paragraphs that wrap at the terminal's width;
+    options listed whole (``options_panel``); ``-h`` as ``--help``."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.help = help_paragraphs(self.help)
+        self.context_settings.setdefault("help_option_names", ["-h", "--help"])
+
+    def format_help(self, ctx, formatter) -> None:
+        use_options_panel()
+        return super().format_help(ctx, formatter)
 
     def get_params(self, ctx):
         params = super().get_params(ctx)
@@ -178,6 +187,55 @@ class PlainHelp:
             if param.param_type_name == "argument":  # its metavar is its name: no type column beside it
                 param.display_type_rich = _no_type
         return params
+
+
+def _cluster_to_complete(ctx):
+    """The cluster the command line names with --cluster, for completing names from it (None: no
+    --cluster, or one that cannot be read: completion offers nothing rather than failing)."""
+    path = (ctx.params or {}).get("cluster") if ctx is not None else None
+    if not path or path == "-":
+        return None
+    try:
+        from kwhatif.whatif import load_cluster
+
+        return load_cluster(path)
+    except Exception:  # a half-typed command line: no candidates
+        return None
+
+
+def _names(objects: list[dict], namespaced: bool = False) -> list[str]:
+    names = []
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        name = meta.get("name") or ""
+        names.append(f"{meta.get('namespace') or 'default'}/{name}" if namespaced else name)
+    return names
+
+
+def complete_nodes(ctx, incomplete: str) -> list[str]:
+    """Node names of --cluster, as kubectl completes them."""
+    cluster = _cluster_to_complete(ctx)
+    return [n for n in _names(cluster.nodes) if n.startswith(incomplete)] if cluster else []
+
+
+def complete_namespaces(ctx, incomplete: str) -> list[str]:
+    """Namespaces of --cluster (the Namespace objects, and those its pods are in)."""
+    cluster = _cluster_to_complete(ctx)
+    if cluster is None:
+        return []
+    found = {*_names(cluster.namespaces), *((p.get("metadata") or {}).get("namespace") or "default"
+                                           for p in cluster.pods)}
+    return sorted(n for n in found if n.startswith(incomplete))
+
+
+def complete_pods(ctx, incomplete: str) -> list[str]:
+    """NAMESPACE/NAME of the pods of --cluster (after ``pod/``, pod/NAMESPACE/NAME), else files."""
+    cluster = _cluster_to_complete(ctx)
+    if cluster is None:
+        return []
+    prefix = "pod/" if incomplete.startswith("pod/") else ""
+    return [prefix + key for key in _names(cluster.pods, namespaced=True)
+            if (prefix + key).startswith(incomplete)]
 
 
 class Command(PlainHelp, typer.core.TyperCommand):
@@ -192,3 +250,60 @@ class Command(PlainHelp, typer.core.TyperCommand):
 
 def _no_type(ctx) -> None:
     return None
+
+
+NAME_COLUMN = 30  # an option label at most this wide (or two fifths of the panel) has its help beside it
+
+
+def _label(param, ctx):
+    """``-c, --cluster FILE``: the short flag first, as kubectl lists them; an argument by its name."""
+    from rich.text import Text
+    from typer import rich_utils
+
+    if param.param_type_name == "argument":
+        return Text(param.metavar or param.name.upper(), rich_utils.STYLE_TYPES)
+    label = Text(", ".join(sorted(param.opts, key=lambda opt: opt.startswith("--"))), rich_utils.STYLE_OPTION)
+    metavar = param.display_type_rich(ctx=ctx)
+    if metavar:
+        label.append(f" {metavar}", rich_utils.STYLE_TYPES)
+    limits = param._get_number_range_help_str()
+    if limits:
+        label.append(f" [{limits}]", rich_utils.STYLE_TYPES)
+    return label
+
+
+def options_panel(*, name, params, ctx, markup_mode, console) -> None:
+    """typer's options panel with option names that never break or get cut (``--skip-wait-for-delet…``
+    at 80 columns): each label whole, its help wrapping beside it, or under it when the label is longer
+    than the name column (as click and kubectl print a long flag)."""
+    from rich.console import Group
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.table import Table
+    from typer import rich_utils
+
+    if not params:
+        return
+    rows = [(_label(param, ctx), rich_utils._get_parameter_help(param=param, ctx=ctx, markup_mode=markup_mode))
+            for param in params]
+    limit = max(NAME_COLUMN, (console.width - 4) * 2 // 5)
+    width = max((label.cell_len for label, _ in rows if label.cell_len <= limit), default=NAME_COLUMN)
+    parts = []
+    for label, help_text in rows:
+        if label.cell_len > width:
+            parts += [label, Padding(help_text, (0, 0, 0, width + 2))]
+            continue
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(width=width, no_wrap=True)
+        grid.add_column(ratio=1)
+        grid.add_row(label, help_text)
+        parts.append(grid)
+    console.print(Panel(Group(*parts), border_style=rich_utils.STYLE_OPTIONS_PANEL_BORDER, title=name,
+                        title_align=rich_utils.ALIGN_OPTIONS_PANEL))
+
+
+def use_options_panel() -> None:
+    """Install ``options_panel`` as typer's (its help formatter has no hook for the panel's layout)."""
+    from typer import rich_utils
+
+    rich_utils._print_options_panel = options_panel

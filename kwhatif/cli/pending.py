@@ -7,12 +7,14 @@ from typing import Optional
 import typer
 
 from kwhatif.cli.common import compare_setup, load_inputs
-from kwhatif.cli.options import ClusterInputs, CompareVersionOption, MachineOutput, MachineOutputOption
+from kwhatif.cli.options import (ClusterInputs, CompareVersionOption, MachineOutput, MachineOutputOption,
+                                 complete_namespaces)
 from kwhatif.errors import ExitStatus, InputError
 
 
 def pending(
     namespace: Optional[str] = typer.Option(None, "--namespace", "-n", metavar="NAMESPACE",
+                                            autocompletion=complete_namespaces,
                                             help="Only this namespace's pods (default: the kubeconfig context's "
                                                  "namespace, else default)."),
     all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Pods of every namespace."),

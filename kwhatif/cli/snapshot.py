@@ -36,6 +36,9 @@ def snapshot(
         return
     if not output:
         raise InputError("missing --output FILE (e.g. -o prod.kwi.json.gz), or use --summary FILE")
+    if output in ("json", "yaml", "wide", "table", "name") or output.startswith("jsonpath="):
+        raise InputError(f"-o {output}: snapshot's -o is the file to write (a gzip snapshot), not an output "
+                         f"format as for the other commands; -o ./{output} writes a file of that name")
     if from_dump and (kubeconfig or context):
         raise InputError("--from converts a dump; --kubeconfig/--context only apply to a live read")
     if output == "-" and sys.stdout.isatty():

@@ -62,6 +62,19 @@ class OutputEnv:
                        legacy_windows=False)
 
 
+    def error_console(self) -> Console:
+        """A console on stderr for the notes after an answer (what was skipped), so that ``| tail -1`` and
+        a script reading stdout see the answer last; as wide as a terminal's stderr, unwrapped otherwise."""
+        try:
+            tty = self.err.isatty()
+        except (AttributeError, ValueError):
+            tty = False
+        width = self.width or (shutil.get_terminal_size().columns if tty else None)
+        return Console(file=self.err, width=width or 1_000_000, soft_wrap=width is None,
+                       color_system="standard" if self.colour else None, force_terminal=self.colour,
+                       no_color=not self.colour, highlight=False, emoji=False, markup=True, legacy_windows=False)
+
+
 _injected: ContextVar[OutputEnv | None] = ContextVar("kwhatif_output_env", default=None)
 _no_color: ContextVar[bool] = ContextVar("kwhatif_no_color", default=False)
 

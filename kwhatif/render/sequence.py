@@ -7,17 +7,18 @@ from rich.console import Console
 from rich.text import Text
 
 from kwhatif.render.table import TIE_PICK_RULE, _cpu, _mem, make_console
-from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
+from kwhatif.render.tables import (Column, console_width, print_skipped_kinds, print_table, print_version,
+                                   print_warnings, shared_suffix, with_bars)
 
 
-def _pending_row(p) -> list:
+def _pending_row(p, short) -> list:
     reason = p.message or ""
     if p.nominated_nodes:
-        reason += f" Preemption would nominate {', '.join(p.nominated_nodes)} (not applied)."
+        reason += f" Preemption would nominate {', '.join(map(short, p.nominated_nodes))} (not applied)."
     return [p.pod, ("Pending", "red"), "", "", reason]
 
 
-def _placement_rows(placements) -> list[list[str]]:
+def _placement_rows(placements, short) -> list[list[str]]:
     rows = []
     repeated: list = []  # a run of pods not attempted, identical to the one before them that did not fit
 
@@ -27,7 +28,7 @@ def _placement_rows(placements) -> list[list[str]]:
                          f"{len(repeated):,} more pods identical to {repeated[0].same_as}: the same answer "
                          f"(not attempted again on the unchanged cluster)"])
         elif repeated:
-            rows.append(_pending_row(repeated[0]))
+            rows.append(_pending_row(repeated[0], short))
         repeated.clear()
 
     for p in placements:
@@ -38,22 +39,31 @@ def _placement_rows(placements) -> list[list[str]]:
         if p.gated:
             rows.append([p.pod, ("Gated", "yellow"), "", "", "scheduling gates: never attempted"])
         elif p.node is None:
-            rows.append(_pending_row(p))
+            rows.append(_pending_row(p, short))
         else:
-            rows.append([p.pod, (p.node, "green"), str(p.total), str(len(p.tie_set)) if len(p.tie_set) > 1 else "",
-                         ""])
+            rows.append([p.pod, (short(p.node), "green"), str(p.total), str(len(p.tie_set)) if len(p.tie_set) > 1
+                         else "", ""])
     end_run()
     return rows
 
 
-def _distribution(sequence, console: Console) -> None:
+def _distribution(sequence, console: Console, said: str = "") -> None:
+    """Where the pods went: per node, the new pods and what is left, each with a bar on a terminal
+    (``said``: the node-name suffix already said above the placements)."""
     if not sequence.by_node:
         return
     suffix = shared_suffix(list(sequence.by_node)) if console_width(console) is not None else ""
-    rows = [[name[: len(name) - len(suffix)], str(u.new_pods), _cpu(u.usage.cpu_left), _mem(u.usage.memory_left)]
-            for name, u in sorted(sequence.by_node.items(), key=lambda item: (-item[1].new_pods, item[0]))]
+    ranked = sorted(sequence.by_node.items(), key=lambda item: (-item[1].new_pods, item[0]))
+    usages = [u for _, u in ranked]
+    most = max(u.new_pods for u in usages) or 1
+    columns = [with_bars(console, [u.new_pods / most for u in usages], [str(u.new_pods) for u in usages]),
+               with_bars(console, [u.usage.cpu_left / (u.usage.cpu_allocatable or 1) for u in usages],
+                         [_cpu(u.usage.cpu_left) for u in usages]),
+               with_bars(console, [u.usage.memory_left / (u.usage.memory_allocatable or 1) for u in usages],
+                         [_mem(u.usage.memory_left) for u in usages])]
+    rows = [[name[: len(name) - len(suffix)], *cells] for (name, _), *cells in zip(ranked, *columns)]
     console.file.write("\n")
-    if suffix:
+    if suffix and suffix != said:
         console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
     print_table(console, [Column("NODE"), Column("NEW PODS", right=True), Column("CPU LEFT", right=True),
                           Column("MEMORY LEFT", right=True)], rows)
@@ -95,9 +105,7 @@ def _hinted(sequence, console: Console) -> None:
 
 
 def _footer(sequence, console: Console) -> None:
-    if sequence.skipped_kinds:
-        kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(sequence.skipped_kinds.items()))
-        console.print(Text(f"Skipped objects of kinds scheduling does not read: {kinds}.", style="dim"))
+    print_skipped_kinds(sequence.skipped_kinds)
     print_warnings(console, sequence.warnings)
 
 
@@ -108,8 +116,16 @@ def render_sequence(sequence, console: Console | None = None) -> None:
         console.print("Nothing to place: the manifest makes no pod.")
         _footer(sequence, console)
         return
-    print_table(console, [Column("POD", wrap=True, min_width=20), Column("NODE"), Column("SCORE", right=True),
-                          Column("TIES", right=True), Column("REASON", wrap=True)], _placement_rows(sequence.placements))
+    names = {*sequence.by_node, *(p.node for p in sequence.placements if p.node)}
+    suffix = shared_suffix(sorted(names)) if console_width(console) is not None else ""
+
+    def short(node: str) -> str:
+        return node[:-len(suffix)] if suffix and node.endswith(suffix) else node
+
+    if suffix:
+        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
+    print_table(console, [Column("POD"), Column("NODE"), Column("SCORE", right=True), Column("TIES", right=True),
+                          Column("REASON", wrap=True)], _placement_rows(sequence.placements, short))
     pending = sequence.pending
     line = f"{sequence.placed}/{len(sequence.placements)} placed"
     if pending:
@@ -120,7 +136,7 @@ def render_sequence(sequence, console: Console | None = None) -> None:
     _ties(sequence, console)
     _hinted(sequence, console)
     _sampling(sequence, console)
-    _distribution(sequence, console)
+    _distribution(sequence, console, said=suffix)
     _footer(sequence, console)
 
 

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from kwhatif.render.drain import short_reason
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table, print_version, print_warnings, shared_suffix
+from kwhatif.render.tables import Column, print_table, print_version, print_warnings, shared_suffix, with_bars
 from kwhatif.whatif.pending import fit_error
 
 ROWS_SHOWN = 15  # worst rows before the grouped summary (--all: every row)
@@ -163,12 +163,14 @@ def render_domains(report: dict, console: Console, all_rows: bool) -> None:
                           Column("RE-CREATED", right=True), Column("PLACED", right=True),
                           Column("PENDING", right=True), Column("WORKLOADS LOSING ALL", right=True),
                           Column("WHY PENDING", wrap=True)],
-                [[r["domain"], str(len(r["nodes"])), f"{r['podsLost']:,}", f"{r['recreated']:,}", f"{r['placed']:,}",
+                [[r["domain"], str(len(r["nodes"])), f"{r['podsLost']:,}", f"{r['recreated']:,}", placed,
                   (f"{r['pending']:,}", "red" if r["pending"] else ""), str(len(r["allReplicasLost"])),
                   f"error: {r['error']}" if r["error"] else
                   (fit_error(r["pendingReasons"][0]["reason"]) + (f" (+{len(r['pendingReasons']) - 1} other reasons)"
                                                         if len(r["pendingReasons"]) > 1 else ""))
-                  if r["pendingReasons"] else ""] for r in rows])
+                  if r["pendingReasons"] else ""]
+                 for r, placed in zip(rows, with_bars(console, [r["placed"] / (r["recreated"] or 1) for r in rows],
+                                                      [f"{r['placed']:,}" for r in rows]))])
     for r in rows:
         hurt = [w for w in r["workloads"] if w["pending"] or w["allReplicasLost"]]
         if not all_rows and not hurt:
@@ -211,6 +213,11 @@ def _utilization(row: dict) -> str:
     return "-" if row["utilization"] is None else f"{row['resource']} {row['utilization']:.0%}"
 
 
+def _utilizations(console: Console, rows: list[dict]) -> list[str]:
+    """Each node's utilization (its scale-down resource and share), with a bar on a terminal."""
+    return with_bars(console, [r["utilization"] or 0 for r in rows], [_utilization(r) for r in rows])
+
+
 def render_consolidation(report: dict, console: Console, all_rows: bool) -> None:
     rows = report["nodes"]
     optimal = report.get("optimal")
@@ -228,9 +235,9 @@ def render_consolidation(report: dict, console: Console, all_rows: bool) -> None
     if chosen:
         console.file.write("\n")
         moves = []
-        for r in chosen:
+        for r, utilization in zip(chosen, _utilizations(console, chosen)):
             where = ", ".join(f"{p['pod']} -> {short(p['node'])}" for p in r["pods"]) or "(no pod to move)"
-            moves.append([short(r["node"]), _utilization(r), str(len(r["pods"])), where])
+            moves.append([short(r["node"]), utilization, str(len(r["pods"])), where])
         print_table(console, [Column("NODE"), Column("UTILIZATION"), Column("PODS", right=True),
                               Column("PODS GO TO (the drain)" if solver else "PODS GO TO (simulation)", wrap=True)],
                     moves, title="Removable together, in drain order" if solver else
@@ -239,7 +246,8 @@ def render_consolidation(report: dict, console: Console, all_rows: bool) -> None
     if others and all_rows:
         console.file.write("\n")
         print_table(console, [Column("NODE"), Column("UTILIZATION"), Column("WHY IT STAYS", wrap=True)],
-                    [[short(r["node"]), _utilization(r), r["reason"]] for r in others],
+                    [[short(r["node"]), utilization, r["reason"]]
+                     for r, utilization in zip(others, _utilizations(console, others))],
                     title="Nodes that stay")
     elif others:
         _grouped(console, [(r["reason"].split(" ", 1)[0].rstrip(":"), r["node"]) for r in others], short,

@@ -7,8 +7,8 @@ from rich.text import Text
 
 from kwhatif.plugins.dra_explain import summarize as summarize_dra
 from kwhatif.render import env
-from kwhatif.render.tables import (Column, console_width, print_table, print_version, print_warnings, shared_suffix,
-                                   table_lines)
+from kwhatif.render.tables import (Column, console_width, print_skipped_kinds, print_table, print_version,
+                                   print_warnings, shared_suffix, sparkline, table_lines)
 from kwhatif.result import NodeUsage, ScheduleResult
 
 # Why a tie has one answer, as `kwhatif versions` says of TopScoreHeap (the single-pod table and sequences).
@@ -147,6 +147,8 @@ def _feasible_table(result: ScheduleResult, names: list[str], hidden: list[str],
     if hidden:
         totals = [result.scores[n].total_score for n in hidden if n in result.scores]
         span = f", scores {min(totals)}-{max(totals)}" if totals else ""
+        if totals and min(totals) < max(totals) and console_width(console) is not None:
+            span += f" {sparkline(totals)}"  # how they spread between the two
         tied = sum(1 for n in hidden if n in result.selected)
         also = f", {tied:,} of them tied for the top score" if tied else ""
         console.print(Text(f"... {len(hidden):,} more feasible nodes{span}{also} (--all-nodes lists them)."))
@@ -318,9 +320,7 @@ def _footer(result: ScheduleResult, console: Console) -> None:
 
         render_preemption_summary(result, console)
     _sampling_note(result, console)
-    if result.skipped_kinds:
-        kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(result.skipped_kinds.items()))
-        say(Text(f"Skipped objects of kinds scheduling does not read: {kinds}.", style="dim"))
+    print_skipped_kinds(result.skipped_kinds)
     for change in result.admission.changes:
         say(Text(f"Admission changed the pod: {change}.", style="dim"))
     print_warnings(console, result.warnings)

@@ -295,6 +295,48 @@ def print_version(console: Console, data: dict) -> None:
     console.print(Text.assemble("Answered as ", (describe(data), "bold")))
 
 
+BAR_WIDTH = 10
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+_SPARKS = "▁▂▃▄▅▆▇█"
+
+
+def bar(fraction: float, width: int = BAR_WIDTH) -> str:
+    """``fraction`` (0 to 1) as a bar ``width`` cells wide, in eighths of a cell, on a light track."""
+    eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
+    full, part = divmod(eighths, 8)
+    drawn = "█" * full + (_EIGHTHS[part] if part else "")
+    return drawn + "░" * (width - len(drawn))
+
+
+def with_bars(console: Console, fractions: list[float], texts: list[str]) -> list[str]:
+    """A column's cells: each text (aligned on the right) and a bar of its fraction on a terminal; the
+    texts alone on a pipe (a script reads the numbers; -o json never has a picture)."""
+    if console_width(console) is None:
+        return texts
+    width = max(map(_len, texts), default=0)
+    return [f"{' ' * (width - _len(text))}{text} {bar(fraction)}" for fraction, text in zip(fractions, texts)]
+
+
+def sparkline(values: list[int], bins: int = 8) -> str:
+    """How ``values`` spread between their lowest and highest, as ``bins`` bars of their counts."""
+    low, high = min(values), max(values)
+    counts = [0] * bins
+    for value in values:
+        counts[min(bins - 1, (value - low) * bins // (high - low + 1))] += 1
+    top = max(counts)
+    return "".join(" " if not n else _SPARKS[max(0, -(-n * len(_SPARKS) // top) - 1)] for n in counts)
+
+
+def print_skipped_kinds(skipped: dict[str, int]) -> None:
+    """The objects of kinds scheduling does not read, on stderr: a note about the input, not the answer."""
+    if skipped:
+        from kwhatif.render import env
+
+        kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(skipped.items()))
+        env.current().error_console().print(Text(f"Skipped objects of kinds scheduling does not read: {kinds}.",
+                                                 style="dim"))
+
+
 def print_warnings(console: Console, warnings) -> None:
     """Each warning on its own ``warning:`` line, as every command ends its human output."""
     for warning in warnings:
