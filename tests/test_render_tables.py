@@ -245,3 +245,13 @@ def test_the_hidden_scores_spread_as_a_sparkline():
 
     assert sparkline([111, 111, 111, 200, 468]) == "█▃     ▃"
     assert sparkline([5, 5]) == "█       "
+
+
+def test_a_word_longer_than_the_hanging_column_puts_the_text_under_its_lead():
+    from kwhatif.render.tables import print_hanging
+
+    text = "the claim reads dynamicresources/extendeddynamicresources.go first"
+    assert _printed(60, lambda c: print_hanging(c, "    DynamicResources: ", text)) == (
+        "    DynamicResources:\n"
+        "      the claim reads\n"
+        "      dynamicresources/extendeddynamicresources.go first\n")

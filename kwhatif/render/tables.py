@@ -284,7 +284,16 @@ def print_hanging(console: Console, lead: Text | str, text: Text | str) -> None:
     """``lead`` and then ``text``, whose next lines start under its first character rather than at
     the terminal's left edge (a note, a warning under a table)."""
     lead = Text(lead) if isinstance(lead, str) else lead
-    print_columns(console, [lead, Text(text) if isinstance(text, str) else text], [cell_len(lead.plain), None])
+    text = Text(text) if isinstance(text, str) else text
+    width, indent = console_width(console), cell_len(lead.plain)
+    longest = _longest_word(text.plain)
+    if width is not None and indent and width - indent < longest:  # a word (a path, a URL) would break
+        alone = lead.copy()
+        alone.rstrip()
+        console.print(alone)
+        indent = max(min(len(lead.plain) - len(lead.plain.lstrip()) + 2, width - longest), 0)
+        lead = Text(" " * indent)
+    print_columns(console, [lead, text], [indent, None])
 
 
 def print_version(console: Console, data: dict) -> None:
