@@ -18,18 +18,12 @@ in a fresh process (interpreter,
 imports, loading the snapshot file, the pod group cycle, the JSON): wall time, and the child's CPU
 time (user + system, from wait4) because on a shared, loaded machine that is the stable figure. Every
 run must exit as expected (0, 1) with every pod placed or none, and give the same placements.
-
-generate.py's random 5-hex pod-name suffixes collide at 5,000 nodes (19 of 150,328 pods share a
-namespace and name with another), which the loader refuses since 225f038; until the generator is fixed,
-this benchmark snapshots a copy of the dump in which each later duplicate gets ``-dup`` appended to its
-name (same pods, same nodes, same requests).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
-import hashlib
 import os
 import statistics
 import subprocess
@@ -89,35 +83,6 @@ def timed_place(manifest: Path, cluster: Path, gates: str) -> tuple[float, float
         return elapsed, usage.ru_utime + usage.ru_stime, code, orjson.loads(out.read())
 
 
-def dataset(workdir: Path, nodes: int) -> Path:
-    """The snapshot file of the generated cluster, made from a copy with unique pod names."""
-    version = hashlib.sha256((HERE / "generate.py").read_bytes()).hexdigest()[:8]
-    dump = workdir / f"cluster-{nodes}n-30p-s1-{version}.json"
-    if not dump.exists():
-        print(f"generating {dump.name} ...", file=sys.stderr)
-        generate.write(nodes, 30, 1, dump)
-    snap = dump.with_suffix(".unique.kwi.json.gz")
-    if not snap.exists():
-        data = orjson.loads(dump.read_bytes())
-        seen = set()
-        for item in data["items"]:
-            meta = item["metadata"]
-            key = (item["kind"], meta.get("namespace"), meta["name"])
-            if key in seen:
-                meta["name"] += "-dup"
-            seen.add(key)
-        unique = dump.with_suffix(".unique.json")
-        unique.write_bytes(orjson.dumps(data))
-        del data
-        print(f"writing snapshot {snap.name} ...", file=sys.stderr)
-        tmp = snap.with_name(snap.name + ".tmp.kwi.json.gz")
-        subprocess.run(run.kwhatif_command() + ["snapshot", "--from", str(unique), "-o", str(tmp)], check=True,
-                       stdout=subprocess.DEVNULL)
-        tmp.rename(snap)
-        unique.unlink()
-    return snap
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--nodes", type=int, default=5000)
@@ -126,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "kwhatif-bench")
     args = ap.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
-    cluster = dataset(args.workdir, args.nodes)
+    _, cluster = run.dataset(args.workdir, args.nodes, 30, 1)
     for name in args.case or CASES:
         cpu, memory, topology, expected = CASES[name]
         gates = f"{GATES},{TOPOLOGY_GATE}" if topology else GATES

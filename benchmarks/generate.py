@@ -90,6 +90,10 @@ class Generator:
         self.nodes: list[dict] = []
         self.pods: list[dict] = []
         self.others: list[dict] = []
+        # (namespace, name) of every pod made: random suffixes collide at 150,000 pods, and the API server
+        # holds one pod per name (the loader refuses a second), so a repeat takes "-dup" without a new draw
+        # (the random stream, hence the rest of the cluster, stays as it was)
+        self.pod_names: set[tuple[str, str]] = set()
         # per node: [free milli-cpu, free memory, free pod slots, free gpus]
         self.free: list[list[int]] = []
         self.node_apps: list[set[str]] = []
@@ -383,7 +387,11 @@ class Generator:
             if w["sts"]:
                 this_labels["apps.kubernetes.io/pod-index"] = str(r)
             containers, extra = self.pod_spec_parts(w, labels)
-            pod = self.pod(f"{owner[2]}-{suffix}", ns, this_labels, owner, containers, node, w["priority"], **extra)
+            pod_name = f"{owner[2]}-{suffix}"
+            while (ns, pod_name) in self.pod_names:
+                pod_name += "-dup"
+            self.pod_names.add((ns, pod_name))
+            pod = self.pod(pod_name, ns, this_labels, owner, containers, node, w["priority"], **extra)
             if w["qos"] == "besteffort":
                 pod["status"]["qosClass"] = "BestEffort"
             self.bind(pod, node, cpu, mem, w["gpus"], name, [c["image"] for c in containers])
