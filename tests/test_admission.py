@@ -212,7 +212,8 @@ def namespace(name, **status) -> dict:
 
 def test_a_namespace_the_cluster_does_not_have(tmp_path):
     result, path = run(tmp_path, [namespace("other")])
-    assert refused(result, path) == 'namespaces "shop" not found'
+    assert refused(result, path) == ('namespaces "shop" not found (the cluster read holds 1 Namespace, not shop: '
+                                     'if a dump left it out, add it with kubectl get namespace shop -o yaml)')
 
 
 def test_a_namespace_being_deleted(tmp_path):

@@ -65,7 +65,10 @@ def check_namespace(pod: Mapping, namespaces: list[Mapping]) -> None:
     if found is None:
         if name in SYSTEM_NAMESPACES:
             return
-        raise AdmissionError(f'namespaces "{name}" not found')
+        # kube-apiserver's message, then what a dump that left the Namespace out lacks and how to add it
+        count = f"{len(namespaces)} Namespace" + ("s" if len(namespaces) != 1 else "")
+        raise AdmissionError(f'namespaces "{name}" not found (the cluster read holds {count}, not {name}: if a '
+                             f'dump left it out, add it with kubectl get namespace {name} -o yaml)')
     if (found.get("status") or {}).get("phase") == "Terminating" or (found.get("metadata") or {}).get(
             "deletionTimestamp"):
         raise AdmissionError(_forbidden(pod, f"unable to create new content in namespace {name} because it is "
