@@ -62,8 +62,9 @@ _META_KEYS = ("name", "namespace", "uid", "labels", "ownerReferences", "creation
               "deletionTimestamp")
 _POD_SPEC_KEYS = ("nodeName", "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints",
                   "priority", "priorityClassName", "preemptionPolicy", "schedulerName", "schedulingGates",
-                  "overhead", "resources", "hostNetwork", "resourceClaims")
-_CONTAINER_KEYS = ("name", "image", "resources", "ports", "restartPolicy")
+                  "overhead", "resources", "hostNetwork", "hostUsers", "resourceClaims")
+# restartPolicyRules and hostUsers: what NodeDeclaredFeatures infers a pending pod's required features from.
+_CONTAINER_KEYS = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
 _CONTAINER_STATUS_KEYS = ("name", "resources", "allocatedResources")
 _POD_STATUS_KEYS = ("phase", "startTime", "nominatedNodeName", "resize", "resourceClaimStatuses")
 # Volume sources VolumeRestrictions, NodeVolumeLimits (in-tree volumes it translates to CSI),
@@ -76,7 +77,7 @@ _CONDITION_KEYS = ("type", "status", "reason")
 # preemption already in progress (DefaultPreemption's podTerminatingByPreemption).
 _POD_CONDITIONS = frozenset({"PodResizePending", "DisruptionTarget"})
 _NODE_SPEC_KEYS = ("taints", "unschedulable")
-_NODE_STATUS_KEYS = ("capacity", "allocatable", "images")
+_NODE_STATUS_KEYS = ("capacity", "allocatable", "images", "declaredFeatures")  # NodeDeclaredFeatures reads the last
 _STORAGE_CLASS_KEYS = ("provisioner", "parameters", "reclaimPolicy", "mountOptions", "allowVolumeExpansion",
                        "volumeBindingMode", "allowedTopologies")
 # VolumeBinding's hasEnoughCapacity reads these; NodeVolumeLimits reads a VolumeAttachment's spec.

@@ -69,11 +69,12 @@ CHANGES: dict[str, Change] = {c.id: c for c in (
     Change(BALANCED_ALLOCATION_CHANGE, _v("1.36.0"), "NodeResourcesBalancedAllocation",
            "scores the change the pod makes to the node's balance: 50 + (50 + score with the pod - score "
            "without it) / 2, each the old (1 - std) * 100, so no change scores 75 (every score of every pod "
-           "differs)", "kubernetes#135573 (balanced_allocation.go, balanced_allocation_test.go)", (UNIT_TESTS,)),
+           "differs)", "v1.36.2 balanced_allocation.go, balanced_allocation_test.go (kubernetes#135573)",
+           (REFERENCE, UNIT_TESTS)),
     Change(IMAGE_LOCALITY_IMAGE_VOLUMES, _v("1.36.0"), "ImageLocality",
            "the images of the pod's image volumes count in the sum, not in the threshold (1000MB per "
            "container and init container)",
-           "kubernetes#130231; v1.36's sumImageScores as quoted in kubernetes#138952", (PREVIEW,)),
+           "v1.36.2 image_locality.go sumImageScores, image_locality_test.go (kubernetes#130231)", (UPSTREAM_CODE,)),
     Change(DRA_INCUBATING_ALLOCATOR, _v("1.36.0"), "DynamicResources (structured allocator)",
            "with DRADeviceTaints, DRAPartitionableDevices, DRADeviceBindingConditions and DRAConsumableCapacity on, "
            "the incubating allocator: device taints against the requests' tolerations, counters shared by a "
@@ -120,13 +121,18 @@ class Gate:
 # What kwhatif does with a gate given to --feature-gates: MODELLED gates change what kwhatif answers as
 # upstream's code reads them; NO_EFFECT gates change nothing kwhatif answers (timing, status writes).
 # Any other gate the release knows is refused as not modelled.
-MODELLED_GATES = frozenset({"OpportunisticBatching", "StorageCapacityScoring", "GenericWorkload", "GangScheduling",
-                            "TopologyAwareWorkloadScheduling"})
+MODELLED_GATES = frozenset({"GangScheduling", "GenericWorkload", "NodeDeclaredFeatures", "OpportunisticBatching",
+                            "StorageCapacityScoring", "TopologyAwareWorkloadScheduling"})
 NO_EFFECT_GATES = frozenset({"SchedulerAsyncAPICalls", "NominatedNodeNameForExpectation",
                              "SchedulerPopFromBackoffQ", "SchedulerAsyncPreemption"})
 
-# The v1.34.1 defaults of the gates kube-scheduler reads (pkg/features/kube_features.go as vendored).
+# Gates of the API server, not of kube-scheduler: kwhatif's pod validation reads them.
+API_SERVER_GATES = frozenset({"ContainerRestartRules", "RestartAllContainersOnContainerExits"})
+
+# The v1.34.1 defaults of the gates kube-scheduler reads (pkg/features/kube_features.go as vendored), and
+# of ContainerRestartRules, which kwhatif's pod validation reads as the API server does.
 _GATES_1_34_1 = {
+    "ContainerRestartRules": Gate(False),
     "DRAAdminAccess": Gate(True), "DRAConsumableCapacity": Gate(False), "DRADeviceBindingConditions": Gate(False),
     "DRADeviceTaints": Gate(False), "DRAExtendedResource": Gate(False), "DRAPartitionableDevices": Gate(False),
     "DRAPrioritizedList": Gate(True), "DRAResourceClaimDeviceStatus": Gate(True),
@@ -142,6 +148,7 @@ _GATES_1_34_7 = {**_GATES_1_34_1, "SchedulerAsyncAPICalls": Gate(False)}
 # As compiled into v1.35.7 (../shared/conformance/v1.35/README.md).
 _GATES_1_35_7 = {
     **_GATES_1_34_7,
+    "ContainerRestartRules": Gate(True), "RestartAllContainersOnContainerExits": Gate(False),
     "DRADeviceTaintRules": Gate(False), "DynamicResourceAllocation": Gate(True, locked=True),
     "GangScheduling": Gate(False), "GenericWorkload": Gate(False),
     "InPlacePodLevelResourcesVerticalScaling": Gate(False), "InPlacePodVerticalScaling": Gate(True, locked=True),
@@ -149,22 +156,29 @@ _GATES_1_35_7 = {
     "OpportunisticBatching": Gate(True), "TaintTolerationComparisonOperators": Gate(False),
     "VolumeLimitScaling": Gate(False),
 }
-# v1.36 and v1.37 as staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go declares them
-# (versioned specs, read in the v1.37 development tree: v1.37's may still change). GangScheduling is not
-# in that file; it stays off as in v1.35. DRAFractionalCapacityRange is on only from a minimum
-# compatibility version of 1.37, which a v1.37 binary does not default to.
-_GATES_1_36_0 = {
+# As compiled into v1.36.2 (../shared/conformance/v1.36/README.md; pkg/features/kube_features.go of the
+# vendored v1.36.2 tree), with the API server's ContainerRestartRules and RestartAllContainersOnContainerExits
+# that pod validation reads. The locked GA gates the 1.36 scheduler still reads are listed so that setting
+# them otherwise is refused as kube-scheduler refuses it.
+_GATES_1_36_2 = {
     **_GATES_1_35_7,
     "DRAAdminAccess": Gate(True, locked=True), "DRAConsumableCapacity": Gate(True),
     "DRADeviceBindingConditions": Gate(True), "DRADeviceTaints": Gate(True), "DRAExtendedResource": Gate(True),
     "DRAListTypeAttributes": Gate(False), "DRANodeAllocatableResources": Gate(False),
-    "DRAPartitionableDevices": Gate(True), "DRAWorkloadResourceClaims": Gate(False),
-    "InPlacePodLevelResourcesVerticalScaling": Gate(True), "NodeDeclaredFeatures": Gate(True),
+    "DRAPartitionableDevices": Gate(True), "DRAResourcePoolStatus": Gate(False),
+    "DRAWorkloadResourceClaims": Gate(False), "ImageVolume": Gate(True, locked=True),
+    "InPlacePodLevelResourcesVerticalScaling": Gate(True), "MatchLabelKeysInPodAffinity": Gate(True, locked=True),
+    "NodeDeclaredFeatures": Gate(True), "NodeInclusionPolicyInPodTopologySpread": Gate(True, locked=True),
+    "PodSchedulingReadiness": Gate(True, locked=True), "RestartAllContainersOnContainerExits": Gate(True),
+    "SchedulerQueueingHints": Gate(True, locked=True), "SidecarContainers": Gate(True, locked=True),
     "TopologyAwareWorkloadScheduling": Gate(False), "VolumeAttributesClass": Gate(True, locked=True),
     "WorkloadAwarePreemption": Gate(False),
 }
+# v1.37 as staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go of the v1.37 development tree
+# declares it (v1.37's may still change). DRAFractionalCapacityRange is on only from a minimum
+# compatibility version of 1.37, which a v1.37 binary does not default to.
 _GATES_1_37_0 = {
-    **_GATES_1_36_0,
+    **_GATES_1_36_2,
     "CompositePodGroup": Gate(False), "DRADerivedAttributes": Gate(False), "DRADeviceCompatibilityGroups": Gate(False),
     "DRADeviceTaintRules": Gate(True), "DRAExtendedResource": Gate(True, locked=True),
     "DRAFractionalCapacityRange": Gate(False), "DRAOptionalNodeOperations": Gate(False),
@@ -174,23 +188,37 @@ _GATES_1_37_0 = {
     "SchedulerPreQueueingHints": Gate(False), "StorageCapacityScoring": Gate(True), "VolumeLimitScaling": Gate(True),
 }
 
-# The default profile's MultiPoint plugins (apis/config/v1/default_plugins.go), DynamicResources inserted
-# before DefaultPreemption because DynamicResourceAllocation is on; the weight None is no weight.
-_DEFAULT_PLUGINS_1_34 = (
+# getDefaultPlugins' MultiPoint set (apis/config/v1/default_plugins.go) before applyFeatureGates; the
+# weight None is no weight.
+_DEFAULT_PLUGINS = (
     ("SchedulingGates", None), ("PrioritySort", None), ("NodeUnschedulable", None), ("NodeName", None),
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", None), ("NodeResourcesFit", 1),
     ("VolumeRestrictions", None), ("NodeVolumeLimits", None), ("VolumeBinding", None), ("VolumeZone", None),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", None), ("DefaultPreemption", None),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", None),
 )
-# v1.35: DynamicResources scores, with weight 2 (applyDynamicResources).
-_DEFAULT_PLUGINS_1_35 = tuple((name, 2 if name == "DynamicResources" else weight)
-                              for name, weight in _DEFAULT_PLUGINS_1_34)
 
-# What v1.36 and v1.37 change that cannot be read exactly from upstream's text or code fragments.
+
+def _default_plugins(enabled, dra_scores: bool) -> tuple[tuple[str, int | None], ...]:
+    """applyFeatureGates on the default set, for gates read through ``enabled``: NodeDeclaredFeatures
+    appended, DynamicResources before DefaultPreemption (weight 2 once it scores, v1.35), GangScheduling
+    appended, TopologyPlacementGenerator and PodGroupPodsCount (weight 1) appended. Gates a release does
+    not have are off, so one function serves every release."""
+    plugins = list(_DEFAULT_PLUGINS)
+    if enabled("NodeDeclaredFeatures"):
+        plugins.append(("NodeDeclaredFeatures", None))
+    if enabled("DynamicResourceAllocation"):
+        at = [name for name, _ in plugins].index("DefaultPreemption")
+        plugins.insert(at, ("DynamicResources", 2 if dra_scores else None))
+    if enabled("GangScheduling"):
+        plugins.append(("GangScheduling", None))
+    if enabled("TopologyAwareWorkloadScheduling"):
+        plugins += [("TopologyPlacementGenerator", None), ("PodGroupPodsCount", 1)]
+    return tuple(plugins)
+
+
+# What v1.36 changes that kwhatif does not model yet (it answers as the code before the change would).
 _NOT_MODELLED_1_36 = (
-    "NodeDeclaredFeatures (beta, on): the default profile's NodeDeclaredFeatures Filter plugin (pods needing "
-    "features a node does not declare) is not run; which features v1.36 infers from a pod is not readable",
     "DRAExtendedResource (beta, on): a scoring strategy (NodeResourcesFit, BalancedAllocation) naming an "
     "extended resource a DeviceClass serves scores it from the pod's request alone, not from the node's "
     "devices of the class (the default strategies name cpu and memory only)",
@@ -215,11 +243,11 @@ class Release:
     name: str  # "v1.35.7"
     first_patch: int
     gates: Mapping[str, Gate]
-    default_plugins: tuple[tuple[str, int | None], ...]
     verified: str  # REFERENCE, UNIT_TESTS, UPSTREAM_CODE or PREVIEW: how this release as a whole is checked
     source: str  # the upstream tree or text it was read from
     # What the release changes that kwhatif does not model (it answers as the release before would).
     not_modelled: tuple[str, ...] = ()
+    checked: str = ""  # the reference cases made by this release that kwhatif passes, when there are any
 
     @property
     def version(self) -> tuple[int, int, int]:
@@ -234,6 +262,12 @@ class Release:
         return self.verified == PREVIEW
 
     @property
+    def default_plugins(self) -> tuple[tuple[str, int | None], ...]:
+        """The default profile's MultiPoint plugins and weights with the release's gate defaults."""
+        return _default_plugins(lambda gate: gate in self.gates and self.gates[gate].default,
+                                self.has(DYNAMIC_RESOURCES_SCORE))
+
+    @property
     def changes(self) -> list[Change]:
         """The modelled changes since v1.34.1 this release contains, oldest first."""
         return sorted((c for c in CHANGES.values() if c.since <= self.version), key=lambda c: c.since)
@@ -243,18 +277,24 @@ class Release:
 
 
 RELEASES: tuple[Release, ...] = (
-    Release("v1.34.1", 0, MappingProxyType(_GATES_1_34_1), _DEFAULT_PLUGINS_1_34, REFERENCE,
-            "kubernetes-sigs/cluster-capacity vendor tree (k8s.io/kubernetes v1.34.1)"),
-    Release("v1.34.7", 2, MappingProxyType(_GATES_1_34_7), _DEFAULT_PLUGINS_1_34, UNIT_TESTS,
+    Release("v1.34.1", 0, MappingProxyType(_GATES_1_34_1), REFERENCE,
+            "kubernetes-sigs/cluster-capacity vendor tree (k8s.io/kubernetes v1.34.1)",
+            checked="351 single-pod cases and 76 sequences of conformance/"),
+    Release("v1.34.7", 2, MappingProxyType(_GATES_1_34_7), UNIT_TESTS,
             "openshift-kni/scheduler-plugins release-4.22 vendor tree (v1.34.7); CHANGELOG-1.34"),
-    Release("v1.35.7", 0, MappingProxyType(_GATES_1_35_7), _DEFAULT_PLUGINS_1_35, REFERENCE,
-            "openshift-kni/scheduler-plugins vendor tree (v1.35.4, cases made by v1.35.7)"),
-    Release("v1.36.0", 0, MappingProxyType(_GATES_1_36_0), _DEFAULT_PLUGINS_1_35, PREVIEW,
-            "no vendored tree: kubernetes#135573's code and test table, PR and issue texts, the kube-scheduler "
-            "feature-gate file, CHANGELOG-1.36", _NOT_MODELLED_1_36),
-    Release("v1.37.0", 0, MappingProxyType(_GATES_1_37_0), _DEFAULT_PLUGINS_1_35, PREVIEW,
-            "no vendored tree: PR texts, the kube-scheduler feature-gate file of the v1.37 development tree, "
-            "CHANGELOG-1.37 to alpha.1; VolumeBinding's StorageCapacityScoring path as in v1.35",
+    Release("v1.35.7", 0, MappingProxyType(_GATES_1_35_7), REFERENCE,
+            "openshift-kni/scheduler-plugins vendor tree (v1.35.4, cases made by v1.35.7)",
+            checked="115 single-pod cases and 24 sequences of conformance/v1.35/"),
+    Release("v1.36.2", 0, MappingProxyType(_GATES_1_36_2), REFERENCE,
+            "openshift/kubernetes-autoscaler vendor tree (k8s.io/kubernetes v1.36.2, cases made by it); tests "
+            "from openshift/microshift's v1.36.2 source copy", _NOT_MODELLED_1_36,
+            "159 single-pod cases and 24 sequences of conformance/v1.36/"),
+    Release("v1.36.3", 3, MappingProxyType(_GATES_1_36_2), UPSTREAM_CODE,
+            "openshift/microshift release-5.0 source copy (v1.36.3): v1.36.2 and the DRA allocator's rollback",
+            _NOT_MODELLED_1_36),
+    Release("v1.37.0", 0, MappingProxyType(_GATES_1_37_0), PREVIEW,
+            "no vendored tree: v1.36.2 and on it PR texts, the kube-scheduler feature-gate file of the v1.37 "
+            "development tree, CHANGELOG-1.37 to alpha.1; VolumeBinding's StorageCapacityScoring path as in v1.35",
             _NOT_MODELLED_1_36 + _NOT_MODELLED_1_37),
 )
 BASELINE = RELEASES[0]  # the library's default (SchedulerSetup()): the release kwhatif was first verified on
@@ -346,6 +386,10 @@ class Features:
     def has(self, change: str) -> bool:
         return self.release.has(change)
 
+    def default_plugins(self) -> tuple[tuple[str, int | None], ...]:
+        """The default profile's MultiPoint plugins as the release's applyFeatureGates makes them with these gates."""
+        return _default_plugins(self.enabled, self.has(DYNAMIC_RESOURCES_SCORE))
+
     def with_note(self, note: str) -> "Features":
         return replace(self, note=note)
 
@@ -414,9 +458,10 @@ def modelled_table() -> list[dict]:
             before = dict(previous.default_plugins)
             for name, weight in release.default_plugins:
                 if name not in before or before[name] != weight:
-                    weights.append({"plugin": name, "from": before.get(name), "to": weight})
+                    weights.append({"plugin": name, "added": name not in before, "from": before.get(name),
+                                    "to": weight})
         rows.append({"release": release.name, "answersFor": _answers_for(release), "verified": release.verified,
-                     "preview": release.preview, "source": release.source,
+                     "checked": release.checked, "preview": release.preview, "source": release.source,
                      "since": previous.name if previous else None, "changes": changes,
                      "featureGates": gates, "defaultPluginWeights": weights,
                      "notModelled": list(release.not_modelled),

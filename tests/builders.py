@@ -149,6 +149,10 @@ class NodeBuilder:
         self._node["spec"]["unschedulable"] = True
         return self
 
+    def declared_features(self, *features: str) -> "NodeBuilder":
+        self._node["status"]["declaredFeatures"] = list(features)
+        return self
+
     def images(self, *images: tuple[str, int]) -> "NodeBuilder":
         self._node["status"]["images"] = [{"names": [n], "sizeBytes": s} for n, s in images]
         return self

@@ -6,16 +6,8 @@ that fixes it. Nothing else in the suite is skipped or expected to fail.
 
 from __future__ import annotations
 
-V1_36 = "kube-scheduler v1.36 exact, proven by the real v1.36.2 framework; the default release; v1.37 preview built on it"
-
 #: case name (file stem; v1.35/STEM or v1.36/STEM for ../shared/conformance/v1.35, v1.36) -> title of the open issue that makes it pass
 KNOWN_FAILURES: dict[str, str] = {
-    "v1.36/gen-5101-node-declared-features": V1_36,
-    "v1.36/gen-5102-node-declared-features": V1_36,
-    "v1.36/gen-5103-node-declared-features": V1_36,
-    "v1.36/gen-5104-node-declared-features": V1_36,
-    "v1.36/gen-5105-node-declared-features": V1_36,
-    "v1.36/gen-5106-node-declared-features": V1_36,
 }
 
 

@@ -18,8 +18,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from kwhatif.api.manifest_validation import proposed_pod_errors
+from kwhatif.api.validation import api_server
 from kwhatif.cli.app import app
 from kwhatif.errors import InputError
+from kwhatif.versions import features_for
 from kwhatif.loader import load_objects, pod_from_object
 from tests.conformance_support import REAL_INPUTS_DIR, reference_path
 from tests.demo_cluster import demo_cluster_json
@@ -127,10 +129,6 @@ CASES = [
      [f'{C0}.image: Invalid value: " nginx": must not have leading or trailing whitespace']),
     ("pull-policy", {"spec.containers": [container(imagePullPolicy="Sometimes")]},
      [f'{C0}.imagePullPolicy: Unsupported value: "Sometimes": supported values: "Always", "IfNotPresent", "Never"']),
-    ("container-restart-policy", {"spec.containers": [container(restartPolicy="Always")]},
-     [f"{C0}.restartPolicy: Forbidden: may not be set for non-init containers"]),
-    ("init-restart-policy", {"spec.initContainers": [container(name="init", restartPolicy="Never")]},
-     ['spec.initContainers[0].restartPolicy: Unsupported value: "Never": supported values: "Always"']),
     ("init-probe", {"spec.initContainers": [container(name="init", readinessProbe={"exec": {"command": ["true"]}})]},
      ["spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without "
       "restartPolicy=Always"]),
@@ -362,6 +360,71 @@ def place(pod: dict, tmp_path) -> object:
     path = tmp_path / "pod.yaml"
     path.write_text(yaml.safe_dump(pod, sort_keys=False))
     return runner.invoke(app, ["place", str(path), "--cluster", DEMO], catch_exceptions=False), str(path)
+
+
+RESTART_ALL = [{"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}]
+I0 = "spec.initContainers[0]"
+
+
+# (id, release, containers, initContainers, expected errors): validateContainerRestartPolicy and
+# validateInitContainerRestartPolicy as the API server of each release runs them. v1.34 (ContainerRestartRules
+# alpha, off) drops the fields before validating; v1.35 (beta, on) validates them but for the action
+# RestartAllContainers, which v1.36 allows (RestartAllContainersOnContainerExits beta, on).
+RESTART_RULES = [
+    ("v1.34-drops-container-policy", "1.34", [container(restartPolicy="Always", restartPolicyRules=RESTART_ALL)], [],
+     []),
+    ("v1.34-drops-init-policy", "1.34", [container()], [container(name="init", restartPolicy="Never")], []),
+    ("container-policy-and-rule", "1.35",
+     [container(restartPolicy="Never", restartPolicyRules=[{"action": "Restart",
+                                                             "exitCodes": {"operator": "NotIn", "values": [0]}}])],
+     [], []),
+    ("v1.35-refuses-restart-all", "1.35", [container(restartPolicy="Never", restartPolicyRules=RESTART_ALL)], [],
+     [f'{C0}.restartPolicyRules[0].action: Unsupported value: "RestartAllContainers": supported values: "Restart"']),
+    ("v1.36-allows-restart-all", "1.36", [container(restartPolicy="Never", restartPolicyRules=RESTART_ALL)], [], []),
+    ("rules-without-policy", "1.36", [container(restartPolicyRules=RESTART_ALL)], [],
+     [f"{C0}.restartPolicy: Required value: must specify restartPolicy when restart rules are used"]),
+    ("rule-without-exit-codes", "1.35", [container(restartPolicy="Never", restartPolicyRules=[{"action": "Restart"}])],
+     [], [f"{C0}.restartPolicyRules[0].exitCodes: Required value: must be specified"]),
+    ("rule-operator", "1.35", [container(restartPolicy="Never", restartPolicyRules=[
+        {"action": "Restart", "exitCodes": {"operator": "Equals", "values": [1]}}])], [],
+     [f'{C0}.restartPolicyRules[0].exitCodes.operator: Unsupported value: "Equals": supported values: "In", "NotIn"']),
+    ("too-many-rules", "1.35", [container(restartPolicy="Never", restartPolicyRules=[
+        {"action": "Restart", "exitCodes": {"operator": "In", "values": [i]}} for i in range(21)])], [],
+     [f"{C0}.restartPolicyRules: Too many: 21: must have at most 20 items"]),
+    ("too-many-exit-codes", "1.35", [container(restartPolicy="Never", restartPolicyRules=[
+        {"action": "Restart", "exitCodes": {"operator": "In", "values": list(range(256))}}])], [],
+     [f"{C0}.restartPolicyRules[0].exitCodes.values: Too many: 256: must have at most 255 items"]),
+    ("init-never", "1.35", [container()], [container(name="init", restartPolicy="Never")], []),
+    ("init-policy-unsupported", "1.35", [container()], [container(name="init", restartPolicy="Sometimes")],
+     [f'{I0}.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "Never", "OnFailure"']),
+    ("v1.35-sidecar-rules", "1.35", [container()],
+     [container(name="init", restartPolicy="Always", restartPolicyRules=RESTART_ALL)],
+     [f"{I0}.restartPolicyRules: Forbidden: restartPolicyRules are not allowed for init containers with restart "
+      "policy Always"]),
+    ("v1.36-sidecar-rules", "1.36", [container()],
+     [container(name="init", restartPolicy="Always", restartPolicyRules=RESTART_ALL)], []),
+    ("init-rules-without-policy", "1.35", [container()], [container(name="init", restartPolicyRules=RESTART_ALL)],
+     [f"{I0}.restartPolicy: Required value: must specify restartPolicy when restart rules are used"]),
+]
+
+
+@pytest.mark.parametrize("version, containers, init, expected", [c[1:] for c in RESTART_RULES],
+                         ids=[c[0] for c in RESTART_RULES])
+def test_container_restart_rules_are_validated_as_the_releases_api_server_does(version, containers, init, expected):
+    pod = make_pod({"spec.containers": containers, **({"spec.initContainers": init} if init else {})})
+    with api_server(features_for(version)):
+        assert [str(e) for e in proposed_pod_errors(pod)] == expected
+
+
+def test_the_cli_validates_as_the_clusters_release(tmp_path):
+    """A pod with the action RestartAllContainers: refused by v1.35's API server, not by v1.36's."""
+    pod = make_pod({"spec.containers": [container(restartPolicy="Never", restartPolicyRules=RESTART_ALL)]})
+    path = tmp_path / "pod.yaml"
+    path.write_text(yaml.safe_dump(pod, sort_keys=False))
+    argv = ["place", str(path), "--cluster", DEMO, "--kubernetes-version"]
+    refused = runner.invoke(app, argv + ["1.35"])
+    assert refused.exit_code == 2 and "action: Unsupported value: \"RestartAllContainers\"" in refused.stderr
+    assert runner.invoke(app, argv + ["1.36"]).exit_code == 1  # NodeDeclaredFeatures: no demo node declares it
 
 
 def test_the_base_pod_is_valid(tmp_path):

@@ -20,12 +20,12 @@ from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 from kwhatif.plugins.dynamic_resources import compute_score
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.versions import (MODELLED_GATES, NO_EFFECT_GATES, RELEASES, features_for, find_release, modelled_names,
+from kwhatif.versions import (API_SERVER_GATES, MODELLED_GATES, NO_EFFECT_GATES, RELEASES, features_for, find_release, modelled_names,
                               parse_feature_gates)
 from kwhatif.whatif import place_pod
 from kwhatif.whatif.versions import cluster_features
 from tests.builders import make_node, make_pod
-from tests.conformance_support import V1_35_DIR, reference_path
+from tests.conformance_support import V1_35_DIR, V1_36_DIR, reference_path
 
 ROOT = Path(__file__).resolve().parent.parent
 runner = CliRunner()
@@ -59,17 +59,22 @@ def test_an_unmodelled_version_names_the_modelled_ones(text, message):
     assert str(err.value) == message
 
 
-def _readme_gates() -> dict[str, tuple[bool, bool]]:
-    """The v1.35 README's 'Feature-gate defaults as compiled into v1.35.7': name -> (on, locked)."""
-    text = reference_path(V1_35_DIR / "README.md", "the v1.35 reference's README").read_text()
-    listing = text.split("Feature-gate defaults as compiled into v1.35.7", 1)[1]
+def _readme_gates(folder: Path, version: str) -> dict[str, tuple[bool, bool]]:
+    """A release README's 'Feature-gate defaults as compiled into <version>': name -> (on, locked)."""
+    text = reference_path(folder / "README.md", f"the {folder.name} reference's README").read_text()
+    listing = text.split(f"Feature-gate defaults as compiled into {version}", 1)[1].split("\n\n", 1)[0]
     return {name: (state == "on", "locked" in (extra or ""))
             for name, state, extra in re.findall(r"(\w+) (on|off)(?: \(([^)]*)\))?", listing)}
 
 
-def test_the_v1_35_gates_are_those_compiled_into_v1_35_7():
-    release, _ = find_release("v1.35.7")
-    assert {name: (gate.default, gate.locked) for name, gate in release.gates.items()} == _readme_gates()
+@pytest.mark.parametrize("folder,version,locks", [(V1_35_DIR, "v1.35.7", True), (V1_36_DIR, "v1.36.2", False)])
+def test_the_gates_are_those_compiled_into_the_release(folder, version, locks):
+    """The scheduler's gates as the reference binary reports them; the API server's (pod validation) besides.
+    The v1.36 README marks only some locked GA gates so; their locks are kube_features.go's."""
+    release, _ = find_release(version)
+    listed = _readme_gates(folder, version)
+    assert {name: (gate.default, gate.locked if locks else listed.get(name, (0, 0))[1])
+            for name, gate in release.gates.items() if name not in API_SERVER_GATES} == listed
 
 
 def test_the_v1_34_patches_differ_in_what_changed_since():
@@ -77,7 +82,7 @@ def test_the_v1_34_patches_differ_in_what_changed_since():
     # kubernetes#134401 (v1.34.2): SchedulerAsyncAPICalls off again
     assert {n for n in v1341.gates if v1341.gates[n] != v1347.gates[n]} == {"SchedulerAsyncAPICalls"}
     # the README's "(new)" gates are the ones v1.34 does not know
-    assert set(v1357.gates) - set(v1347.gates) == {
+    assert set(v1357.gates) - set(v1347.gates) - API_SERVER_GATES == {
         "DRADeviceTaintRules", "GangScheduling", "GenericWorkload", "InPlacePodLevelResourcesVerticalScaling",
         "NodeDeclaredFeatures", "OpportunisticBatching", "TaintTolerationComparisonOperators", "VolumeLimitScaling"}
 
@@ -229,7 +234,7 @@ def test_a_dump_answers_as_its_newest_kubelet_minor_said_as_a_guess():
 
 def test_a_dump_of_unmodelled_kubelets_answers_as_the_newest_verified_release():
     features = cluster_features(_cluster(_with_kubelet(make_node("a").obj(), "v1.26.3")))
-    assert features.name == "v1.35.7"
+    assert features.name == "v1.36.3"
     assert features.note == ("the nodes' kubelets (v1.26.3) are v1.26, which kwhatif does not model (it models "
                              f"{modelled_names()}): answered as the newest verified release; "
                              "--kubernetes-version sets it")
@@ -238,7 +243,7 @@ def test_a_dump_of_unmodelled_kubelets_answers_as_the_newest_verified_release():
 def test_an_unknown_version_is_the_newest_verified_release_with_a_note():
     features = cluster_features(_cluster(make_node("a").obj()))
     assert (features.name, features.note) == (
-        "v1.35.7", "the cluster's version is unknown: the newest verified release; --kubernetes-version sets it")
+        "v1.36.3", "the cluster's version is unknown: the newest verified release; --kubernetes-version sets it")
     assert not [r for r in RELEASES if r.version > features.release.version and not r.preview]
 
 
@@ -306,13 +311,22 @@ def test_the_versions_table_says_what_each_release_changes_and_how_it_is_verifie
         ("TaintToleration", ["reference cases", "upstream unit-test tables"])]
     assert rows["v1.34.7"]["featureGates"] == [{"gate": "SchedulerAsyncAPICalls", "from": "on", "to": "off"}]
     assert [c["where"] for c in rows["v1.35.7"]["changes"]] == ["DynamicResources", "selectHost"]
-    assert rows["v1.35.7"]["defaultPluginWeights"] == [{"plugin": "DynamicResources", "from": None, "to": 2}]
+    assert rows["v1.35.7"]["defaultPluginWeights"] == [
+        {"plugin": "DynamicResources", "added": False, "from": None, "to": 2}]
+    assert rows["v1.36.2"]["defaultPluginWeights"] == [
+        {"plugin": "NodeDeclaredFeatures", "added": True, "from": None, "to": None}]
+    assert (rows["v1.36.2"]["verified"], rows["v1.36.2"]["preview"]) == ("reference cases", False)
+    assert rows["v1.36.2"]["checked"] == "159 single-pod cases and 24 sequences of conformance/v1.36/"
+    assert [c["where"] for c in rows["v1.36.3"]["changes"]] == ["DynamicResources (structured allocator)"]
+    assert rows["v1.36.3"]["answersFor"] == "v1.36.3 and later v1.36 patches"
     assert {"gate": "OpportunisticBatching", "from": "absent", "to": "on"} in rows["v1.35.7"]["featureGates"]
     assert all(row["preview"] == (row["verified"] == "preview") for row in rows.values())
     table = runner.invoke(app, ["versions"])
     assert table.exit_code == 0
     lines = table.stdout.splitlines()
-    assert lines[0] == "v1.34.1 answers for v1.34.0 to v1.34.1 · verified against reference cases"
+    assert lines[0] == ("v1.34.1 answers for v1.34.0 to v1.34.1 · verified against reference cases (351 single-pod "
+                        "cases and 76 sequences of conformance/)")
+    assert "    default profile: NodeDeclaredFeatures added" in lines
     assert "    default profile: DynamicResources weight none -> 2" in lines
     previews = [line for line in lines if line.startswith("v1.3") and "preview" in line]
     assert len(previews) == sum(row["preview"] for row in rows.values())

@@ -1,5 +1,5 @@
-"""v1.36 and v1.37 as previews: the releases, their gate defaults as the kube-scheduler feature-gate file
-declares them, and a place answer through the CLI under each."""
+"""v1.36 (verified against the real v1.36.2) and the v1.37 preview built on it: the releases, their gate
+defaults as the kube-scheduler feature-gate file declares them, and a place answer through the CLI under each."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from kwhatif.framework.interface import NOTES_KEY, Handle
 from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
 from kwhatif.plugins.dynamic_resources import allocator_features
 from kwhatif.plugins.node_resources_fit import NodeResourcesFit
-from kwhatif.versions import NEWEST_VERIFIED, PREVIEW, REFERENCE, UNIT_TESTS, UPSTREAM_CODE, CHANGES, features_for, find_release
+from kwhatif.versions import (CHANGES, NEWEST_VERIFIED, PREVIEW, REFERENCE, UNIT_TESTS, UPSTREAM_CODE, features_for,
+                              find_release)
 from tests.builders import make_node, make_pod, snapshot
 from tests.demo_cluster import demo_cluster_json
 
@@ -24,19 +25,22 @@ runner = CliRunner()
 WEB = str(Path(__file__).resolve().parent.parent / "fixtures" / "pods" / "web.yaml")
 
 
-@pytest.mark.parametrize("asked,name", [("1.36", "v1.36.0"), ("v1.36.3", "v1.36.0"), ("1.37", "v1.37.0")])
-def test_previews_answer_for_their_minor(asked, name):
+@pytest.mark.parametrize("asked,name,verified", [
+    ("1.36", "v1.36.3", UPSTREAM_CODE), ("v1.36.3", "v1.36.3", UPSTREAM_CODE), ("v1.36.9", "v1.36.3", UPSTREAM_CODE),
+    ("v1.36.2", "v1.36.2", REFERENCE), ("v1.36.0", "v1.36.2", REFERENCE), ("1.37", "v1.37.0", PREVIEW)])
+def test_each_release_answers_for_its_patches(asked, name, verified):
     release, _ = find_release(asked)
-    assert (release.name, release.preview, release.verified) == (name, True, PREVIEW)
-    assert release.not_modelled  # what each preview leaves out is said
-    assert NEWEST_VERIFIED.name == "v1.35.7"  # an unknown cluster is never answered by a preview
+    assert (release.name, release.preview, release.verified) == (name, verified == PREVIEW, verified)
+    assert release.not_modelled  # what each leaves out is said
+    assert NEWEST_VERIFIED.name == "v1.36.3"  # an unknown cluster is never answered by a preview
 
 
 def test_each_difference_says_how_it_is_verified():
     v136, v137 = find_release("1.36")[0], find_release("1.37")[0]
     new_136 = {c.id: c.verified for c in v136.changes if c.since[:2] == (1, 36)}
     new_137 = {c.id: c.verified for c in v137.changes if c.since[:2] == (1, 37)}
-    assert new_136 == {"BalancedAllocationScoresChange": (UNIT_TESTS,), "ImageLocalityImageVolumes": (PREVIEW,),
+    assert new_136 == {"BalancedAllocationScoresChange": (REFERENCE, UNIT_TESTS),
+                       "ImageLocalityImageVolumes": (UPSTREAM_CODE,), "DRAAllocatorRollback": (UPSTREAM_CODE,),
                        "DRAIncubatingAllocator": (REFERENCE, UNIT_TESTS),
                        "DynamicResourcesScoreReadsAllocatedClaims": (UPSTREAM_CODE,),
                        "DRAExtendedResource": (UNIT_TESTS, UPSTREAM_CODE),
@@ -66,7 +70,7 @@ def test_gate_defaults(gate, v135, v136, v137):
 
 
 @pytest.mark.parametrize("version,gates,message", [
-    ("1.36", "DRAAdminAccess=false", "feature is locked to true in v1.36.0"),  # GA in v1.36
+    ("1.36", "DRAAdminAccess=false", "feature is locked to true in v1.36.3"),  # GA in v1.36
     ("1.37", "NodeDeclaredFeatures=false", "feature is locked to true in v1.37.0"),  # GA in v1.37
     ("1.37", "DRADeviceTaints=false", "DRADeviceTaints is not modelled by kwhatif"),
 ])
@@ -86,13 +90,11 @@ def test_allocator_features_follow_the_release_gates():
     from dataclasses import replace
 
     from kwhatif.plugins.dra_allocator import AllocatorFeatures
-    from kwhatif.versions import Features
 
     assert allocator_features(features_for("1.35")) == AllocatorFeatures()
     on = AllocatorFeatures(partitionable=True, taints=True, binding=True, consumable=True, incubating=True)
-    assert allocator_features(features_for("1.36")) == on
-    v1363 = replace(features_for("1.36").release, name="v1.36.3")
-    assert allocator_features(Features(v1363)) == replace(on, rollback=True)
+    assert allocator_features(features_for("v1.36.2")) == on
+    assert allocator_features(features_for("1.36")) == replace(on, rollback=True)  # v1.36.3
 
 
 def _place(version: str) -> dict:
@@ -110,15 +112,14 @@ def test_place_under_each_release():
     node = "ip-10-0-1-142.eu-west-1.compute.internal"
     answers = {v: _place(v) for v in ("1.35", "1.36", "1.37")}
     assert [(a["kubernetesVersion"], a.get("preview", False)) for a in answers.values()] == [
-        ("v1.35.7", False), ("v1.36.0", True), ("v1.37.0", True)]
+        ("v1.35.7", False), ("v1.36.3", False), ("v1.37.0", True)]
     plugins = {v: a["scores"][node]["plugins"] for v, a in answers.items()}
     assert [p["NodeResourcesBalancedAllocation"] for p in plugins.values()] == [87, 72, 72]
     assert ["VolumeBinding" in p for p in plugins.values()] == [False, False, True]
     assert plugins["1.37"]["VolumeBinding"] == 0
     text = runner.invoke(app, ["place", WEB, "--cluster", demo_cluster_json(),
                                "--kubernetes-version", "1.36"]).stdout
-    assert text.splitlines()[0] == "Answered as kube-scheduler v1.36.0 (preview: modelled from upstream's text, " \
-                                   "not verified)"
+    assert text.splitlines()[0] == "Answered as kube-scheduler v1.36.3"
 
 
 def _volume_binding_config(args: dict) -> dict:

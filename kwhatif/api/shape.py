@@ -105,7 +105,7 @@ NODE = {
     "metadata": METADATA,
     "spec": {"unschedulable": bool, "taints": ListOf({"key": str, "value": str, "effect": str})},
     "status": {"capacity": QUANTITIES, "allocatable": QUANTITIES,
-               "images": ListOf({"names": ListOf(str), "sizeBytes": int}),
+               "images": ListOf({"names": ListOf(str), "sizeBytes": int}), "declaredFeatures": ListOf(str),
                "conditions": ListOf({"type": str, "status": str, "reason": str})},
 }
 # Kinds without a shape of their own here: the metadata every object has.

@@ -1,5 +1,6 @@
 """The proposed pod validated as kube-apiserver v1.34 validates it on create (``ValidatePodCreate``,
-``ValidatePodTemplateSpec`` for a workload's template), with upstream's field paths and messages.
+``ValidatePodTemplateSpec`` for a workload's template), with upstream's field paths and messages; where a
+later release's gate changes that (container restart policies and rules), as the cluster's release does.
 
 Every field scheduling reads is checked, and the mistakes people make by hand: metadata, containers,
 ports, resources, tolerations, node and pod (anti-)affinity, topology spread constraints, priority
@@ -29,6 +30,7 @@ from kwhatif.api.names import (go_quote, is_dns1123_label, is_dns1123_subdomain,
                                is_valid_port_name, is_valid_port_num, name_is_dns_label, name_is_dns_subdomain)
 from kwhatif.api.quantity import QuantityError, canonical_quantity, milli_value, parse_quantity
 from kwhatif.errors import InputError
+from kwhatif.versions import DEFAULT, Features
 
 # ---------------------------------------------------------------------------------------------------
 # field.Error, as apimachinery prints it: "<path>: <type>: <value>: <detail>"
@@ -97,6 +99,10 @@ def not_found(path: str, value) -> FieldError:
     return FieldError(path, "Not found", value)
 
 
+def too_many(path: str, count: int, max_count: int) -> FieldError:
+    return FieldError(path, "Too many", count, f"must have at most {max_count} items")
+
+
 def too_long(path: str, max_length: int) -> FieldError:
     return FieldError(path, "Too long", _OMIT, f"may not be more than {max_length} bytes")
 
@@ -157,14 +163,35 @@ class Refusals:
 _refusals: ContextVar[Refusals | None] = ContextVar("kwhatif_refusals", default=None)
 
 
+# The release (and gates) of the API server that validates: the cluster's, as the scheduler's release is.
+_api_server: ContextVar[Features] = ContextVar("kwhatif_api_server", default=DEFAULT)
+
+
 @contextmanager
 def validation_scope() -> Iterator[None]:
     """A command's run: strict unless it calls ``start_validation``; afterwards as before (strict)."""
     token = _refusals.set(Refusals())
+    server = _api_server.set(_api_server.get())
     try:
         yield
     finally:
+        _api_server.reset(server)
         _refusals.reset(token)
+
+
+def set_api_server(features: Features) -> None:
+    """Validate as the API server of this release and gates for the rest of the command's run."""
+    _api_server.set(features)
+
+
+@contextmanager
+def api_server(features: Features) -> Iterator[None]:
+    """Validate as the API server of this release and gates within the block."""
+    token = _api_server.set(features)
+    try:
+        yield
+    finally:
+        _api_server.reset(token)
 
 
 def start_validation(mode: str = "strict") -> Refusals:
@@ -500,9 +527,70 @@ def _validate_containers(containers: list, volumes: dict, claim_names: set[str],
         errs += _validate_container_common(c, volumes, claim_names, where)
         if seen:
             errs.append(duplicate(f"{where}.name", name))
-        if c.get("restartPolicy") is not None:
-            errs.append(forbidden(f"{where}.restartPolicy", "may not be set for non-init containers"))
+        rules_allowed, restart_all = _restart_rules_gates()
+        if rules_allowed:
+            errs += _validate_container_restart_policy(c, where, restart_all)
+        # Without ContainerRestartRules the API server drops a container's restartPolicy and rules before
+        # validating (dropContainerRestartRules), so "may not be set for non-init containers" is never said.
     return errs + _host_port_conflicts(containers, path)
+
+
+# sets.List of the supported values: sorted.
+_CONTAINER_RESTART_POLICIES = ["Always", "Never", "OnFailure"]
+_RESTART_RULE_OPERATORS = ["In", "NotIn"]
+
+
+def _restart_rules_gates() -> tuple[bool, bool]:
+    """Whether the API server validates container restart policies and rules (ContainerRestartRules:
+    beta and on from v1.35; off, it drops them) and allows the action RestartAllContainers
+    (RestartAllContainersOnContainerExits: beta and on from v1.36)."""
+    features = _api_server.get()
+    return features.enabled("ContainerRestartRules"), features.enabled("RestartAllContainersOnContainerExits")
+
+
+def _validate_container_restart_policy(c: dict, path: str, restart_all: bool) -> list[FieldError]:
+    """validateContainerRestartPolicy: a container's restartPolicy and restartPolicyRules."""
+    errs: list[FieldError] = []
+    policy, rules = c.get("restartPolicy"), c.get("restartPolicyRules") or []
+    if policy is None:
+        if rules:
+            errs.append(required(f"{path}.restartPolicy", "must specify restartPolicy when restart rules are used"))
+    elif policy not in _CONTAINER_RESTART_POLICIES:
+        errs.append(not_supported(f"{path}.restartPolicy", policy, _CONTAINER_RESTART_POLICIES))
+    if len(rules) > 20:
+        errs.append(too_many(f"{path}.restartPolicyRules", len(rules), 20))
+    actions = ["Restart", "RestartAllContainers"] if restart_all else ["Restart"]
+    for i, rule in enumerate(rules):
+        where = f"{path}.restartPolicyRules[{i}]"
+        if rule.get("action") not in actions:
+            errs.append(not_supported(f"{where}.action", rule.get("action") or "", actions))
+        exit_codes = rule.get("exitCodes")
+        if exit_codes is None:
+            errs.append(required(f"{where}.exitCodes", "must be specified"))
+            continue
+        if exit_codes.get("operator") not in _RESTART_RULE_OPERATORS:
+            errs.append(not_supported(f"{where}.exitCodes.operator", exit_codes.get("operator") or "",
+                                      _RESTART_RULE_OPERATORS))
+        values = exit_codes.get("values") or []
+        if len(values) > 255:
+            errs.append(too_many(f"{where}.exitCodes.values", len(values), 255))
+    return errs
+
+
+def _validate_init_restart_policy(c: dict, path: str) -> list[FieldError]:
+    """validateInitContainerRestartPolicy. Without ContainerRestartRules the API server has dropped an
+    init container's rules and any restartPolicy but Always before validating: nothing is left to refuse."""
+    rules_allowed, restart_all = _restart_rules_gates()
+    policy, rules = c.get("restartPolicy"), c.get("restartPolicyRules") or []
+    if not rules_allowed:
+        return []
+    if policy is None:
+        return [required(f"{path}.restartPolicy", "must specify restartPolicy when restart rules are used")] if rules else []
+    if policy == "Always" and not restart_all:
+        return [forbidden(f"{path}.restartPolicyRules",
+                          "restartPolicyRules are not allowed for init containers with restart policy Always")
+                ] if rules else []
+    return _validate_container_restart_policy(c, path, restart_all)
 
 
 def _validate_init_containers(containers: list, regular: list, volumes: dict, claim_names: set[str],
@@ -513,8 +601,7 @@ def _validate_init_containers(containers: list, regular: list, volumes: dict, cl
         where = f"{path}[{i}]"
         errs += _validate_container_common(c, volumes, claim_names, where)
         restart = c.get("restartPolicy")
-        if restart is not None and restart != "Always":
-            errs.append(not_supported(f"{where}.restartPolicy", restart, ["Always"]))
+        errs += _validate_init_restart_policy(c, where)
         name = c.get("name") or ""
         if name in names:
             errs.append(duplicate(f"{where}.name", name))

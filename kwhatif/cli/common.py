@@ -11,7 +11,7 @@ import traceback
 import typer
 
 from kwhatif.api.shape import diagnose, start_deferred_checks
-from kwhatif.api.validation import Refusals, validation_scope
+from kwhatif.api.validation import Refusals, set_api_server, validation_scope
 from kwhatif.cli.options import ClusterInputs, PodInputs
 from kwhatif.errors import ExitStatus, InputError, KwhatifError
 
@@ -134,6 +134,7 @@ def load_inputs(inputs: ClusterInputs):
                          f"(it holds {held or 'nothing'}); dump one with kubectl get nodes,pods,... -A -o yaml")
     if setup is None:
         setup = _setup(inputs, cluster_features(state, inputs.feature_gates))
+    set_api_server(setup.features)  # pods are validated as the API server of the scheduler's release
     return state, setup
 
 

@@ -135,6 +135,7 @@ SIGNERS = {
     "InterPodAffinity": _inter_pod_affinity,
     "DynamicResources": lambda pl, pod: _no_claims(pod),
     "ImageLocality": lambda pl, pod: [("v1.Pod.Spec.CanonicalImageNames()", _images(pod))],
+    "NodeDeclaredFeatures": lambda pl, pod: [("v1.Pod.Spec.RequiredFeatures()", list(pl.required(pod.get("spec") or {})))],
 }
 
 

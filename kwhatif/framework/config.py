@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME
 from kwhatif.api.validation import go_quote
-from kwhatif.framework.registry import PLUGIN_ARGS, REGISTRY, extends
+from kwhatif.framework.registry import PLUGIN_ARGS, extends, registered
 from kwhatif.errors import InputError
 from kwhatif.versions import DEFAULT, Features
 
@@ -29,15 +29,9 @@ GO_PLUGIN_TYPE = {p: p[0].upper() + p[1:] + "Plugin" for p in FRAMEWORK_POINTS}
 
 
 def default_plugins(features: Features = DEFAULT) -> dict:
-    """getDefaultPlugins of the release: its MultiPoint set with weights (applyFeatureGates: GangScheduling
-    appended when its gate is on, TopologyPlacementGenerator and PodGroupPodsCount with
-    TopologyAwareWorkloadScheduling)."""
-    plugins = list(features.release.default_plugins)
-    if features.enabled("GangScheduling"):
-        plugins.append(("GangScheduling", None))
-    if features.enabled("TopologyAwareWorkloadScheduling"):
-        plugins += [("TopologyPlacementGenerator", None), ("PodGroupPodsCount", 1)]
-    return {"multiPoint": {"enabled": [{"name": n, **({"weight": w} if w else {})} for n, w in plugins],
+    """getDefaultPlugins of the release with its gates (``--feature-gates`` too): its MultiPoint set with weights."""
+    return {"multiPoint": {"enabled": [{"name": n, **({"weight": w} if w else {})}
+                                       for n, w in features.default_plugins()],
                            "disabled": []}}
 
 
@@ -94,7 +88,7 @@ def _explicit_plugins(plugins: dict, point: str, features: Features) -> list[str
     names: list[str] = []
     for entry in (plugins.get(point) or {}).get("enabled") or []:
         name = entry.get("name")
-        if name not in REGISTRY:
+        if not registered(name, features):
             raise PluginSetError(PluginSetError.UNKNOWN, name, point, point, entry)
         if not extends(name, point, features):
             raise PluginSetError(PluginSetError.NOT_EXTENDING, name, point, point, entry)
@@ -113,7 +107,7 @@ def _expand_multi_point(plugins: dict, point: str, enabled: list[str], features:
     overridden: set[str] = set()
     for entry in (plugins.get("multiPoint") or {}).get("enabled") or []:
         name = entry.get("name")
-        if name not in REGISTRY:
+        if not registered(name, features):
             raise PluginSetError(PluginSetError.UNKNOWN, name, point, "multiPoint", entry)
         if not extends(name, point, features) or name in disabled:
             continue

@@ -29,6 +29,7 @@ class Registration(NamedTuple):
     extension_points: frozenset[str]
     args: type[PluginArgs] | None = None  # None: the plugin takes no args (any given stay raw)
     added_points: tuple[tuple[str, str], ...] = ()  # (extension point, the kwhatif.versions change adding it)
+    since: tuple[int, int, int] = (1, 34, 0)  # the first release whose registry.go has the plugin
 
 
 def _points(*names: str) -> frozenset[str]:
@@ -74,17 +75,25 @@ REGISTRY: dict[str, Registration] = {
                                                _points("placementGenerate")),
     "PodGroupPodsCount": Registration("kwhatif.plugins.pod_group_pods_count:PodGroupPodsCount",
                                       _points("placementScore")),
+    "NodeDeclaredFeatures": Registration("kwhatif.plugins.node_declared_features:NodeDeclaredFeatures",
+                                         _points("preFilter", "filter"), since=(1, 35, 0)),
 }
 
 # The args types registered in kubescheduler.config.k8s.io/v1; other plugins' args stay raw.
 PLUGIN_ARGS: dict[str, type[PluginArgs]] = {name: r.args for name, r in REGISTRY.items() if r.args is not None}
 
 
+def registered(name: str, features: Features = DEFAULT) -> bool:
+    """Whether the release of ``features`` has the plugin in its registry."""
+    registration = REGISTRY.get(name)
+    return registration is not None and registration.since <= features.release.version
+
+
 def extends(name: str, point: str, features: Features = DEFAULT) -> bool:
     """Whether the plugin implements the extension point in the release of ``features`` (False for an
     unknown plugin)."""
     registration = REGISTRY.get(name)
-    if registration is None:
+    if not registered(name, features):
         return False
     return point in registration.extension_points or any(
         point == added and features.has(change) for added, change in registration.added_points)

@@ -15,7 +15,7 @@ def render_versions(rows: list[dict], console: Console | None = None) -> None:
         if index:
             console.print()
         status = ("preview: from upstream's text, not verified; every answer says so" if row["preview"]
-                  else f"verified against {row['verified']}")
+                  else f"verified against {row['verified']}" + (f" ({row['checked']})" if row["checked"] else ""))
         console.print(Text.assemble((row["release"], "bold"), f" answers for {row['answersFor']} · {status}"))
         print_hanging(console, "  source: ", row["source"])
         if row["since"] is None:
@@ -26,8 +26,10 @@ def render_versions(rows: list[dict], console: Console | None = None) -> None:
             print_hanging(console, f"    {change['where']}: ",
                           f"{change['change']} [{', '.join(change['verified'])}; {change['source']}]")
         for weight in row["defaultPluginWeights"]:
-            print_hanging(console, "    default profile: ", f"{weight['plugin']} weight {weight['from'] or 'none'} "
-                                                              f"-> {weight['to'] or 'none'}")
+            change = (f"{weight['plugin']} added" + (f" (weight {weight['to']})" if weight["to"] else "")
+                      if weight["added"] else
+                      f"{weight['plugin']} weight {weight['from'] or 'none'} -> {weight['to'] or 'none'}")
+            print_hanging(console, "    default profile: ", change)
         if row["featureGates"]:
             gates = ", ".join(f"{g['gate']} {g['from']} -> {g['to']}" for g in row["featureGates"])
             print_hanging(console, "    feature gates: ", gates)

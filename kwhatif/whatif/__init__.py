@@ -22,7 +22,7 @@ from kwhatif.api.admission import (AdmissionError, apply_limit_ranges, apply_run
                                    check_namespace, check_user_priority)
 from kwhatif.api.shape import SHAPES, check_shape
 from kwhatif.api.manifest_validation import PodsAlike, proposed_pod_errors
-from kwhatif.api.validation import current_mode, refuse, validate_admitted_resources
+from kwhatif.api.validation import api_server, current_mode, refuse, validate_admitted_resources
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
@@ -172,7 +172,8 @@ def place_pod(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | 
     """One attempt for ``raw``. Extenders are built from ``setup`` unless given; with ``trace`` (a list)
     every extender call is recorded into it and into the result. ``clock`` is the scheduler's "now"."""
     setup = setup or SchedulerSetup()
-    pod, admission = prepare_pod(raw, source, cluster)
+    with api_server(setup.features):  # the cluster's API server is of the scheduler's release
+        pod, admission = prepare_pod(raw, source, cluster)
     return schedule_pod(pod, admission, cluster, setup, snapshot, extenders, trace, clock)
 
 

@@ -609,7 +609,7 @@ def _node_from_file(path: str) -> dict:
 
 def new_node(template: dict, name: str) -> dict:
     """A new node like ``template``: its labels (hostname rewritten, zone kept), taints (not the ones
-    controllers set for conditions or cordoning), capacity, allocatable, images; Ready, no volumes.
+    controllers set for conditions or cordoning), capacity, allocatable, images, declared features; Ready, no volumes.
     (``--add-node`` also copies the template's CSINode and node-local ResourceSlices.)"""
     meta = template.get("metadata") or {}
     labels = dict(meta.get("labels") or {})
@@ -620,7 +620,8 @@ def new_node(template: dict, name: str) -> dict:
     if taints:
         spec["taints"] = taints
     status = template.get("status") or {}
-    new_status = {key: copy.deepcopy(status[key]) for key in ("capacity", "allocatable", "images", "nodeInfo")
+    new_status = {key: copy.deepcopy(status[key])
+                  for key in ("capacity", "allocatable", "images", "declaredFeatures", "nodeInfo")
                   if key in status}
     new_status["conditions"] = [{"type": "Ready", "status": "True"}]
     return {"apiVersion": "v1", "kind": "Node",
