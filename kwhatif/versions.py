@@ -52,6 +52,7 @@ DRA_INCUBATING_ALLOCATOR = "DRAIncubatingAllocator"
 DRA_SCORE_READS_ALLOCATED_CLAIMS = "DynamicResourcesScoreReadsAllocatedClaims"
 DRA_EXTENDED_RESOURCE = "DRAExtendedResource"
 FIT_SIGNS_WITHOUT_DRA_RESOURCES = "NodeResourcesFitSignsWithoutDRAResources"
+NODE_DECLARED_FEATURES = "NodeDeclaredFeaturesOn"
 
 CHANGES: dict[str, Change] = {c.id: c for c in (
     Change(UNTOLERATED_TAINTS_REASON, _v("1.34.2"), "TaintToleration",
@@ -74,7 +75,14 @@ CHANGES: dict[str, Change] = {c.id: c for c in (
     Change(IMAGE_LOCALITY_IMAGE_VOLUMES, _v("1.36.0"), "ImageLocality",
            "the images of the pod's image volumes count in the sum, not in the threshold (1000MB per "
            "container and init container)",
-           "v1.36.2 image_locality.go sumImageScores, image_locality_test.go (kubernetes#130231)", (UPSTREAM_CODE,)),
+           "v1.36.2 image_locality.go sumImageScores, image_locality_test.go (kubernetes#130231)",
+           (UNIT_TESTS, UPSTREAM_CODE)),
+    Change(NODE_DECLARED_FEATURES, _v("1.36.0"), "NodeDeclaredFeatures",
+           "the gate is on (beta), so the plugin is in the default profile: a pod that needs a node feature (a "
+           "restart rule RestartAllContainers needs RestartAllContainersOnContainerExits) fits only nodes whose "
+           "status.declaredFeatures lists it: 'node(s) didn't match Pod's required features', unresolvable",
+           "v1.36.2 nodedeclaredfeatures.go, component-helpers nodedeclaredfeatures, default_plugins.go",
+           (REFERENCE, UNIT_TESTS)),
     Change(DRA_INCUBATING_ALLOCATOR, _v("1.36.0"), "DynamicResources (structured allocator)",
            "with DRADeviceTaints, DRAPartitionableDevices, DRADeviceBindingConditions and DRAConsumableCapacity on, "
            "the incubating allocator: device taints against the requests' tolerations, counters shared by a "

@@ -111,11 +111,11 @@ def test_pending_v1_34_2_taint_reason(tainted):
 
 def test_place_v1_36_balanced_allocation_picks_another_node():
     comparison = comparison_of("place", WORKER, "-c", UPGRADE, "--compare-version", "1.36")
-    assert comparison["preview"] is True
+    assert "preview" not in comparison  # v1.36 is verified against the real v1.36.2
     by_what = {d["what"]: (d["from"], d["to"]) for d in comparison["differences"]}
     assert by_what["selected"] == (["node-b"], ["node-a"])
     result = invoke("place", WORKER, "-c", UPGRADE, "--compare-version", "1.36")
-    assert "Under v1.36.0 (preview: modelled from upstream's text, not verified) instead of v1.35.7:" in result.stdout
+    assert "Under v1.36.3 instead of v1.35.7:" in result.stdout
 
 
 def test_no_difference_and_the_exit_status_follows_the_answer(tmp_path):
@@ -123,8 +123,7 @@ def test_no_difference_and_the_exit_status_follows_the_answer(tmp_path):
     big.write_text(json.dumps(make_pod("big").req(cpu="100").obj()))
     result = invoke("place", str(big), "-c", UPGRADE, "--compare-version", "1.36")
     assert result.exit_code == 1  # does not fit under either: the FitError is the same
-    assert result.stdout.rstrip().endswith("Under v1.36.0 (preview: modelled from upstream's text, not verified) "
-                                           "instead of v1.35.7: no difference.")
+    assert result.stdout.rstrip().endswith("Under v1.36.3 instead of v1.35.7: no difference.")
     assert comparison_of("place", WORKER, "-c", UPGRADE, "--compare-version", "v1.35.7") == \
         {"kubernetesVersion": "v1.35.7", "same": True, "differences": []}
 

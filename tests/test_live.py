@@ -485,3 +485,28 @@ def test_a_server_without_version_is_answered_from_the_kubelets_as_its_dump(serv
     assert {(a["kubernetesVersion"], a["kubernetesVersionNote"]) for a in answers} == {
         ("v1.34.7", "v1.34 guessed from the nodes' kubelets (v1.34.1), its newest modelled patch; "
                     "--kubernetes-version sets it")}
+
+
+def test_node_declared_features_are_read_live_and_kept_by_a_snapshot(server, kc, tmp_path):
+    """A v1.36 cluster: only the node whose status.declaredFeatures lists RestartAllContainersOnContainerExits
+    takes a pod with a restart rule RestartAllContainers, live and from a snapshot of it."""
+    server.behaviour.git_version = "v1.36.2"
+    node = api_node(990)
+    node["spec"].pop("taints", None)
+    node["status"]["declaredFeatures"] = ["RestartAllContainersOnContainerExits"]
+    server.add_object(node)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "restarts", "namespace": "team-b"},
+           "spec": {"restartPolicy": "Never", "containers": [{
+               "name": "c", "image": "x", "restartPolicy": "Never", "resources": {"requests": {"cpu": "100m"}},
+               "restartPolicyRules": [{"action": "RestartAllContainers",
+                                       "exitCodes": {"operator": "In", "values": [42]}}]}]}}
+    path = tmp_path / "pod.json"
+    path.write_text(json.dumps(pod))
+    snap = tmp_path / "s.kwi.json.gz"
+    assert runner.invoke(app, ["snapshot", "-o", str(snap), "--kubeconfig", kc]).exit_code == 0
+    for source in (["--kubeconfig", kc], ["-c", str(snap)]):
+        doc = json.loads(runner.invoke(app, ["place", str(path), *source, "-o", "json"]).stdout)
+        assert (doc["kubernetesVersion"], doc["selected"]) == ("v1.36.2", [node["metadata"]["name"]])
+        assert doc["feasible"] == [node["metadata"]["name"]]
+        # every other node is tainted or declares no feature
+        assert {v["plugin"] for v in doc["filtered"].values()} == {"TaintToleration", "NodeDeclaredFeatures"}

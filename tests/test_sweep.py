@@ -108,7 +108,7 @@ def test_each_node_table_and_summary(hand_file):
     code, out = cli("drain", "--each-node", "-c", hand_file, "--workers", "1")
     assert code == 1
     lines = out.splitlines()
-    assert lines[0].startswith("Answered as kube-scheduler v1.35.7 (the cluster's version is unknown")
+    assert lines[0].startswith("Answered as kube-scheduler v1.36.3 (the cluster's version is unknown")
     assert lines[1] == "Every node drained alone (kubectl drain rules): 5 node(s)"
     assert lines[-1] == "1 of 5 node(s) can be drained alone; 4 cannot: 1 PDB, 1 local storage, 1 no room, 1 unmanaged."
     table = lines[lines.index("Nodes that cannot be drained, worst first") + 1:-2]

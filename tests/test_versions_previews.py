@@ -40,11 +40,12 @@ def test_each_difference_says_how_it_is_verified():
     new_136 = {c.id: c.verified for c in v136.changes if c.since[:2] == (1, 36)}
     new_137 = {c.id: c.verified for c in v137.changes if c.since[:2] == (1, 37)}
     assert new_136 == {"BalancedAllocationScoresChange": (REFERENCE, UNIT_TESTS),
-                       "ImageLocalityImageVolumes": (UPSTREAM_CODE,), "DRAAllocatorRollback": (UPSTREAM_CODE,),
+                       "ImageLocalityImageVolumes": (UNIT_TESTS, UPSTREAM_CODE), "DRAAllocatorRollback": (UPSTREAM_CODE,),
                        "DRAIncubatingAllocator": (REFERENCE, UNIT_TESTS),
                        "DynamicResourcesScoreReadsAllocatedClaims": (UPSTREAM_CODE,),
                        "DRAExtendedResource": (UNIT_TESTS, UPSTREAM_CODE),
-                       "NodeResourcesFitSignsWithoutDRAResources": (UPSTREAM_CODE,)}
+                       "NodeResourcesFitSignsWithoutDRAResources": (UPSTREAM_CODE,),
+                       "NodeDeclaredFeaturesOn": (REFERENCE, UNIT_TESTS)}
     assert new_137 == {"ImageLocalityImageVolumeThreshold": (PREVIEW,)}
     assert all(c.source for c in CHANGES.values())
 

@@ -1,7 +1,7 @@
 """ImageLocality: favours nodes that already have the pod's images, scaled by how widespread each
-image is so that one ubiquitous image does not dominate. From v1.36 (kubernetes#130231) the images of
-the pod's image volumes count too, in the sum only; v1.37 (kubernetes#138951) counts them in the
-threshold as well."""
+image is so that one ubiquitous image does not dominate. From v1.36 (sumImageScores, kubernetes#130231)
+the images of the pod's image volumes count too, in the sum only; the v1.37 preview (kubernetes#138951)
+counts them in the threshold as well."""
 
 from __future__ import annotations
 

@@ -40,8 +40,8 @@ def test_small_images_score_zero():
     assert ImageLocality({}, Handle(snap)).score(CycleState(), make_pod().info(), snap.node_info_list[0]) == 0
 
 
-# Image volumes (kubernetes#130231, v1.36: in the sum; kubernetes#138951, v1.37: in the threshold too),
-# from the PR and issue texts (kubernetes#138952 quotes v1.36's sumImageScores); hand-computed.
+# Image volumes (v1.36.2's sumImageScores: in the sum; the v1.37 preview, kubernetes#138951: in the threshold
+# too); hand-computed.
 def _image_volume_plugin(snap, version: str) -> ImageLocality:
     return ImageLocality({}, Handle(snap, None, features_for(version)))
 
@@ -72,3 +72,55 @@ def test_image_volume_missing_from_every_node_still_counts_in_the_v1_37_threshol
     pod = make_pod().set("spec.volumes", [{"name": "d", "image": {"reference": "registry.example.com/x:2"}}]).info()
     assert _image_volume_plugin(snap, "1.36").score(CycleState(), pod, snap.node_info_list[0]) == 100
     assert _image_volume_plugin(snap, "1.37").score(CycleState(), pod, snap.node_info_list[0]) == 74
+
+
+# image_locality_test.go (v1.36.2) TestImageLocalityPriority: node image lists and pods as upstream's.
+NODE_IMAGES = {
+    "node403002000": [(["gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"], 40), (["gcr.io/300:latest", "gcr.io/300:v1"], 300),
+                      (["gcr.io/2000:latest"], 2000)],
+    "node25010": [(["gcr.io/250:latest"], 250), (["gcr.io/10:latest", "gcr.io/10:v1"], 10)],
+    "node60040900": [(["gcr.io/600:latest"], 600), (["gcr.io/40:latest"], 40), (["gcr.io/900:latest"], 900)],
+    "node300600900": [(["gcr.io/300:latest"], 300), (["gcr.io/600:latest"], 600), (["gcr.io/900:latest"], 900)],
+    "node400030": [(["gcr.io/4000:latest"], 4000), (["gcr.io/30:latest"], 30)],
+    "node203040": [(["gcr.io/20:latest"], 20), (["gcr.io/30:latest"], 30), (["gcr.io/40:latest"], 40)],
+    "nodeWithNoImages": [],
+}
+
+
+def _spec(*images: str, init: tuple[str, ...] = (), volumes: tuple[str, ...] = ()) -> dict:
+    spec: dict = {"containers": [{"name": f"c{i}", "image": image} for i, image in enumerate(images)]}
+    if init:
+        spec["initContainers"] = [{"name": f"i{i}", "image": image} for i, image in enumerate(init)]
+    if volumes:
+        spec["volumes"] = [{"name": f"v{i}", "image": {"reference": ref}} for i, ref in enumerate(volumes)]
+    return spec
+
+
+@pytest.mark.parametrize("name,spec,nodes,expected", [
+    ("two images spread on two nodes, prefer the larger image one", _spec("gcr.io/40", "gcr.io/250"),
+     ["node403002000", "node25010"], [0, 5]),
+    ("two images on one node, prefer this node", _spec("gcr.io/40", "gcr.io/300"), ["node403002000", "node25010"],
+     [7, 0]),
+    ("if exceed limit, use limit", _spec("gcr.io/10", "gcr.io/4000"), ["node400030", "node25010"], [100, 0]),
+    ("if exceed limit, use limit (with node which has no images present)", _spec("gcr.io/10", "gcr.io/4000"),
+     ["node400030", "node25010", "nodeWithNoImages"], [66, 0, 0]),
+    ("pod with multiple large images, node2 is preferred", _spec("gcr.io/300", "gcr.io/600", "gcr.io/900"),
+     ["node60040900", "node300600900", "nodeWithNoImages"], [32, 36, 0]),
+    ("pod with multiple small images", _spec("gcr.io/30", "gcr.io/40"), ["node203040", "node400030"], [1, 0]),
+    ("pod with ImageVolume", _spec("gcr.io/30", volumes=("gcr.io/300",)), ["node300600900", "node400030"], [12, 0]),
+    ("include InitContainers: two images spread on two nodes, prefer the larger image one",
+     _spec("gcr.io/30", init=("gcr.io/300",)), ["node403002000", "node203040"], [6, 0]),
+])
+def test_image_locality_priority_v1_36(name, spec, nodes, expected):
+    objs = []
+    for i, status in enumerate(nodes, 1):
+        node = make_node(f"node{i}").obj()
+        node["status"]["images"] = [{"names": names, "sizeBytes": size * MB} for names, size in NODE_IMAGES[status]]
+        objs.append(node)
+    snap = snapshot(objs)
+    pod = make_pod().set("spec.containers", spec["containers"])
+    for key in ("initContainers", "volumes"):
+        if key in spec:
+            pod = pod.set(f"spec.{key}", spec[key])
+    plugin = _image_volume_plugin(snap, "1.36")
+    assert [plugin.score(CycleState(), pod.info(), ni) for ni in snap.node_info_list] == expected
