@@ -207,7 +207,7 @@ _DEFAULT_PLUGINS = (
 )
 
 
-def _default_plugins(enabled, dra_scores: bool) -> tuple[tuple[str, int | None], ...]:
+def apply_feature_gates(enabled, dra_scores: bool) -> tuple[tuple[str, int | None], ...]:
     """applyFeatureGates on the default set, for gates read through ``enabled``: NodeDeclaredFeatures
     appended, DynamicResources before DefaultPreemption (weight 2 once it scores, v1.35), GangScheduling
     appended, TopologyPlacementGenerator and PodGroupPodsCount (weight 1) appended. Gates a release does
@@ -272,7 +272,7 @@ class Release:
     @property
     def default_plugins(self) -> tuple[tuple[str, int | None], ...]:
         """The default profile's MultiPoint plugins and weights with the release's gate defaults."""
-        return _default_plugins(lambda gate: gate in self.gates and self.gates[gate].default,
+        return apply_feature_gates(lambda gate: gate in self.gates and self.gates[gate].default,
                                 self.has(DYNAMIC_RESOURCES_SCORE))
 
     @property
@@ -396,7 +396,7 @@ class Features:
 
     def default_plugins(self) -> tuple[tuple[str, int | None], ...]:
         """The default profile's MultiPoint plugins as the release's applyFeatureGates makes them with these gates."""
-        return _default_plugins(self.enabled, self.has(DYNAMIC_RESOURCES_SCORE))
+        return apply_feature_gates(self.enabled, self.has(DYNAMIC_RESOURCES_SCORE))
 
     def with_note(self, note: str) -> "Features":
         return replace(self, note=note)
