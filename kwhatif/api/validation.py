@@ -585,7 +585,8 @@ def _validate_init_restart_policy(c: dict, path: str) -> list[FieldError]:
     if not rules_allowed:
         return []
     if policy is None:
-        return [required(f"{path}.restartPolicy", "must specify restartPolicy when restart rules are used")] if rules else []
+        return [required(f"{path}.restartPolicy", "must specify restartPolicy when restart rules are used")
+                ] if rules else []
     if policy == "Always" and not restart_all:
         return [forbidden(f"{path}.restartPolicyRules",
                           "restartPolicyRules are not allowed for init containers with restart policy Always")
