@@ -106,3 +106,30 @@ def test_merge_plugins(name, custom, defaults, expected):
     empty = _set()
     for point in ("multiPoint",) + EXTENSION_POINTS:  # a Go nil set is an empty one here
         assert (got.get(point) or empty) == (expected.get(point) or empty), point
+
+
+def _profile_plugins(version: str, plugins: dict) -> dict:
+    from kwhatif.framework.config import plugins_by_point
+    from kwhatif.framework.scheduler_config.loader import scheduler_config_from_dict
+    from kwhatif.versions import features_for
+
+    setup = scheduler_config_from_dict({"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                        "kind": "KubeSchedulerConfiguration",
+                                        "profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}]},
+                                       "c.yaml", features=features_for(version))
+    return plugins_by_point(setup.profiles[0].plugins, setup.profiles[0].features)
+
+
+def test_a_configuration_runs_node_declared_features_where_the_release_registers_it():
+    """v1.36 runs it from the defaults (PreFilter and Filter), a profile may disable it; v1.35 registers it
+    (its gate off: a configured plugin that skips); v1.34 has no such plugin."""
+    assert "NodeDeclaredFeatures" in _profile_plugins("1.36", {})["preFilter"]
+    assert _profile_plugins("1.36", {})["filter"][-1] == "NodeDeclaredFeatures"
+    assert "NodeDeclaredFeatures" not in _profile_plugins("1.36", {"multiPoint": {"disabled": [
+        {"name": "NodeDeclaredFeatures"}]}})["filter"]
+    assert _profile_plugins("1.35", {"filter": {"enabled": [{"name": "NodeDeclaredFeatures"}]}})["filter"][-1] == \
+        "NodeDeclaredFeatures"
+    from kwhatif.errors import InputError
+
+    with pytest.raises(InputError, match=r'FilterPlugin "NodeDeclaredFeatures" does not exist$'):
+        _profile_plugins("1.34", {"filter": {"enabled": [{"name": "NodeDeclaredFeatures"}]}})

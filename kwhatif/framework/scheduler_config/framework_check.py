@@ -7,7 +7,7 @@ import difflib
 
 from kwhatif.api.validation import go_quote
 from kwhatif.framework.config import PluginSetError, plugins_by_point
-from kwhatif.framework.registry import PLUGIN_ARGS, REGISTRY
+from kwhatif.framework.registry import PLUGIN_ARGS, REGISTRY, registered
 from kwhatif.framework.scheduler_config.refusal import refuse
 from kwhatif.framework.scheduler_config.profile import ProfileConfig, enabled_names
 from kwhatif.plugins.args.base import aggregate
@@ -53,7 +53,7 @@ def check_framework(profile: ProfileConfig, features: Features = DEFAULT) -> Non
         by_point = plugins_by_point(plugins, features)
     except PluginSetError as exc:
         where = profile.enabled_path(exc.written_at, exc.entry)
-        hint = _did_you_mean(exc.name) if exc.problem == PluginSetError.UNKNOWN else ""
+        hint = _did_you_mean(exc.name, features) if exc.problem == PluginSetError.UNKNOWN else ""
         refuse(f"{where}: {prefix}{exc}{hint}")
     if len(by_point["queueSort"]) != 1:
         refuse(f"{path}.plugins: only one queue sort plugin required for profile with scheduler name "
@@ -63,6 +63,8 @@ def check_framework(profile: ProfileConfig, features: Features = DEFAULT) -> Non
                f"{go_quote(profile.scheduler_name)}")
 
 
-def _did_you_mean(name: str) -> str:
-    close = difflib.get_close_matches(name, list(REGISTRY), n=1, cutoff=0.8)
+def _did_you_mean(name: str, features: Features) -> str:
+    """A registered plugin of the release whose name is close (a plugin a later release adds is not one)."""
+    close = difflib.get_close_matches(name, [n for n in REGISTRY if registered(n, features) and n != name],
+                                      n=1, cutoff=0.8)
     return f" (did you mean {go_quote(close[0])}?)" if close else ""
