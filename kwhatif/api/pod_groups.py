@@ -14,8 +14,7 @@ here; the scheduler ignores them when their gate is off.
 from __future__ import annotations
 
 from kwhatif.api.validation import (FieldError, duplicate, invalid, is_qualified_name, name_is_dns_label,
-                                    name_is_dns_subdomain, not_supported, required, validate_annotations,
-                                    validate_labels)
+                                    name_is_dns_subdomain, not_supported, required, validate_object_meta)
 
 GROUP = "scheduling.k8s.io"
 API_VERSIONS = (f"{GROUP}/v1alpha2",)
@@ -59,7 +58,7 @@ def validate(obj: dict) -> list[FieldError]:
 
 
 def validate_pod_group(pod_group: dict) -> list[FieldError]:
-    errs = _object_meta(pod_group.get("metadata") or {}, "metadata", name_is_dns_subdomain)
+    errs = validate_object_meta(pod_group.get("metadata") or {}, "metadata")
     spec = pod_group.get("spec") or {}
     ref = spec.get("podGroupTemplateRef")
     if ref is not None:
@@ -70,7 +69,7 @@ def validate_pod_group(pod_group: dict) -> list[FieldError]:
 
 
 def validate_workload(workload: dict) -> list[FieldError]:
-    errs = _object_meta(workload.get("metadata") or {}, "metadata", name_is_dns_subdomain)
+    errs = validate_object_meta(workload.get("metadata") or {}, "metadata")
     spec = workload.get("spec") or {}
     ref = spec.get("controllerRef")
     if ref is not None:
@@ -87,26 +86,6 @@ def validate_workload(workload: dict) -> list[FieldError]:
         errs += _short_name(template.get("name") or "", f"{where}.name")
         errs += _policy_and_constraints(template, where)
         errs += _disruption_and_priority(template, where, priority=False)
-    return errs
-
-
-def _object_meta(meta: dict, path: str, name_check) -> list[FieldError]:
-    """ValidateObjectMeta of a namespaced object (kubectl fills an unset namespace from its context)."""
-    errs: list[FieldError] = []
-    name = meta.get("name") or ""
-    generate_name = meta.get("generateName") or ""
-    if generate_name:
-        errs += [invalid(f"{path}.generateName", generate_name, m) for m in name_check(generate_name, True)]
-    if not name:
-        if not generate_name:
-            errs.append(required(f"{path}.name", "name or generateName is required"))
-    else:
-        errs += [invalid(f"{path}.name", name, m) for m in name_check(name, False)]
-    namespace = meta.get("namespace") or ""
-    if namespace:
-        errs += [invalid(f"{path}.namespace", namespace, m) for m in name_is_dns_label(namespace, False)]
-    errs += validate_labels(meta.get("labels"), f"{path}.labels")
-    errs += validate_annotations(meta.get("annotations"), f"{path}.annotations")
     return errs
 
 

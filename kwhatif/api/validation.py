@@ -1033,8 +1033,8 @@ def _validate_resource_claims(claims: list, path: str) -> list[FieldError]:
     return errs
 
 
-def _validate_object_meta(meta: dict, path: str) -> list[FieldError]:
-    """ValidateObjectMeta for a namespaced object named as a DNS subdomain (a Pod)."""
+def validate_object_meta(meta: dict, path: str) -> list[FieldError]:
+    """ValidateObjectMeta for a namespaced object named as a DNS subdomain (a Pod, a PodGroup, a Workload)."""
     errs: list[FieldError] = []
     generate_name = meta.get("generateName") or ""
     name = meta.get("name") or ""
@@ -1083,7 +1083,7 @@ def validate_pod_create(pod: dict) -> list[FieldError]:
     meta = pod.get("metadata") or {}
     spec = _with_requests_from_limits(pod.get("spec") or {})
     labels = meta.get("labels") or {}
-    errs = _validate_object_meta(meta, "metadata")
+    errs = validate_object_meta(meta, "metadata")
     errs += _validate_pod_annotations(meta.get("annotations") or {}, "metadata.annotations")
     errs += validate_pod_spec(spec, labels, meta.get("name") or "", "spec")
     for group in ("containers", "initContainers"):
