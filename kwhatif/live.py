@@ -68,10 +68,15 @@ class Resource:
         group, _, version = self.api_version.rpartition("/")
         return f"{(group.split('.')[0] or 'core').capitalize()}{version.capitalize()}Api"
 
+    @property
+    def method_suffix(self) -> str:
+        """The kind as the client's method names spell it: CSIStorageCapacity -> csi_storage_capacity."""
+        return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", self.kind).lower()
+
     def list_method(self, api):
         """The client's list call: list_namespaced_lease for one namespace; list_pod_for_all_namespaces for
         a namespaced kind (the client has those for namespaced kinds only), else list_node."""
-        name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", self.kind).lower()
+        name = self.method_suffix
         if self.namespace:
             return getattr(api, f"list_namespaced_{name}")
         return getattr(api, f"list_{name}_for_all_namespaces", None) or getattr(api, f"list_{name}")
@@ -353,6 +358,36 @@ def _server_version(connection: Connection, reporter: "_Reporter") -> str | None
         return None
     version = info.get("gitVersion") if isinstance(info, dict) else None
     return version if isinstance(version, str) and version else None
+
+
+def get_object(kind: str, api_version: str, namespace: str, name: str, kubeconfig: str | None = None,
+               context: str | None = None) -> tuple[dict, str]:
+    """One namespaced object, whole (``place deployment/web``: its pod template too), read with one GET;
+    with the server it came from. Not found is bad input (exit 2), said as kubectl says it, with the
+    namespace it was looked for in."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    res = Resource(kind, api_version, namespace=namespace)
+    connection = connect(kubeconfig, context)
+    try:
+        call = getattr(getattr(client, res.api)(connection.api_client), f"read_namespaced_{res.method_suffix}")
+        kwargs = {"name": name, "namespace": namespace, "_preload_content": False,
+                  "_request_timeout": (CONNECT_TIMEOUT, READ_TIMEOUT)}
+        try:
+            obj = orjson.loads(_get(call, kwargs, connection))
+        except ApiException as exc:
+            if exc.status == 404:
+                raise InputError(f'{_status_message(exc)} in namespace "{namespace}" on {connection.server} '
+                                 f"(-n NAMESPACE picks another namespace)") from None
+            if exc.status == 403:
+                raise ForbiddenError(f"forbidden to get {res.resource} in namespace {namespace} on "
+                                     f"{connection.server} ({_status_message(exc)})") from None
+            raise _api_error(exc, connection, res) from None
+    finally:
+        connection.api_client.close()
+    obj.update(kind=kind, apiVersion=api_version)
+    return obj, connection.server
 
 
 def _get(call, kwargs: dict, connection: Connection) -> bytes:

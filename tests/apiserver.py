@@ -41,6 +41,10 @@ ENDPOINTS = {
     "/apis/apps/v1/replicasets": ("ReplicaSetList", "apps/v1", "replicasets", "apps", "ReplicaSet"),
     "/apis/apps/v1/statefulsets": ("StatefulSetList", "apps/v1", "statefulsets", "apps", "StatefulSet"),
     "/apis/batch/v1/jobs": ("JobList", "batch/v1", "jobs", "batch", "Job"),
+    # kwhatif lists none of these three: it GETs one by name (place deployment/NAME)
+    "/apis/apps/v1/deployments": ("DeploymentList", "apps/v1", "deployments", "apps", "Deployment"),
+    "/apis/apps/v1/daemonsets": ("DaemonSetList", "apps/v1", "daemonsets", "apps", "DaemonSet"),
+    "/apis/batch/v1/cronjobs": ("CronJobList", "batch/v1", "cronjobs", "batch", "CronJob"),
     "/apis/storage.k8s.io/v1/storageclasses": ("StorageClassList", "storage.k8s.io/v1", "storageclasses",
                                                "storage.k8s.io", "StorageClass"),
     "/apis/storage.k8s.io/v1/csinodes": ("CSINodeList", "storage.k8s.io/v1", "csinodes", "storage.k8s.io",
@@ -217,6 +221,8 @@ class APIServer:
                                       "buildDate": "2026-05-12T10:00:00Z", "goVersion": "go1.25.9",
                                       "compiler": "gc", "platform": "linux/amd64"})
         spec = ENDPOINTS.get(path)
+        if spec is None and method == "GET" and _named(path) is not None:
+            return self.get_named(*_named(path))
         if spec is None or path in b.not_found:
             return 404, status_body(404, "NotFound", "the server could not find the requested resource")
         list_kind, api_version, resource, group, _ = spec
@@ -256,8 +262,27 @@ class APIServer:
         head = orjson.dumps({"kind": list_kind, "apiVersion": api_version, "metadata": meta})
         return 200, head[:-1] + b',"items":[' + b",".join(items[start:end]) + b"]}"
 
+    def get_named(self, path: str, namespace: str, name: str) -> tuple[int, bytes]:
+        """GET of one namespaced object: the stored item, or NotFound worded as the API server words it."""
+        _, api_version, resource, group, kind = ENDPOINTS[path]
+        for item in self.items[path]:
+            meta = orjson.loads(item).get("metadata") or {}
+            if meta.get("name") == name and meta.get("namespace") == namespace:
+                return 200, orjson.dumps({"kind": kind, "apiVersion": api_version, **orjson.loads(item)})
+        return 404, status_body(404, "NotFound", f"{resource}{'.' + group if group else ''} \"{name}\" not found",
+                                {"name": name, "group": group, "kind": resource})
+
     def verbs(self) -> set[str]:
         return {r.method for r in self.requests}
+
+
+def _named(path: str) -> tuple[str, str, str] | None:
+    """(list path, namespace, name) of a namespaced object's path (/apis/apps/v1/namespaces/NS/deployments/NAME)."""
+    head, marker, rest = path.partition("/namespaces/")
+    parts = rest.split("/")
+    if not marker or len(parts) != 3 or f"{head}/{parts[1]}" not in ENDPOINTS:
+        return None
+    return f"{head}/{parts[1]}", parts[0], parts[2]
 
 
 def _excluded_phases(selector: str) -> set[str]:

@@ -110,13 +110,13 @@ def refuse_stdin_twice(pod: str, cluster: str | None) -> None:
                          "give one of them as a file")
 
 
-def load_inputs(inputs: ClusterInputs):
+def load_inputs(inputs: ClusterInputs, state=None):
     """The cluster (a snapshot or dump, else the live cluster) and the scheduler setup: the configuration
     file (else the defaults) of the release ``--kubernetes-version`` names, else the cluster's own.
 
     A file without a single Node is refused: it is not a cluster (most likely a pod manifest given as
     ``--cluster``), and "0 nodes are available" would read as an answer. A live cluster without nodes
-    is a real cluster, answered as kube-scheduler answers it."""
+    is a real cluster, answered as kube-scheduler answers it. ``state``: the cluster, already read."""
     from kwhatif import whatif
     from kwhatif.whatif.versions import cluster_features, features_for
 
@@ -127,7 +127,8 @@ def load_inputs(inputs: ClusterInputs):
         raise InputError(f"--percentage-of-nodes-to-score must be between 0 and 100, got {percentage}")
     if inputs.kubernetes_version:  # a bad version or configuration is said before the cluster is read
         setup = _setup(inputs, features_for(inputs.kubernetes_version, inputs.feature_gates))
-    state = whatif.load_cluster(cluster) if cluster else whatif.load_live_cluster(inputs.kubeconfig, inputs.context)
+    if state is None:
+        state = whatif.load_cluster(cluster) if cluster else whatif.load_live_cluster(inputs.kubeconfig, inputs.context)
     if cluster and not state.nodes:
         held = ", ".join(f"{n} {kind}" for kind, n in {**state.counts(), **state.skipped_kinds}.items())
         raise InputError(f"--cluster {cluster}: no Node objects, so this is not a cluster dump or snapshot "
@@ -174,8 +175,22 @@ def check_node_names(cluster, names: list[str] | None) -> None:
 
 def cluster_pod_reference(inputs: PodInputs):
     """``pod/NAME`` or ``NAMESPACE/NAME`` as (namespace, name), namespace defaulted as kubectl defaults it;
-    None for a manifest (then -n is refused: it names the namespace of a cluster pod)."""
-    from kwhatif.whatif.cluster_pods import parse_pod_reference
+    None for a manifest (then -n is refused: it names the namespace of a cluster pod). A workload's
+    ``TYPE/NAME`` is refused: the command asks about one pod."""
+    reference = cluster_reference(inputs)
+    if reference is None:
+        return None
+    if reference.kind != "Pod":
+        raise InputError(f"{inputs.pod}: this command asks about one pod: pod/NAME or a manifest (place "
+                         f"{inputs.pod} places the {reference.kind}'s pods)")
+    return reference.namespace, reference.name
+
+
+def cluster_reference(inputs: PodInputs):
+    """``pod/NAME``, ``NAMESPACE/NAME`` or a workload's ``TYPE/NAME`` (``deployment/web``) as a PodReference
+    with its namespace (defaulted as kubectl defaults it); None for a manifest (then -n is refused: it names
+    the namespace of an object of the cluster)."""
+    from kwhatif.whatif.cluster_pods import PodReference, parse_pod_reference
 
     pod, namespace = inputs.pod, inputs.namespace
 
@@ -187,11 +202,32 @@ def cluster_pod_reference(inputs: PodInputs):
         return None
     if reference.namespace and namespace and reference.namespace != namespace:
         raise InputError(f"{pod} names namespace {reference.namespace}, but -n says {namespace}")
-    if reference.namespace or namespace:
-        return reference.namespace or namespace, reference.name
-    from kwhatif.live import context_namespace
+    if not reference.namespace and not namespace:
+        from kwhatif.live import context_namespace
 
-    return context_namespace(inputs.kubeconfig, inputs.context), reference.name
+        namespace = context_namespace(inputs.kubeconfig, inputs.context)
+    return PodReference(reference.namespace or namespace, reference.name, reference.kind)
+
+
+def workload_inputs(inputs: PodInputs, reference):
+    """The workload ``reference`` names, as the manifest objects to place (read whole from the dump, or
+    with one GET from the live cluster), and the cluster and scheduler setup (``load_inputs``); the dump is
+    read once for both."""
+    from kwhatif import whatif
+    from kwhatif.loader import load_dump
+    from kwhatif.snapshot_file import is_snapshot
+    from kwhatif.whatif.cluster_workloads import find_workload, read_live_workload, refuse_snapshot
+
+    kind, namespace, name = reference.kind, reference.namespace, reference.name
+    path = inputs.cluster
+    if not path:
+        found = read_live_workload(kind, namespace, name, inputs.kubeconfig, inputs.context)
+        return [found], *load_inputs(inputs)
+    if is_snapshot(path):
+        raise refuse_snapshot(path, kind, namespace, name)
+    dump = load_dump(path)
+    found = find_workload(dump.objects, kind, namespace, name, path)
+    return [found], *load_inputs(inputs, whatif.cluster_from_dump(path, dump))
 
 
 def validation_report(refusals: Refusals, table: bool) -> dict | None:

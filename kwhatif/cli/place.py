@@ -8,8 +8,8 @@ import typer
 
 from kwhatif.cli.changes import apply_current_changes, changes_under
 from kwhatif.api.validation import Refusals, start_validation
-from kwhatif.cli.common import (check_node_names, cluster_pod_reference, compare_setup, load_inputs,
-                                refuse_stdin_twice, validation_report)
+from kwhatif.cli.common import (check_node_names, cluster_reference, compare_setup, load_inputs,
+                                refuse_stdin_twice, validation_report, workload_inputs)
 from kwhatif.cli.optimal import OptimalOptions, movable_option, optimal_option, sequence_comparison, time_limit_option
 from kwhatif.cli.options import (AllNodesOption, CompareVersionOption, NodeOption, Output, OutputOption, PodInputs,
                                 ValidateOption)
@@ -54,6 +54,10 @@ def place(
     pod/NAME (or NAMESPACE/NAME) takes the pod from the cluster: a Pending pod is evaluated as its next
     attempt (its nomination tried first), a bound pod as if it were rescheduled (taken off its node).
 
+    TYPE/NAME (deployment/web -n shop; statefulset/, replicaset/, daemonset/, job/, cronjob/,
+    replicationcontroller/) takes that workload from the dump or the live cluster: its pods are placed as
+    its manifest's would be.
+
     A workload gives the pods its controller would create (all its replicas, a DaemonSet one per
     node), a List or several YAML documents (a release) all of theirs, with the Services, PDBs,
     PriorityClasses, claims ... it holds added to the cluster first; several pods are placed one after
@@ -68,9 +72,9 @@ def place(
     pod = inputs.pod
     refuse_stdin_twice(pod, inputs.cluster)
     trace = [] if trace_extenders else None
-    reference = cluster_pod_reference(inputs)
+    reference = cluster_reference(inputs)
     compared = compare_setup(inputs, compare_version)
-    if reference is not None:
+    if reference is not None and reference.kind == "Pod":
         if replicas is not None or in_order or seed is not None or options.enabled:
             raise InputError(f"{pod} is one pod of the cluster: --replicas, --in-order, --seed and --optimal "
                              f"take a manifest")
@@ -79,6 +83,7 @@ def place(
         _refuse_trace_without_extenders(trace_extenders, setup)
         cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
         check_node_names(cluster_state, node)
+        reference = reference.namespace, reference.name
         attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace, scenario=changed)
         attempt.result.scenario = scenario
         if other is not None:  # the pod under the compared release's own scenario
@@ -87,8 +92,12 @@ def place(
         else:
             _compare_single(attempt, compared)
         _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
-    objects, collection = load_manifests(pod, recursive)
-    cluster_state, setup = load_inputs(inputs)
+    if reference is not None:  # a workload of the cluster, placed as its manifest would be
+        objects, cluster_state, setup = workload_inputs(inputs, reference)
+        collection = False
+    else:
+        objects, collection = load_manifests(pod, recursive)
+        cluster_state, setup = load_inputs(inputs)
     other = changes_under(cluster_state, compared)
     _refuse_trace_without_extenders(trace_extenders, setup)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)

@@ -37,12 +37,13 @@ def load_cluster(path: str) -> Cluster:
     return cluster_from_dump(path)
 
 
-def cluster_from_dump(path: str) -> Cluster:
+def cluster_from_dump(path: str, dump=None) -> Cluster:
     """A dump as a Cluster that also records where it came from and when it was taken (the List's
-    ``kwhatif.io/captured-at`` annotation), for snapshot conversion and lease verdicts."""
+    ``kwhatif.io/captured-at`` annotation), for snapshot conversion and lease verdicts. ``dump``: its
+    objects, already read (``load_dump``)."""
     import os
 
-    dump = load_dump(path)
+    dump = dump or load_dump(path)
     cluster = Cluster.from_objects(dump.objects, source=path, warnings=dump.warnings)
     cluster.metadata = {"source": "dump", "dump": os.path.abspath(path) if path != "-" else "<stdin>",
                         "capturedAt": dump.captured_at, "missingPermissions": []}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from kwhatif.api.defaults import Admission
 from kwhatif.errors import InputError
+from kwhatif.whatif.cluster_workloads import WORKLOAD_TYPES, workload_kind
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.nodeinfo import PodInfo
 
@@ -30,10 +31,12 @@ EVALUATED_AS_RESCHEDULED = "rescheduled"
 
 @dataclass(frozen=True)
 class PodReference:
-    """``pod/NAME`` (namespace from -n) or ``NAMESPACE/NAME``: a pod the cluster source holds."""
+    """``pod/NAME`` (namespace from -n) or ``NAMESPACE/NAME``: a pod the cluster source holds; or
+    ``TYPE/NAME`` of a workload kind (``deployment/web``), the object whose pods are placed."""
 
     namespace: str | None
     name: str
+    kind: str = "Pod"
 
     def key(self, default_namespace: str) -> str:
         return f"{self.namespace or default_namespace}/{self.name}"
@@ -50,6 +53,9 @@ def parse_pod_reference(argument: str) -> PodReference | None:
         return None
     if first in _POD_TYPES:
         return PodReference(None, name)
+    kind = workload_kind(first)
+    if kind is not None:
+        return PodReference(None, name, kind)
     return PodReference(first, name) if _DNS_LABEL.match(first) else None
 
 
@@ -87,8 +93,11 @@ def find_pod(cluster: Cluster, namespace: str, name: str) -> dict:
             return pod
     in_namespace = sum(1 for pod in cluster.pods if pod["metadata"].get("namespace") == namespace)
     where = cluster.source or "the cluster"
+    # NAMESPACE/NAME and TYPE/NAME look alike: an unknown type reads as a namespace without pods.
+    types = (f"; or, if {namespace} was meant as a TYPE, kwhatif places pod/NAME and "
+             f"{'/, '.join(WORKLOAD_TYPES)}/NAME" if not in_namespace else "")
     raise InputError(f"pod {namespace}/{name} not found in {where} ({in_namespace} pod(s) in namespace "
-                     f"{namespace}; -n NAMESPACE or NAMESPACE/NAME picks another namespace)")
+                     f"{namespace}; -n NAMESPACE or NAMESPACE/NAME picks another namespace{types})")
 
 
 def take_pod(cluster: Cluster, namespace: str, name: str) -> ClusterPod:
