@@ -11,7 +11,9 @@ that does not fit keeps its FitError and the cycle goes on. The group is schedul
 Permit succeeds; every assumed pod is then bound. Otherwise nothing binds: the pods that fit read
 ``pod group is unschedulable, <their Permit message>`` and the group's PodGroupScheduled condition is
 False / Unschedulable (``submit``: submitPodGroupAlgorithmResult). A pod whose PostFilter nominated a node
-(preemption) is assumed there, and a group that needs any preemption waits for it.
+(preemption) is assumed there, and a group that needs any preemption waits for it. With
+WorkloadAwarePreemption an unschedulable group gets one preemption for the whole group
+(``run_workload_aware_preemption``, kwhatif.preemption_podgroup) instead of one per pod.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from kwhatif.api.pod_groups import pod_group_name
+from kwhatif.api.pod_groups import pod_group_name, topology_keys
 from kwhatif.framework.interface import Code, Status
+from kwhatif.plugins.gang_scheduling import find_pod_group
+from kwhatif.preemption import StartTimes, utc_now
+from kwhatif.preemption_podgroup import PodGroupEvaluator, Victim
 from kwhatif.result import ScheduleResult
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.pod_group_state import PodGroupStates
@@ -29,6 +34,8 @@ POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 WAITING_ON_PREEMPTION = "pod group is waiting for preemption to complete"
 PERMIT_WAIT_REASON = "one or more plugins asked to wait and no plugin rejected pod"
 POD_GROUP_SCHEDULED = "PodGroupScheduled"
+NO_PREEMPTION_PLUGIN = "default preemption plugin is not registered, workload aware preemption is disabled"
+CONSTRAINTS_NOT_SUPPORTED = "workload aware preemption is not supported for pod groups with scheduling constraints"
 
 
 def group_status(code: Code, *reasons: str) -> Status:
@@ -82,6 +89,8 @@ class PodGroupResult:
     # With TopologyAwareWorkloadScheduling: what each placement gave (plain data) and the one chosen.
     placements: list[dict] | None = None
     chosen_placement: str | None = None
+    # With WorkloadAwarePreemption: what the group's preemption decided (plain data, see GroupPreemption).
+    preemption: dict | None = None
 
     @property
     def scheduled(self) -> bool:
@@ -270,3 +279,51 @@ def _best_placement(feasible: list[tuple], framework, state):
         if best is None or entry["total"] > best[2]["total"]:
             best = (placement, result, entry)
     return best
+
+
+def run_workload_aware_preemption(group: PodGroupResult, framework, snapshot, pods: list[PodInfo],
+                                  run_cycle: Callable[[list[PodInfo]], PodGroupResult],
+                                  clock: Callable = utc_now) -> None:
+    """podGroupCycle's workload-aware preemption (WorkloadAwarePreemption on) for a group the cycle left
+    Unschedulable, on the snapshot as it was before the cycle. ``run_cycle(removed)`` runs the pod group
+    cycle again (without PostFilter, every change undone) with the ``removed`` pods off their nodes. On
+    success the group waits for its victims (waitingOnPreemption: its pods that fit read the group's
+    status); otherwise the reason is appended to the group's status (an error replaces it). What was
+    decided is kept in ``group.preemption``."""
+    if group.status is None or group.status.code != Code.UNSCHEDULABLE:
+        return
+    report = {"status": None, "message": "", "preemptorPriority": None, "potentialVictims": 0, "victims": [],
+              "evictedPods": 0, "placementAfterEviction": None}
+    pod_group = find_pod_group(snapshot.cluster, group.namespace, group.name)
+    if "DefaultPreemption" not in framework.plugins_map:
+        status = Status(Code.UNSCHEDULABLE, [NO_PREEMPTION_PLUGIN])
+    elif pod_group is None:
+        status = Status.error(f'failed to get pod group object: podgroup.scheduling.k8s.io "{group.name}" not found')
+    elif topology_keys(pod_group):
+        status = Status(Code.UNSCHEDULABLE, [CONSTRAINTS_NOT_SUPPORTED])
+    else:
+        evaluator = PodGroupEvaluator(snapshot, lambda ns, name: find_pod_group(snapshot.cluster, ns, name),
+                                      StartTimes(clock()), snapshot.cluster.priority_classes)
+
+        def feasible(removed: list[Victim]) -> Status | None:
+            result = run_cycle([pi for victim in removed for pi in victim.pods])
+            return None if result.scheduled else result.status
+
+        search = evaluator.preempt(pod_group, pods, feasible)
+        status = search.status
+        report["preemptorPriority"] = evaluator.preemptor_priority(pod_group)
+        report["potentialVictims"] = search.potential
+        report["victims"] = [victim.to_dict() for victim in search.victims]
+        report["evictedPods"] = len(search.pods())
+        if status is None:  # where the next cycle would put the group once the victims are gone
+            after = run_cycle(search.pods())
+            report["placementAfterEviction"] = {pr.pod.key: pr.node for pr in after.pod_results if pr.fits}
+    report["status"] = "Success" if status is None else status.code.label
+    report["message"] = "" if status is None else status.message
+    group.preemption = report
+    if status is None:
+        group.waiting_on_preemption = True
+    elif status.code == Code.ERROR:
+        group.status = status
+    else:
+        group.status = Status(group.status.code, [*group.status.reasons, status.message], group.status.plugin)

@@ -130,7 +130,7 @@ class Gate:
 # upstream's code reads them; NO_EFFECT gates change nothing kwhatif answers (timing, status writes).
 # Any other gate the release knows is refused as not modelled.
 MODELLED_GATES = frozenset({"GangScheduling", "GenericWorkload", "NodeDeclaredFeatures", "OpportunisticBatching",
-                            "StorageCapacityScoring", "TopologyAwareWorkloadScheduling"})
+                            "StorageCapacityScoring", "TopologyAwareWorkloadScheduling", "WorkloadAwarePreemption"})
 NO_EFFECT_GATES = frozenset({"SchedulerAsyncAPICalls", "NominatedNodeNameForExpectation",
                              "SchedulerPopFromBackoffQ", "SchedulerAsyncPreemption"})
 

@@ -1,7 +1,8 @@
 """The human view of pod group cycles (issue 39): for each PodGroup whether it was scheduled all at once,
 its quorum, the PodGroupScheduled condition, and when it was not, which pods fit where, which fit nowhere
 and the per-node picture: the group's pods the cycle put on each node and why each node refused the pods
-that fit nowhere."""
+that fit nowhere; with WorkloadAwarePreemption, which victims the group would evict and where it would then go,
+or why preemption cannot help."""
 
 from __future__ import annotations
 
@@ -44,6 +45,35 @@ def _placements(report: dict, console: Console) -> None:
                           Column("FEASIBLE"), Column("SCORE", right=True), Column("DETAIL", wrap=True)], rows)
 
 
+def _preemption(report: dict, console: Console) -> None:
+    """Workload-aware preemption for the whole group: the victims (a PodGroup whose disruption mode is
+    PodGroup goes as a whole) and where the next cycle would put the group once they are gone."""
+    outcome = report.get("preemption")
+    if not outcome:
+        return
+    console.file.write("\n")
+    if outcome["status"] != "Success":
+        console.print(Text(f"Workload-aware preemption cannot help ({outcome['status']}): {outcome['message']}",
+                           style="red"))
+        return
+    console.print(Text(f"Workload-aware preemption: evicting {outcome['evictedPods']} pod(s) in "
+                       f"{len(outcome['victims'])} victim(s) of lower priority than the group's "
+                       f"{outcome['preemptorPriority']} makes room for all of it; the group waits for them "
+                       "and is scheduled in a later cycle.", style="yellow"))
+    rows = [[f"PodGroup {victim['podGroup']} (all its pods)" if victim["podGroup"] else f"Pod {victim['pods'][0]['pod']}",
+             str(victim["priority"]),
+             ", ".join(f"{pod['pod'].rsplit('/', 1)[-1]} on {pod['node']}" for pod in victim["pods"]),
+             "violates" if victim["violatesPDB"] else ""]
+            for victim in outcome["victims"]]
+    print_table(console, [Column("VICTIM", wrap=True), Column("PRIORITY", right=True), Column("PODS", wrap=True),
+                          Column("PDB")], rows)
+    after = outcome.get("placementAfterEviction") or {}
+    if after:
+        console.file.write("\n")
+        print_table(console, [Column("POD"), Column("NODE AFTER THE EVICTION")],
+                    [[pod, node] for pod, node in after.items()])
+
+
 def render_pod_groups(reports: list[dict], console: Console | None = None) -> None:
     console = make_console(console)
     for report in reports:
@@ -69,6 +99,7 @@ def render_pod_groups(reports: list[dict], console: Console | None = None) -> No
                          for node, entry in report["byNode"].items()]
             print_table(console, [Column("NODE"), Column("GROUP PODS THERE", wrap=True),
                                   Column("REFUSED THERE", wrap=True)], node_rows)
+        _preemption(report, console)
 
 
 def render_gang_capacity(result, console: Console | None = None) -> None:

@@ -35,7 +35,7 @@ from kwhatif.queue import queue_order
 from kwhatif.result import NodeUsage, ScheduleResult
 from kwhatif.sampling import NodeWalk
 from kwhatif.schedule_one_podgroup import (PodGroupResult, group_key, pod_group_scheduling_algorithm,
-                                           pod_group_scheduling_placement_algorithm)
+                                           pod_group_scheduling_placement_algorithm, run_workload_aware_preemption)
 from kwhatif.scheduler import MIN_FEASIBLE_NODES_TO_FIND, Scheduler
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.node_memo import NodeMemo
@@ -343,18 +343,33 @@ class SequencePlacer:
                                      result.claim_allocations.get(node))
 
         framework = self.scheduler_for(queued[0].info).framework
+        placement_based = framework.features.enabled("TopologyAwareWorkloadScheduling")
+
+        def algorithm() -> PodGroupResult:
+            if placement_based:
+                return pod_group_scheduling_placement_algorithm(
+                    self.snapshot, states, namespace, name, queued, attempt, assume, framework,
+                    find_pod_group(self.snapshot.cluster, namespace, name) or {})
+            return pod_group_scheduling_algorithm(self.snapshot, states, namespace, name, queued, attempt, assume)
+
+        def simulate(removed: list[PodInfo]) -> PodGroupResult:
+            """The cycle again with ``removed`` off their nodes, every change undone (preemption's check)."""
+            with self.snapshot.forked():
+                for pi in removed:
+                    self.snapshot.forget_pod(pi)
+                result = algorithm()
+                for pr in result.pod_results:
+                    if pr.node is not None:
+                        states.forget(namespace, name, pr.pod.key)
+            return result
+
         self.snapshot.fork()
-        if framework.features.enabled("TopologyAwareWorkloadScheduling"):
-            group = pod_group_scheduling_placement_algorithm(
-                self.snapshot, states, namespace, name, queued, attempt, assume, framework,
-                find_pod_group(self.snapshot.cluster, namespace, name) or {})
-            if group.scheduled:  # every placement was simulated and undone: the chosen one's pods are assumed
-                for pod, pr in zip(queued, group.pod_results):
-                    if pr.fits:
-                        create_resource_claims(pod.info, self.snapshot)
-                        assume(pod, pr.node, pr.result)
-        else:
-            group = pod_group_scheduling_algorithm(self.snapshot, states, namespace, name, queued, attempt, assume)
+        group = algorithm()
+        if placement_based and group.scheduled:  # every placement was simulated and undone: assume the chosen
+            for pod, pr in zip(queued, group.pod_results):
+                if pr.fits:
+                    create_resource_claims(pod.info, self.snapshot)
+                    assume(pod, pr.node, pr.result)
         for pr in group.pod_results:
             if pr.node is not None:
                 if group.scheduled and pr.fits:
@@ -365,6 +380,8 @@ class SequencePlacer:
             self.snapshot.commit()
         else:
             self.snapshot.revert()
+            if framework.features.enabled("WorkloadAwarePreemption"):
+                run_workload_aware_preemption(group, framework, self.snapshot, [p.info for p in queued], simulate)
         for pod, pr in zip(queued, group.pod_results):
             result = pr.result
             message = group.pod_message(pr)
@@ -506,7 +523,8 @@ def group_report(key: tuple[str, str], members: list[PreparedPod], placements: l
               "condition": group.condition() if group is not None else None,
               "gatedBy": None, "pods": pods, "byNode": dict(sorted(nodes.items())),
               "placements": None if group is None else group.placements,
-              "chosenPlacement": None if group is None else group.chosen_placement}
+              "chosenPlacement": None if group is None else group.chosen_placement,
+              "preemption": None if group is None else group.preemption}
     if group is None:
         report["gatedBy"] = (WAITING_FOR_PODS if pod_group else
                              f'waiting for pods\'s pod group "{name}" to appear in scheduling queue')
