@@ -16,11 +16,12 @@ from __future__ import annotations
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from itertools import compress, count, repeat
-from operator import attrgetter, eq, is_, not_
+from itertools import compress, repeat
+from operator import attrgetter, eq
 from typing import Callable
 
 from kwhatif.api.defaults import Admission
+from kwhatif.evaluation import evaluation_for
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import (
     CLAIM_ALLOCATIONS_KEY,
@@ -39,7 +40,6 @@ from kwhatif.result import ScheduleResult
 from kwhatif.framework.batch import GATE as BATCHING_GATE
 from kwhatif.framework.batch import OpportunisticBatch, SortedScoredNodes
 from kwhatif.sampling import NodeWalk, Sampling, node_tree_order, walk
-from kwhatif.state.node_memo import MISSING, Kept, gather
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.versions import TOP_SCORE_HEAP
 
@@ -52,7 +52,6 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 _name = attrgetter("name")
-FILTER_CHUNK = 128  # nodes whose node-local Filter verdicts are looked up in the memo together
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -90,8 +89,10 @@ class Scheduler:
     """Evaluates pods against one snapshot with one profile's framework and the configured extenders."""
 
     def __init__(self, framework: Framework, extenders: list | None = None, parallelism: int = 16,
-                 clock: Callable[[], datetime] = utc_now) -> None:
+                 clock: Callable[[], datetime] = utc_now, evaluation: str | None = None) -> None:
+        """``evaluation``: the NodeEvaluation implementation (kwhatif.evaluation), the selected one when None."""
         self.framework = framework
+        self.evaluation = evaluation_for(framework, evaluation)
         self.snapshot = framework.snapshot
         self.extenders = extenders or []
         self.parallelism = parallelism
@@ -117,8 +118,7 @@ class Scheduler:
                                 num_all_nodes=len(nodes), features=fw.features)
         result.nodes_scheduler_would_examine = num_feasible_nodes_to_find(
             fw.profile.percentage_of_nodes_to_score, len(nodes))
-        if fw.memo:
-            fw.memo.begin(pod)
+        self.evaluation.begin(pod)
         gate = fw.run_pre_enqueue(pod)
         if gate is not None:
             result.gated, result.gate_status = True, gate
@@ -131,76 +131,24 @@ class Scheduler:
 
         state = CycleState()
         try:
-            return self._attempt(state, pod, nodes, result, walk, removed)
+            return self.schedule_pod(state, pod, nodes, result, walk, removed)
         finally:
             result.dra = state.read(DRA_DETAILS_KEY) or {}
             result.claim_allocations = state.read(CLAIM_ALLOCATIONS_KEY) or {}
             result.warnings.extend(state.read(NOTES_KEY) or [])
 
-    def _attempt(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                 result: ScheduleResult, walk: NodeWalk | None, removed: frozenset[str] = frozenset()) -> ScheduleResult:
-        """PreFilter to PostFilter or scoring. A plugin's Error ends the attempt as it ends kube-scheduler's
-        scheduling cycle: no PostFilter, the error is the message."""
+    def schedule_pod(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], result: ScheduleResult,
+                     walk: NodeWalk | None, removed: frozenset[str] = frozenset()) -> ScheduleResult:
+        """schedulePod: find_nodes_that_fit_pod; PostFilter when none fits; else prioritize_nodes and
+        select_host. A plugin's Error ends the attempt as it ends kube-scheduler's scheduling cycle: no
+        PostFilter, the error is the message."""
         fw = self.framework
         diagnosis = Diagnosis()
         statuses = diagnosis.node_to_status
-        pre_result, pre_status, plugins_with_nodes = fw.run_pre_filter(state, pod)
-        feasible: list[NodeInfo] = []
-        candidates: list[NodeInfo] = []
-        rejected_nominated: str | None = None
-        if pre_status is not None and not pre_status.is_success():
-            if not pre_status.is_rejected():
-                result.error = result.message = pre_status.message
-                return result
-            statuses.absent_nodes_status = pre_status
-            diagnosis.pre_filter_msg = pre_status.message
-            result.pre_filter_status = pre_status
-        else:
-            hint = self._node_hint(state, pod, result, walk)
-            rejected_nominated = self._evaluate_nominated_node(state, pod, result, hint and hint.name)
-            if result.hinted:  # the hint passed: SchedulePod returns it, nothing else filtered or scored
-                result.feasible = result.selected = [hint.name]
-                result.scores = {hint.name: hint}
-                result.schedule_pod_host, result.nodes_examined = hint.name, 1
-                return result
-            candidates = nodes
-            if pre_result is not None and not pre_result.all_nodes():
-                candidates = [ni for ni in nodes if ni.name in pre_result.node_names]
-                names = sorted(plugins_with_nodes)
-                statuses.absent_nodes_status = Status(
-                    Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                    [f"node(s) didn't satisfy plugin(s) [{' '.join(names)}]"], ",".join(names))
-                for ni in nodes:
-                    if ni.name not in pre_result.node_names:
-                        result.filtered[ni.name] = statuses.absent_nodes_status
-            if walk is None or result.nominated_node_fast_path:
-                # SchedulePod returns the nominated node without walking (the start index stays); the
-                # other nodes are filtered and scored for information, as for a single attempt.
-                for ni, status in self._filter(state, pod, candidates):
-                    if status is None:
-                        feasible.append(ni)
-                    else:
-                        statuses.set(ni.name, status)
-                if walk is not None:
-                    result.nodes_examined = 1
-            else:
-                feasible = self._walk(state, pod, candidates, statuses, walk, result, rejected_nominated)
-            if walk is None or result.nominated_node_fast_path:
-                errors = [st for st in statuses.statuses.values() if st.code == Code.ERROR]
-            else:  # a walk stops at the first error: the last status set, if any
-                last = statuses.last_error()
-                errors = [last] if last is not None else []
-            if errors and not result.nominated_node_fast_path:  # the fast path never filters other nodes
-                result.add_filtered(statuses)
-                result.error = result.message = errors[0].message
-                return result
-            if removed:
-                for ni in feasible:
-                    if ni.name in removed:
-                        statuses.set(ni.name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [BEING_REMOVED]))
-                feasible = [ni for ni in feasible if ni.name not in removed]
-            feasible = self._run_extender_filters(pod, feasible, statuses, result)
-            result.add_filtered(statuses)
+        fit = self.find_nodes_that_fit_pod(state, pod, nodes, diagnosis, result, walk, removed)
+        if fit is None:
+            return result
+        feasible, candidates, rejected_nominated = fit
         result.feasible = list(map(_name, feasible))
         # A single attempt reports the first cycle's sample beside its answer (a walk has its own).
         sampled = (walk is None or result.nominated_node_fast_path) and len(nodes) >= MIN_FEASIBLE_NODES_TO_FIND
@@ -221,7 +169,7 @@ class Scheduler:
         # left it: PreScore writes into the state.
         sample_state = state.clone() if sampled and self.parallelism == 1 else None
         try:
-            scores = self._prioritize(state, pod, feasible, result)
+            scores = self.prioritize_nodes(state, pod, feasible, result)
             result.scores = scores
             best = max(scores.totals)
             result.selected = sorted(compress(scores.nodes, map(eq, scores.totals, repeat(best))))
@@ -235,17 +183,77 @@ class Scheduler:
             result.scores, result.selected = {}, []
             result.error = result.message = exc.status.message
             return result
+        result.schedule_pod_host = self.select_host(result, nodes, candidates, feasible, walk)
+        return result
+
+    def find_nodes_that_fit_pod(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], diagnosis: Diagnosis,
+                                result: ScheduleResult, walk: NodeWalk | None, removed: frozenset[str]
+                                ) -> tuple[list[NodeInfo], list[NodeInfo], str | None] | None:
+        """findNodesThatFitPod: PreFilter, evaluateNominatedNode, findNodesThatPassFilters and
+        findNodesThatPassExtenders. (the feasible nodes, the candidates PreFilter left, the nominated node
+        when it was evaluated and rejected), or None when the attempt is answered here (an error, or the
+        batching hint taken)."""
+        statuses = diagnosis.node_to_status
+        pre_result, pre_status, plugins_with_nodes = self.framework.run_pre_filter(state, pod)
+        if pre_status is not None and not pre_status.is_success():
+            if not pre_status.is_rejected():
+                result.error = result.message = pre_status.message
+                return None
+            statuses.absent_nodes_status = pre_status
+            diagnosis.pre_filter_msg = pre_status.message
+            result.pre_filter_status = pre_status
+            return [], [], None
+        hint = self._node_hint(state, pod, result, walk)
+        rejected_nominated = self._evaluate_nominated_node(state, pod, result, hint and hint.name)
+        if result.hinted:  # the hint passed: SchedulePod returns it, nothing else filtered or scored
+            result.feasible = result.selected = [hint.name]
+            result.scores = {hint.name: hint}
+            result.schedule_pod_host, result.nodes_examined = hint.name, 1
+            return None
+        candidates = nodes
+        if pre_result is not None and not pre_result.all_nodes():
+            candidates = [ni for ni in nodes if ni.name in pre_result.node_names]
+            names = sorted(plugins_with_nodes)
+            statuses.absent_nodes_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                [f"node(s) didn't satisfy plugin(s) [{' '.join(names)}]"], ",".join(names))
+            for ni in nodes:
+                if ni.name not in pre_result.node_names:
+                    result.filtered[ni.name] = statuses.absent_nodes_status
+        feasible = self.find_nodes_that_pass_filters(state, pod, candidates, statuses, walk, result,
+                                                     rejected_nominated)
+        if walk is None or result.nominated_node_fast_path:
+            errors = [st for st in statuses.statuses.values() if st.code == Code.ERROR]
+        else:  # a walk stops at the first error: the last status set, if any
+            last = statuses.last_error()
+            errors = [last] if last is not None else []
+        if errors and not result.nominated_node_fast_path:  # the fast path never filters other nodes
+            result.add_filtered(statuses)
+            result.error = result.message = errors[0].message
+            return None
+        if removed:
+            for ni in feasible:
+                if ni.name in removed:
+                    statuses.set(ni.name, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, [BEING_REMOVED]))
+            feasible = [ni for ni in feasible if ni.name not in removed]
+        feasible = self.find_nodes_that_pass_extenders(pod, feasible, statuses, result)
+        result.add_filtered(statuses)
+        return feasible, candidates, rejected_nominated
+
+    def select_host(self, result: ScheduleResult, nodes: list[NodeInfo], candidates: list[NodeInfo],
+                    feasible: list[NodeInfo], walk: NodeWalk | None) -> str | None:
+        """selectHost where kube-scheduler's pick is fixed: the nominated node, the only top-scored node,
+        or v1.35's heap over the feasible nodes in the order one worker filtered them (the node tree from
+        index 0, or a sequence's walk from its start index; a PreFilter node set would be walked in map
+        order), with no extender to randomize ties. None: one of the tied nodes, at random."""
         if result.nominated_node_fast_path or len(result.selected) == 1:
-            result.schedule_pod_host = result.selected[0]
-        elif (len(nodes) < MIN_FEASIBLE_NODES_TO_FIND and fw.features.has(TOP_SCORE_HEAP) and self.parallelism == 1
-              and not self.extenders and len(candidates) == len(nodes)):
-            # v1.35: the feasible nodes in the order one worker filtered them (the node tree from index 0, or a
-            # sequence's walk from its start index; a PreFilter node set would be walked in map order), no
-            # extender to randomize ties
+            return result.selected[0]
+        if (len(nodes) < MIN_FEASIBLE_NODES_TO_FIND and self.framework.features.has(TOP_SCORE_HEAP)
+                and self.parallelism == 1 and not self.extenders and len(candidates) == len(nodes)):
             order = ([ni.name for ni in node_tree_order(nodes) if ni.name in result.scores] if walk is None
                      else [ni.name for ni in feasible])
-            result.schedule_pod_host = heap_top([result.scores[name].total_score for name in order], order)
-        return result
+            return heap_top([result.scores[name].total_score for name in order], order)
+        return None
 
     def _node_hint(self, state: CycleState, pod: PodInfo, result: ScheduleResult, walk: NodeWalk | None):
         """OpportunisticBatching's GetNodeHint, in a sequence's cycle once PreFilter passed: the next node
@@ -283,7 +291,7 @@ class Scheduler:
         status = self.framework.run_filter_with_nominated_pods(state, pod, node_info)
         if status is not None:
             return None if status.code == Code.ERROR else name
-        passed = self._run_extender_filters(pod, [node_info], NodeToStatus(), result)
+        passed = self.find_nodes_that_pass_extenders(pod, [node_info], NodeToStatus(), result)
         if passed:
             if pod.nominated_node_name:
                 result.nominated_node_fast_path = True
@@ -332,201 +340,43 @@ class Scheduler:
             return 1
         return num_feasible_nodes_to_find(fw.profile.percentage_of_nodes_to_score, num_nodes)
 
-    def _filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]):
-        """(node, status) for ``nodes`` in order, None for a node that passes every Filter plugin (with the
-        nominated pods assumed where there are some); lazily, so a walk that stops filters no further."""
-        fw = self.framework
-        for offset in range(0, len(nodes), FILTER_CHUNK):
-            chunk = nodes[offset:offset + FILTER_CHUNK]
-            local = fw.local_filter_statuses(state, pod, chunk)
-            late = fw.runs_late_filters(state)
-            for index, ni in enumerate(chunk):
-                if local is None or fw.handle.nominated_pods_for_node(ni.name):
-                    yield ni, fw.run_filter_with_nominated_pods(state, pod, ni)
-                else:  # the node-local verdict kept for an unchanged node, then the other plugins
-                    yield ni, local[index] or (fw.run_filter(state, pod, ni, fw.local_filter_count) if late else None)
-
-    def _walk(self, state: CycleState, pod: PodInfo, candidates: list[NodeInfo], statuses: NodeToStatus,
-              walk: NodeWalk, result: ScheduleResult, rejected_nominated: str | None) -> list[NodeInfo]:
-        """findNodesThatPassFilters with one worker: the candidates in node-tree order, circularly from the
+    def find_nodes_that_pass_filters(self, state: CycleState, pod: PodInfo, candidates: list[NodeInfo],
+                                     statuses: NodeToStatus, walk: NodeWalk | None, result: ScheduleResult,
+                                     rejected_nominated: str | None) -> list[NodeInfo]:
+        """findNodesThatPassFilters. A single attempt (or a nominated node taken at once) filters every
+        candidate, for information. A walk takes the candidates in node-tree order, circularly from the
         start index (modulo their number), until k + 1 feasible nodes were found (the last one dropped) or
         a Filter plugin errs; then nextStartNodeIndex advances by the nodes processed (the nominated node's
         rejection counts too: it is in the cycle's statuses). Candidates that PreFilter narrowed down come
         in an order kube-scheduler does not fix (a set), so their sample is marked not deterministic."""
-        whole = len(candidates) == len(self.snapshot.node_info_list)
+        if walk is None or result.nominated_node_fast_path:
+            feasible = []
+            for ni, status in self.evaluation.filter_nodes(state, pod, candidates):
+                if status is None:
+                    feasible.append(ni)
+                else:
+                    statuses.set(ni.name, status)
+            if walk is not None:
+                result.nodes_examined = 1
+            return feasible
+        every_node = len(candidates) == len(self.snapshot.node_info_list)
         order = walk.order(self.snapshot)
-        if not whole:
+        if not every_node:
             names = {ni.name for ni in candidates}
             order = [ni for ni in order if ni.name in names]
         start = walk.start % len(order) if order else 0
         k = self._num_to_find(len(order))
-        kept, held = self._kept_verdicts(state, pod, order) if whole else (None, set())
-        if kept is not None:
-            feasible, examined = self._walk_kept(state, pod, kept, start, k, statuses, held)
-        else:
-            feasible, examined = [], 0
-            for ni, status in self._filter(state, pod, order[start:] + order[:start]):
-                if status is None:
-                    if len(feasible) == k:
-                        break
-                    feasible.append(ni)
-                else:
-                    statuses.set(ni.name, status)
-                    if status.code == Code.ERROR:
-                        break
-                examined += 1
+        feasible, examined = self.evaluation.find_feasible(state, pod, order, start, k, statuses, every_node)
         processed = examined
         if rejected_nominated and rejected_nominated not in statuses.statuses:
             processed += 1
         walk.advance(processed, len(self.snapshot.node_info_list))
         result.nodes_examined = processed
         if len(self.snapshot.node_info_list) >= MIN_FEASIBLE_NODES_TO_FIND:  # as a single attempt reports it
-            deterministic = examined == len(order) or (whole and self.parallelism == 1)
+            deterministic = examined == len(order) or (every_node and self.parallelism == 1)
             result.sampling = Sampling(k, self.parallelism, deterministic, list(map(_name, feasible)), [],
                                        processed)
         return feasible
-
-    def _kept_verdicts(self, state: CycleState, pod: PodInfo, order: list[NodeInfo]) -> tuple[Kept | None, set[int]]:
-        """The nodes' whole Filter verdicts kept from the last attempts of this pod class in the walk's
-        order, while what they depend on is the same (Framework.filter_key), and the positions of the nodes
-        with nominated pods: those are filtered again (their verdicts are not kept). None without a memo
-        or a key."""
-        fw = self.framework
-        if not fw.memo:
-            return None, set()
-        key = fw.filter_key(state)
-        if key is None:
-            return None, set()
-        # With no later plugin running, a verdict is the node-local plugins' alone: pods that read alike share it.
-        shared = None if fw.runs_late_filters(state) else fw.local_filter_reads(state, pod)
-        kept = fw.memo.kept(fw, "verdicts", order, key, shared, fw.lasting_filters(state, pod))
-        held = {index for index in map(kept.position, self._held_nodes()) if index is not None}
-        for index in held:
-            kept.values[index] = MISSING
-        return kept, held
-
-    def _held_nodes(self) -> set[str]:
-        """The nodes with pods nominated to them that the filters count (the scheduling queue's)."""
-        handle = self.framework.handle
-        return {name for name in self.snapshot.nominator.nodes() if handle.nominated_pods_for_node(name)}
-
-    def _walk_kept(self, state: CycleState, pod: PodInfo, kept: Kept, start: int, k: int,
-                   statuses: NodeToStatus, held: set[int]) -> tuple[list[NodeInfo], int]:
-        """The walk of ``_walk`` over kept verdicts: (the feasible nodes, the nodes examined). A stretch of
-        nodes that cannot hold the (k+1)-th feasible node is taken at once; its missing verdicts are
-        computed (and kept where they are the node's alone: no nominated pods, no error), so no node
-        past the end of the walk is filtered. The stretch where the walk ends goes node by node.
-        A walk that examined every node is kept too: the next one from the same start, with no verdict
-        changed since (the missing ones computed first, as that walk would), is the same walk."""
-        nodes, names, values = kept.nodes, kept.names, kept.values
-        rejected_statuses = statuses.statuses
-        walked = kept.walked
-        known: dict[int, Status | None] = {}  # verdicts computed here that are not kept (nominated pods)
-        if walked is not None and walked[0] == (start, k) and not rejected_statuses:
-            version = kept.version
-            missing = list(compress(range(len(values)), map(is_, values, repeat(MISSING))))
-            if missing:
-                found, error = self._verdicts(state, pod, kept, missing, held)
-                if not error:
-                    known = dict(zip(missing, found))
-            if kept.version == version:
-                statuses.add_stretches(walked[3])
-                feasible = gather(nodes, walked[1])
-                self.framework.memo.note_positions(feasible, kept, walked[1])
-                return feasible, walked[2]
-        kept.walked = None
-        fresh = not rejected_statuses
-        feasible: list[NodeInfo] = []
-        feasible_at: list[int] = []  # their positions in the kept list (the memo told, for PreScore and Score)
-        examined = 0
-        for lo, hi in ((start, len(nodes)), (0, start)):
-            while lo < hi:
-                top = lo + min(hi - lo, k + 1 - len(feasible))
-                chunk = values[lo:top]
-                error = False
-                if any(map(is_, chunk, repeat(MISSING))):
-                    indices = list(compress(range(lo, top), map(is_, chunk, repeat(MISSING))))
-                    for index in indices:
-                        if index in known:
-                            chunk[index - lo] = known[index]
-                    indices = [index for index in indices if index not in known]
-                    found, error = self._verdicts(state, pod, kept, indices, held)
-                    for index, status in zip(indices, found):
-                        chunk[index - lo] = status
-                passed = list(map(is_, chunk, repeat(None)))
-                if error:  # node by node: the walk stops at the error
-                    for ni, status in zip(nodes[lo:top], chunk):
-                        if status is None:
-                            if len(feasible) == k:
-                                return feasible, examined
-                            feasible.append(ni)
-                        else:
-                            statuses.set(ni.name, status)
-                            if status.code == Code.ERROR:
-                                return feasible, examined
-                        examined += 1
-                    lo = top
-                    continue
-                # The walk ends in this stretch if it holds the (k + 1)-th feasible node (not examined).
-                ends = len(feasible) + passed.count(True) > k
-                end = lo + list(compress(range(top - lo), passed))[k - len(feasible)] if ends else top
-                feasible.extend(compress(nodes[lo:end], passed))
-                feasible_at.extend(compress(range(lo, end), passed))
-                statuses.add_stretch(names[lo:end], chunk, list(map(not_, passed[:end - lo])))
-                examined += end - lo
-                if ends:
-                    self.framework.memo.note_positions(feasible, kept, feasible_at)
-                    return feasible, examined
-                lo = top
-        if fresh:  # nothing set but the walk's stretches (a node set alone is an error, which returns above)
-            kept.walked = ((start, k), feasible_at, examined, statuses.stretches())
-        self.framework.memo.note_positions(feasible, kept, feasible_at)
-        return feasible, examined
-
-    def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int], held: set[int]
-                  ) -> tuple[list[Status | None], bool]:
-        """The Filter verdicts of the nodes at ``positions`` of the kept list, and whether one is an error;
-        kept where they are the node's alone (not at a ``held`` position: no nominated pods). A verdict equal
-        to the one the node had is kept as that object (a node whose verdict is that very object, one that still
-        fits say, passed over at once); any other changes ``kept.version`` (a kept walk is then out of
-        date). The verdicts of held nodes are compared with the last one found (``kept.unkept``)."""
-        fw = self.framework
-        nodes, values, previous = kept.nodes, kept.values, kept.previous
-        todo = [nodes[p] for p in positions]
-        fw.memo.note_positions(todo, kept, positions)
-        local = fw.local_filter_statuses(state, pod, todo, changed=True)
-        if local is None:  # every node filtered in full
-            found = list(map(functools.partial(fw.run_filter_with_nominated_pods, state, pod), todo))
-        elif fw.runs_late_filters(state):  # the node-local verdict, then the other plugins
-            run_filter, start = fw.run_filter, fw.local_filter_count
-            found = [status or run_filter(state, pod, ni, start) for ni, status in zip(todo, local)]
-        else:
-            found = list(local)  # the memo's list may be its own
-        error = False
-        for index, position, status, old in zip(count(), positions, found, map(previous.pop, positions,
-                                                                                repeat(MISSING))):
-            is_held = position in held
-            if is_held and local is not None:  # filtered with the pods nominated there
-                status = found[index] = fw.run_filter_with_nominated_pods(state, pod, nodes[position])
-            if old is status and not is_held:  # unchanged (a kept verdict is never an error)
-                values[position] = status
-            elif status is not None and status.code == Code.ERROR:
-                error = True
-                kept.version += 1
-            elif is_held:  # not kept; the last one compared
-                last = kept.unkept.get(position, MISSING)
-                if last is not MISSING and last == status:
-                    found[index] = last
-                else:
-                    kept.version += 1
-                    kept.unkept[position] = status
-            else:
-                if old is not MISSING and old == status:
-                    found[index] = status = old
-                else:
-                    kept.version += 1
-                values[position] = status
-        return found, error
 
     def _top_of(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], result: ScheduleResult) -> list[str]:
         """The top-score nodes when only ``nodes`` are scored (normalization among them)."""
@@ -534,13 +384,13 @@ class Scheduler:
         status = fw.run_pre_score(state, pod, nodes)
         if status is not None:
             raise PluginError(status)
-        scores = fw.run_score(state, pod, nodes)
+        scores = self.evaluation.score_nodes(state, pod, nodes)
         totals = {name: total + sum(result.extender_scores.get(name, {}).values())
                   for name, total in zip(scores.nodes, scores.totals)}
         best = max(totals.values())
         return sorted(name for name, total in totals.items() if total == best)
 
-    def _run_extender_filters(self, pod: PodInfo, feasible: list[NodeInfo], statuses: NodeToStatus,
+    def find_nodes_that_pass_extenders(self, pod: PodInfo, feasible: list[NodeInfo], statuses: NodeToStatus,
                               result: ScheduleResult) -> list[NodeInfo]:
         """findNodesThatPassExtenders: each interested extender filters the survivors of the last."""
         for extender in self.extenders:
@@ -559,8 +409,8 @@ class Scheduler:
                     statuses.set(name, Status(Code.UNSCHEDULABLE, [msg], EXTENDER_NAME))
         return feasible
 
-    def _prioritize(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                    result: ScheduleResult) -> NodeScores:
+    def prioritize_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                         result: ScheduleResult) -> NodeScores:
         """prioritizeNodes: PreScore and Score plugins, then the interested extenders in parallel.
 
         A node gets an "Extender" entry only when some extender answered for it: extenders without a
@@ -571,7 +421,7 @@ class Scheduler:
         status = fw.run_pre_score(state, pod, nodes)
         if status is not None:
             raise PluginError(status)
-        scores = fw.run_score(state, pod, nodes)
+        scores = self.evaluation.score_nodes(state, pod, nodes)
         interested = [e for e in self.extenders if e.is_interested(pod)]
         if interested:
             if len(interested) == 1:

@@ -79,3 +79,21 @@ def pytest_terminal_summary(terminalreporter):
     warning = _reference_warning()
     if warning:
         terminalreporter.write_sep("!", warning, red=True, bold=True)
+
+
+@pytest.fixture
+def evaluation(request, monkeypatch) -> str:
+    """The NodeEvaluation implementation a differential test runs with (kwhatif.evaluation; parametrized
+    indirectly, see ``with_evaluations``), selected as a user would: KWHATIF_EVALUATION, read when an
+    engine is made."""
+    name = getattr(request, "param", "memo")
+    monkeypatch.setenv("KWHATIF_EVALUATION", name)
+    return name
+
+
+def with_evaluations(seeds, fresh_every: int = 3) -> list:
+    """A differential suite's (seed, implementation) cases: every seed with the memo, every
+    ``fresh_every``-th seed with Fresh too (the reference on its own is slower and needs fewer cases)."""
+    seeds = list(seeds)
+    return ([pytest.param(seed, "memo", id=f"{seed}-memo") for seed in seeds]
+            + [pytest.param(seed, "fresh", id=f"{seed}-fresh") for seed in seeds[::fresh_every]])

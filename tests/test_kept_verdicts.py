@@ -1,6 +1,6 @@
 """The scheduling loop's kept state (each node's whole Filter verdict kept per pod class while
-Framework.filter_key is unchanged, the kept score columns) against the same sequence evaluated afresh
-at every step (no memo: every node filtered and scored again), bit for bit: each step's whole answer
+Memo.filter_key is unchanged, the kept score columns) against the same sequence evaluated afresh
+at every step (kwhatif.evaluation's Fresh: every node filtered and scored again), bit for bit: each step's whole answer
 (every node's status and score, the sample, nodes examined, the start index carried on).
 
 Seeded clusters of 120-200 nodes (test_sampled_sequence's: zones, taints, cordons, spreading,
@@ -30,13 +30,12 @@ from tests.test_sequence_node_changes import _changed
 
 
 def _placers(objects: list[dict], config: dict) -> tuple[SequencePlacer, SequencePlacer]:
-    """The engine as it runs, and the same engine without a memo (a fresh evaluation at every step)."""
+    """The engine as it runs (the memo), and the same engine evaluating afresh at every step (Fresh)."""
     setup = scheduler_config_from_dict(config, "config")
     placers = []
-    for _ in range(2):
+    for evaluation in ("memo", "fresh"):
         cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
-        placers.append(SequencePlacer(Snapshot(cluster), setup, clock=clock))
-    placers[1].memo = None
+        placers.append(SequencePlacer(Snapshot(cluster), setup, clock=clock, evaluation=evaluation))
     return placers[0], placers[1]
 
 

@@ -22,6 +22,7 @@ from kwhatif.whatif.cluster_pods import PodReference, parse_pod_reference
 from kwhatif.whatif.pending import explain_pending, fit_error
 from kwhatif.whatif.sequence import latest_start_time
 from tests.builders import cluster, make_node, make_pod
+from tests.conftest import with_evaluations
 from tests.test_sequence_incremental import generate
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -213,8 +214,8 @@ def _as_pending(objects: list[dict], raws: list[dict]) -> tuple[list[dict], list
     return [o for o in objects if not any(o is n for n in nominated)], pending
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_the_pending_pass_equals_fresh_attempts_on_the_cluster_rebuilt_before_each_pod(seed):
+@pytest.mark.parametrize("seed, evaluation", with_evaluations(range(12)), indirect=["evaluation"])
+def test_the_pending_pass_equals_fresh_attempts_on_the_cluster_rebuilt_before_each_pod(seed, evaluation):
     objects, pending = _as_pending(*generate(seed))
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects + pending])
     report = explain_pending(cluster, SchedulerSetup())

@@ -25,6 +25,7 @@ from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import place_pod, prepare_pod
 from kwhatif.whatif.sequence import SequencePlacer, created_together, latest_start_time, prepare_pods
 from tests.builders import make_node
+from tests.conftest import with_evaluations
 from tests.test_sequence_incremental import APPS, PRIORITIES, _pod, bound_copy, clock
 
 ZONE = "topology.kubernetes.io/zone"
@@ -127,8 +128,8 @@ def expected_step(objects: list[dict], bound: list[dict], raw: dict, setup, star
             "nodesExamined": len(examined)}, len(examined)
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_a_sampled_sequence_equals_fresh_evaluations_with_the_carried_start_index(seed):
+@pytest.mark.parametrize("seed, evaluation", with_evaluations(range(8)), indirect=["evaluation"])
+def test_a_sampled_sequence_equals_fresh_evaluations_with_the_carried_start_index(seed, evaluation):
     objects, raws, config = generate(seed)
     setup = scheduler_config_from_dict(config, "config")
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])

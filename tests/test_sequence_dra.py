@@ -19,6 +19,7 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup, place_pod
 from kwhatif.whatif.sequence import SequencePlacer, created_together, prepare_pods
+from tests.conftest import with_evaluations
 
 GPU, NIC, FABRIC = "gpu.example.com", "nic.example.com", "fabric.example.com"
 ZONES = ("z1", "z2")
@@ -160,8 +161,8 @@ class _Run:
             self.bound.append(done)
 
 
-@pytest.mark.parametrize("seed", range(25))
-def test_every_dra_step_equals_a_fresh_evaluation(seed):
+@pytest.mark.parametrize("seed, evaluation", with_evaluations(range(25)), indirect=["evaluation"])
+def test_every_dra_step_equals_a_fresh_evaluation(seed, evaluation):
     run = _Run(seed)
     for step, pod in enumerate(run.pods, 1):
         run.step(step, pod)
@@ -189,8 +190,8 @@ def test_the_generated_cases_cover_devices_running_out_and_pinned_claims():
     assert min(seen.values()) > 0, seen
 
 
-@pytest.mark.parametrize("seed", range(15))
-def test_dra_steps_after_node_changes_equal_a_fresh_evaluation(seed):
+@pytest.mark.parametrize("seed, evaluation", with_evaluations(range(15)), indirect=["evaluation"])
+def test_dra_steps_after_node_changes_equal_a_fresh_evaluation(seed, evaluation):
     """Nodes changed between steps (a node moved to the other zone, where the zone's NICs are or are not
     reachable; a node added): later steps still equal a fresh evaluation of the changed cluster."""
     rng = random.Random(seed)

@@ -19,6 +19,7 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup, place_pod
 from kwhatif.whatif.sequence import SequencePlacer, created_together, latest_start_time, prepare_pods
+from tests.conftest import with_evaluations
 
 ZONES = ("z1", "z2", "z3")
 APPS = ("web", "db", "cache")
@@ -139,8 +140,8 @@ def fresh_result(objects: list[dict], bound: list[dict], pod: dict) -> dict:
     return place_pod(copy.deepcopy(pod), "pods", cluster, SchedulerSetup(), clock=clock).to_dict()
 
 
-@pytest.mark.parametrize("seed", range(30))
-def test_every_step_equals_a_fresh_evaluation(seed):
+@pytest.mark.parametrize("seed, evaluation", with_evaluations(range(30)), indirect=["evaluation"])
+def test_every_step_equals_a_fresh_evaluation(seed, evaluation):
     objects, raws = generate(seed)
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
     pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))

@@ -18,6 +18,7 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import SchedulerSetup
 from kwhatif.whatif.sequence import SequencePlacer, created_together, latest_start_time, prepare_pods
+from tests.conftest import with_evaluations
 from tests.test_sequence_incremental import ZONES, clock, fresh_result, generate
 
 MB = 1024 * 1024
@@ -90,8 +91,8 @@ class _Scenario:
         return what
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_every_step_after_node_changes_equals_a_fresh_evaluation(seed):
+@pytest.mark.parametrize("seed, evaluation", with_evaluations(range(40)), indirect=["evaluation"])
+def test_every_step_after_node_changes_equals_a_fresh_evaluation(seed, evaluation):
     rng = random.Random(1000 + seed)
     objects, raws = generate(seed)
     scenario = _Scenario(rng, objects)

@@ -12,9 +12,9 @@ import orjson
 import jsonschema
 import pytest
 
-from tests.known_failures import NO_SUGGESTION_YET, SUGGEST
-
 from tests.conformance_support import CASES_DIR, case_inputs, reference_missing
+from tests.conftest import with_evaluations
+from tests.known_failures import NO_SUGGESTION_YET, SUGGEST
 
 if not CASES_DIR.is_dir():
     reference_missing(CASES_DIR, "conformance cases (KWHATIF_CONFORMANCE_CASES)")
@@ -154,8 +154,8 @@ def _random_cluster(seed: int):
     return cluster(nodes, pods), pod.obj()
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_node_changes_verified_on_a_fork_equal_a_fresh_place(seed: int) -> None:
+@pytest.mark.parametrize("seed, evaluation", with_evaluations(range(12)), indirect=["evaluation"])
+def test_node_changes_verified_on_a_fork_equal_a_fresh_place(seed: int, evaluation) -> None:
     """Uncordon, taint removal, add-node and pod deletions (their replacements placed first) are
     verified on a fork of the snapshot: every node's status and score must equal a fresh ``place`` on
     the cluster the flags produce; the prober's snapshot is reused throughout, so a fork that leaves

@@ -20,6 +20,7 @@ from kwhatif.whatif.drain_rules import DrainOptions
 from kwhatif.whatif.replace import place_displaced
 from kwhatif.whatif.sequence import latest_start_time
 from tests.builders import cluster, make_node, make_pod
+from tests.conftest import with_evaluations
 from tests.test_sequence_incremental import generate
 
 ZONE = "topology.kubernetes.io/zone"
@@ -239,16 +240,16 @@ def assert_tasks_answer_as_fresh_ones(c) -> None:
         assert _state(base.snapshot) == _state(Snapshot(c))
 
 
-@pytest.mark.parametrize("seed", range(8))
-def test_fork_path_matches_fresh_drains(seed):
+@pytest.mark.parametrize("seed, evaluation", with_evaluations(range(8)), indirect=["evaluation"])
+def test_fork_path_matches_fresh_drains(seed, evaluation):
     objects = generated(seed)
     assert_tasks_answer_as_fresh_ones(cluster([o for o in objects if o["kind"] == "Node"],
                                               [o for o in objects if o["kind"] == "Pod"],
                                               [o for o in objects if o["kind"] not in ("Node", "Pod")]))
 
 
-@pytest.mark.parametrize("seed", range(10))
-def test_tasks_whose_pods_use_resource_claims_answer_on_the_fork_as_fresh_ones(seed):
+@pytest.mark.parametrize("seed, evaluation", with_evaluations(range(10)), indirect=["evaluation"])
+def test_tasks_whose_pods_use_resource_claims_answer_on_the_fork_as_fresh_ones(seed, evaluation):
     """Pods with ResourceClaims (GPUs allocated and reserved, from templates) on the drained or lost nodes:
     on the fork, the claims of the pods that go are deleted and the replacements' own claims created and
     allocated, all reverted with the fork."""

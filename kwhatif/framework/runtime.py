@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
 from itertools import repeat
 from operator import attrgetter
-
-import numpy as np
-import orjson
 
 from kwhatif.framework.config import EXTENSION_POINTS, PluginSetError, Profile, SchedulerSetup, plugins_by_point
 from kwhatif.framework.cycle_state import CycleState
@@ -28,13 +25,10 @@ from kwhatif.framework.interface import (
 )
 from kwhatif.framework.registry import extends, plugin_class
 from kwhatif.framework.types import NodeToStatus
-from kwhatif.state.node_memo import node_generation
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 _SUCCESS = Code.SUCCESS
-_LOCAL_FILTER_READS = "kwhatif/LocalFilterReads"  # the cycle state's key of Framework._local_filter_reads
 _name = attrgetter("name")
-_generation = attrgetter("generation")
 
 
 @dataclass(slots=True)
@@ -145,7 +139,7 @@ class Framework:
         self.profile = profile
         self.snapshot = snapshot
         # Per-node values kept between attempts (state.node_memo.NodeMemo): the engine that runs a
-        # sequence gives one; the plugins read it through the handle.
+        # sequence gives one; the memo evaluation (kwhatif.evaluation.memo) and the plugins read it.
         self.memo = memo
         self.features = profile.features
         self.handle = Handle(snapshot, self, profile.features)
@@ -167,12 +161,6 @@ class Framework:
         self.score_weights = self._score_weights(plugins_cfg, multi_point)
         # The methods the per-node loops call, bound once (a dry run calls them ~100,000 times).
         self._filters = [(pl.name, pl.filter) for pl in self.points["filter"]]
-        # The leading node-local Filter plugins, whose verdict a sequence keeps per unchanged node.
-        self.local_filter_count = 0
-        while (self.local_filter_count < len(self._filters)
-               and self.points["filter"][self.local_filter_count].node_local):
-            self.local_filter_count += 1
-        self._late_filters = self._filters[self.local_filter_count:]  # what runs after a kept verdict
         self._add_pod_extensions = [(pl.name, pl.add_pod) for pl in self.points["preFilter"]
                                     if hasattr(pl, "add_pod")]
         self._remove_pod_extensions = [(pl.name, pl.remove_pod) for pl in self.points["preFilter"]
@@ -230,11 +218,13 @@ class Framework:
                    stop: int | None = None) -> Status | None:
         """Filter plugins in order (those from ``start`` to ``stop``), stopping at the first that rejects;
         None means the node fits."""
+        filters = self._filters[start:stop] if start or stop is not None else self._filters
+        return self.run_filter_plugins(filters, state, pod, node_info)
+
+    def run_filter_plugins(self, filters: list, state: CycleState, pod: PodInfo, node_info: NodeInfo
+                           ) -> Status | None:
+        """RunFilterPlugins over ``filters`` ((name, Filter method) pairs in the profile's order)."""
         skip = state.skip_filter_plugins
-        if start == self.local_filter_count and stop is None:
-            filters = self._late_filters
-        else:
-            filters = self._filters[start:stop] if start or stop is not None else self._filters
         for name, filter_ in filters:
             if name in skip:
                 continue
@@ -245,78 +235,6 @@ class Framework:
                 status.plugin = name
                 return status
         return None
-
-    def runs_late_filters(self, state: CycleState) -> bool:
-        """Whether a Filter plugin after the node-local ones runs for this cycle (PreFilter skipped none)."""
-        skip = state.skip_filter_plugins
-        return any(name not in skip for name, _ in self._late_filters)
-
-    def local_filter_statuses(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], changed: bool = False
-                              ) -> list[Status | None] | None:
-        """The verdicts of the leading node-local Filter plugins on ``nodes``, reused from the
-        memo for unchanged nodes; None without a memo (every node is filtered in full). ``changed``: the
-        caller keeps whole verdicts by position itself (a walk's kept list) and asks for those it lacks,
-        nearly all of nodes changed since, whose whole verdicts kept here are out of date as well: they
-        are not looked up, each is made from the parts kept (the node-only plugins', the others')."""
-        memo = self.memo
-        if not memo or not self.local_filter_count:
-            return None
-        stop = self.local_filter_count
-        skip = frozenset(state.skip_filter_plugins)
-        reads, split, node_reads, rest_reads = self._local_filter_reads(state, pod)
-        table = memo.table(self, ("filter", skip)) if reads is None else memo.shared(self, ("filter", skip), reads)
-        if reads is None or node_reads is None or rest_reads is None or split == stop:
-            return memo.values(table, nodes, lambda ni: self.run_filter(state, pod, ni, 0, stop))
-        # the leading plugins that read the node and not its pods (a verdict that outlasts pods placed there),
-        # then the others (kept for every pod that reads alike there: requests, host ports)
-        node_table = memo.shared(self, ("filter", "node", skip), node_reads)
-        rest_table = memo.shared(self, ("filter", "rest", skip), rest_reads)
-
-        run_filter, value = self.run_filter, memo.value
-
-        def node_part(ni: NodeInfo) -> Status | None:
-            return run_filter(state, pod, ni, 0, split)
-
-        def rest_part(ni: NodeInfo) -> Status | None:
-            return run_filter(state, pod, ni, split, stop)
-
-        def verdict(ni: NodeInfo) -> Status | None:
-            return value(node_table, ni, node_part, node_generation) or value(rest_table, ni, rest_part)
-
-        if not changed:
-            return memo.values(table, nodes, verdict)
-        # the node-only verdicts by position (they change with the node object alone), then the others' at
-        # once where the plugins can give them so, else each kept while the node is unchanged
-        node_verdicts = memo.gathered(node_table, nodes, node_part, node_generation)
-        if node_verdicts is None:
-            return list(map(verdict, nodes))
-        rest = self._statuses_at(state, pod, nodes, split, stop, skip)
-        if rest is None:
-            return [node_verdict or value(rest_table, ni, rest_part) for ni, node_verdict in zip(nodes, node_verdicts)]
-        return [node_verdict or status for node_verdict, status in zip(node_verdicts, rest)]
-
-    def _statuses_at(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, stop: int,
-                     skip: frozenset) -> list[Status | None] | None:
-        """The verdicts of the Filter plugins ``start:stop`` that run on ``nodes``, from the plugins'
-        answers for all nodes at once (``statuses_at``, from the memo's resource columns): each node's
-        first rejection in plugin order; None when one of them cannot answer so."""
-        running = [pl for pl in self.points["filter"][start:stop] if pl.name not in skip]
-        if not running:
-            return [None] * len(nodes)
-        if not all(hasattr(pl, "statuses_at") for pl in running):
-            return None
-        positions = self.memo.positions(nodes)
-        if positions is None:
-            return None
-        index = np.array(positions, dtype=np.intp)
-        columns = self.memo.resource_columns()
-        statuses = None
-        for pl in running:
-            answer = pl.statuses_at(state, pod, columns, index)
-            if answer is None:
-                return None
-            statuses = answer if statuses is None else [first or then for first, then in zip(statuses, answer)]
-        return statuses
 
     def node_only_filters(self, state: CycleState) -> int:
         """How many leading Filter plugins either do not run in this cycle or read only the pod and the
@@ -330,49 +248,6 @@ class Framework:
                 break
             count += 1
         return count
-
-    def lasting_filters(self, state: CycleState, pod: PodInfo) -> frozenset[str]:
-        """The node-local Filter plugins that run in this cycle and whose rejection of a node outlasts
-        pods placed on it or taken from it: those that read the node and not its pods (``_local_filter_reads``)."""
-        skip = state.skip_filter_plugins
-        split = self._local_filter_reads(state, pod)[1]
-        return frozenset(pl.name for pl in self.points["filter"][:split] if pl.name not in skip)
-
-    def local_filter_reads(self, state: CycleState, pod: PodInfo) -> bytes | None:
-        """What the node-local Filter plugins that run read of the pod (None: one does not say)."""
-        return self._local_filter_reads(state, pod)[0]
-
-    def _local_filter_reads(self, state: CycleState, pod: PodInfo
-                            ) -> tuple[bytes | None, int, bytes | None, bytes | None]:
-        """(what the node-local Filter plugins that run read of the pod, how many lead that read the node and
-        not its pods, what those read, what the others read), once per cycle (the plugins PreFilter
-        skipped are known by then)."""
-        known = state.read(_LOCAL_FILTER_READS)
-        if known is None:
-            skip = state.skip_filter_plugins
-            local = self.points["filter"][:self.local_filter_count]
-            split = min(self.node_only_filters(state), len(local))
-            known = (_reads([pl for pl in local if pl.name not in skip], pod), split,
-                     _reads([pl for pl in local[:split] if pl.name not in skip], pod),
-                     _reads([pl for pl in local[split:] if pl.name not in skip], pod))
-            state.write(_LOCAL_FILTER_READS, known)
-        return known
-
-    def filter_key(self, state: CycleState):
-        """What a node's whole Filter verdict depends on besides the node, the pod's class and the pods
-        nominated to it: the plugins PreFilter skipped and each later plugin's ``filter_key``; None when
-        some plugin that runs cannot say (its verdicts are then not kept)."""
-        skip = state.skip_filter_plugins
-        key = [frozenset(skip)]
-        for pl in self.points["filter"][self.local_filter_count:]:
-            if pl.name in skip or pl.node_local:
-                continue
-            filter_key = getattr(pl, "filter_key", None)
-            part = filter_key(state) if filter_key is not None else None
-            if part is None:
-                return None
-            key.append(part)
-        return tuple(key)
 
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo,
                                          node_info: NodeInfo) -> Status | None:
@@ -468,35 +343,18 @@ class Framework:
                 return Status(Code.ERROR, [f'running PreScore plugin "{pl.name}": {status.message}'], pl.name)
         return None
 
-    def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> "NodeScores":
-        """Score, NormalizeScore and weights, per node and plugin (RunScorePlugins)."""
+    def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                  plugin_scores: Callable[[Plugin], list[int]] | None = None) -> NodeScores:
+        """Score, NormalizeScore and weights, per node and plugin (RunScorePlugins). ``plugin_scores``:
+        a plugin's normalized scores of ``nodes`` found another way (kwhatif.evaluation.memo: kept
+        values, bulk forms); by default each node's Score, then NormalizeScore."""
         plugins = [pl for pl in self.points["score"] if pl.name not in state.skip_score_plugins]
-        memo = self.memo
-        local_columns: dict[str, list[int]] = {}
-        if memo:  # each node-local plugin's raw scores, kept per unchanged node (shared by pods that read alike)
-            positions = memo.positions(nodes) if any(pl.node_local for pl in plugins) else None
-            index = None
-            for pl in plugins:
-                if pl.node_local:
-                    at = getattr(pl, "scores_at", None) if positions is not None else None
-                    if at is not None:  # all nodes at once from the resource columns, when the plugin can
-                        if index is None:
-                            index = np.array(positions, dtype=np.intp)
-                        column = at(state, pod, memo.resource_columns(), index)
-                        if column is not None:
-                            local_columns[pl.name] = column
-                            continue
-                    reads = _reads((pl,), pod)
-                    kind = ("score", pl.name)
-                    table = memo.table(self, kind) if reads is None else memo.shared(self, kind, reads)
-                    changed = node_generation if pl.reads_node_only and reads is not None else _generation
-                    # a copy: the memo changes its kept list in place, and the scores are read later (NodeScores)
-                    local_columns[pl.name] = list(memo.values(table, nodes, partial(pl.score, state, pod), changed,
-                                                              positions))
+        if plugin_scores is None:
+            plugin_scores = partial(_scores_node_by_node, state=state, pod=pod, nodes=nodes)
         raw: list[list[int]] = []
         for pl in plugins:
             try:
-                raw.append(self._plugin_scores(pl, state, pod, nodes, local_columns))
+                raw.append(plugin_scores(pl))
             except PluginError as exc:  # RunScorePlugins' wording of a plugin's Score error
                 raise PluginError(Status(Code.ERROR, [f'running Score plugins: plugin "{pl.name}" failed with: '
                                                       f"{exc.status.message}"], pl.name)) from None
@@ -512,48 +370,17 @@ class Framework:
         return NodeScores(list(map(_name, nodes)), tuple(names), raw, [self.score_weights[name] for name in names],
                           bounds)
 
-    @staticmethod
-    def _plugin_scores(pl: Plugin, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                       local_columns: dict[str, list[int]]) -> list[int]:
-        """One Score plugin's normalized scores of ``nodes`` (raw values kept in ``local_columns`` reused)."""
-        bulk = getattr(pl, "scores", None)
-        if bulk is not None:  # Score and NormalizeScore of all nodes in one call
-            return bulk(state, pod, nodes)
-        score = pl.score
-        normalize = getattr(pl, "normalize_score", None)
-        normalize_values = getattr(pl, "normalize_values", None)  # NormalizeScore on the values alone
-        if pl.name in local_columns:
-            values = local_columns[pl.name]
-        elif normalize is None or normalize_values is not None:
-            values = [score(state, pod, ni) for ni in nodes]
-        else:
-            values = None
-        if values is not None and normalize is None:
-            return values
-        if values is not None and normalize_values is not None:
-            return normalize_values(state, pod, values)
-        if values is not None:
-            scores = [NodeScore(ni.name, value) for ni, value in zip(nodes, values)]
-        else:
-            scores = [NodeScore(ni.name, score(state, pod, ni)) for ni in nodes]
-        normalize(state, pod, scores)
-        return [ns.score for ns in scores]
-
     def has_score_plugins(self) -> bool:
         return bool(self.points["score"])
 
 
-def _reads(plugins, pod: PodInfo) -> bytes | None:
-    """What ``plugins`` read of the pod (``Plugin.reads``) as one key; None when one does not say."""
-    parts = []
-    for pl in plugins:
-        if pl.reads is None:
-            return None
-        parts.append(pl.reads(pod))
-    try:
-        return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # not plain data
-        return None
+def _scores_node_by_node(pl: Plugin, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+    """One Score plugin's Score of each node, then its NormalizeScore over them all."""
+    scores = [NodeScore(ni.name, pl.score(state, pod, ni)) for ni in nodes]
+    normalize = getattr(pl, "normalize_score", None)
+    if normalize is not None:
+        normalize(state, pod, scores)
+    return [ns.score for ns in scores]
 
 
 def _with_outcome(result: PostFilterResult | None, outcome) -> PostFilterResult | None:

@@ -165,8 +165,10 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
         nominated = snapshot.nominator.nominated_node_of(pod["metadata"].get("uid") or "")
         info, admission = existing_pod(_with_nomination(pod, nominated))
         # Replicas may share an answer; not a nominated pod (its node is tried first), nor one with
-        # ResourceClaims (the claims it is allocated are its own).
-        cls = pod_class(info) if not nominated and not pod["spec"].get("resourceClaims") else None
+        # ResourceClaims (the claims it is allocated are its own); nor under the reference evaluation,
+        # which keeps nothing.
+        cls = (pod_class(info) if placer.memo is not None and not nominated and not pod["spec"].get("resourceClaims")
+               else None)
         before = (snapshot.generation, snapshot.nominator.generation)
         if cls is not None and previous is not None and previous[:2] == (cls, before):
             result = dataclasses.replace(previous[2], pod=info, admission=admission, warnings=list(previous[2].warnings))

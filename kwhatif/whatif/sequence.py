@@ -28,6 +28,7 @@ from typing import Callable, Iterable, Iterator
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME, Admission
 from kwhatif.api.pod_groups import gang_min_count
 from kwhatif.errors import InputError
+from kwhatif.evaluation import keeps_values, selected
 from kwhatif.framework.runtime import framework_for
 from kwhatif.plugins.gang_scheduling import WAITING_FOR_PODS, find_pod_group
 from kwhatif.preemption import start_time_key, utc_now
@@ -230,11 +231,15 @@ class SequencePlacer:
     def __init__(self, snapshot: Snapshot, setup: SchedulerSetup | None = None, extenders: list | None = None,
                  seed: int | None = None, base_start_time: datetime | None = None,
                  clock: Callable[[], datetime] = utc_now, memo: NodeMemo | None = None,
-                 removed: frozenset[str] = frozenset()) -> None:
+                 removed: frozenset[str] = frozenset(), evaluation: str | None = None) -> None:
+        """``evaluation``: the NodeEvaluation implementation (kwhatif.evaluation), the selected one when None."""
         self.snapshot = snapshot
         self.removed = removed  # nodes no pod goes to (cluster-autoscaler removes them), still listed
         self.clock = clock
-        self.memo = memo or NodeMemo(snapshot)  # shared with a caller that places on forks of the snapshot
+        # How nodes are evaluated (kwhatif.evaluation): the memo's values are shared with a caller that places
+        # on forks of the snapshot; the reference (Fresh) keeps none.
+        self.evaluation = evaluation or selected()
+        self.memo = (memo or NodeMemo(snapshot)) if keeps_values(self.evaluation) else None
         self.setup = setup or SchedulerSetup()
         if extenders is None and self.setup.extenders:
             from kwhatif.extenders.extender import build_extenders
@@ -260,7 +265,7 @@ class SequencePlacer:
             # memo None: frameworks without one, every step a fresh evaluation (the proofs' reference)
             framework = make() if self.memo is None else self.memo.framework(
                 (self.setup, profile, self.post_filter), make)
-            scheduler = Scheduler(framework, self.extenders, self.setup.parallelism, self.clock)
+            scheduler = Scheduler(framework, self.extenders, self.setup.parallelism, self.clock, self.evaluation)
             self._schedulers[profile.scheduler_name] = scheduler
         return scheduler
 

@@ -1,0 +1,417 @@
+"""The fast evaluation: Filter verdicts and raw scores kept between attempts while what they read is
+unchanged (kwhatif.state.node_memo), and the plugins' bulk forms, giving exactly ``Fresh``'s answers.
+
+A sequence (replicas of one pod, capacity) asks nearly the same question again and again, one node
+changed since the last attempt. Three things are kept:
+
+- the whole Filter verdict of every node, by position in the walk's node list (``_kept_verdicts``),
+  while the pod's class, the node and what the plugins that read other nodes read of the cycle state
+  (``filter_key``) are the same; nodes with nominated pods are filtered again each time. The walk over
+  them (``_walk_kept``) takes a run of kept verdicts at once and filters only the nodes missing one.
+- the verdicts of the leading node-local Filter plugins, shared by pods that read alike
+  (``local_filter_statuses``), split into the plugins that read the node object alone (a taint not
+  tolerated outlasts pods placed there) and the others;
+- the raw scores of node-local Score plugins, and their bulk (numpy) forms on resource columns.
+
+Without a NodeMemo (a single attempt) nothing is kept; the plugins' bulk forms are still used.
+"""
+
+from __future__ import annotations
+
+import functools
+from itertools import compress, count, repeat
+from operator import attrgetter, is_, not_
+from typing import Iterator
+
+import numpy as np
+import orjson
+
+from kwhatif.evaluation.fresh import find_feasible_in
+from kwhatif.framework.cycle_state import CycleState
+from kwhatif.framework.interface import Code, NodeScore, Plugin, Status
+from kwhatif.framework.runtime import Framework, NodeScores
+from kwhatif.framework.types import NodeToStatus
+from kwhatif.state.node_memo import MISSING, Kept, gather, node_generation
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+
+FILTER_CHUNK = 128  # nodes whose node-local Filter verdicts are looked up in the memo together
+_LOCAL_FILTER_READS = "kwhatif/LocalFilterReads"  # the cycle state's key of Memo._local_filter_reads
+_generation = attrgetter("generation")
+
+
+class Memo:
+    """NodeEvaluation through the framework's NodeMemo (``framework.memo``, None for a single attempt)."""
+
+    def __init__(self, framework: Framework) -> None:
+        self.framework = framework
+        self.snapshot = framework.snapshot
+        filters = framework.points["filter"]
+        # The leading node-local Filter plugins, whose verdict a sequence keeps per unchanged node.
+        self.local_filter_count = 0
+        while self.local_filter_count < len(filters) and filters[self.local_filter_count].node_local:
+            self.local_filter_count += 1
+        self._late_filters = [(pl.name, pl.filter) for pl in filters[self.local_filter_count:]]
+
+    @property
+    def memo(self):
+        return self.framework.memo
+
+    def begin(self, pod: PodInfo) -> None:
+        if self.memo:
+            self.memo.begin(pod)
+
+    # --- Filter ------------------------------------------------------------------------------
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]
+                     ) -> Iterator[tuple[NodeInfo, Status | None]]:
+        fw = self.framework
+        for offset in range(0, len(nodes), FILTER_CHUNK):
+            chunk = nodes[offset:offset + FILTER_CHUNK]
+            local = self.local_filter_statuses(state, pod, chunk)
+            late = self.runs_late_filters(state)
+            for index, ni in enumerate(chunk):
+                if local is None or fw.handle.nominated_pods_for_node(ni.name):
+                    yield ni, fw.run_filter_with_nominated_pods(state, pod, ni)
+                else:  # the node-local verdict kept for an unchanged node, then the other plugins
+                    yield ni, local[index] or (self._run_late_filters(state, pod, ni) if late else None)
+
+    def find_feasible(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, k: int,
+                      statuses: NodeToStatus, every_node: bool) -> tuple[list[NodeInfo], int]:
+        kept, held = self._kept_verdicts(state, pod, nodes) if every_node else (None, set())
+        if kept is not None:
+            return self._walk_kept(state, pod, kept, start, k, statuses, held)
+        return find_feasible_in(self.filter_nodes(state, pod, nodes[start:] + nodes[:start]), k, statuses)
+
+    def _run_late_filters(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status | None:
+        """The Filter plugins after the node-local ones."""
+        return self.framework.run_filter_plugins(self._late_filters, state, pod, ni)
+
+    def runs_late_filters(self, state: CycleState) -> bool:
+        """Whether a Filter plugin after the node-local ones runs for this cycle (PreFilter skipped none)."""
+        skip = state.skip_filter_plugins
+        return any(name not in skip for name, _ in self._late_filters)
+
+    def _kept_verdicts(self, state: CycleState, pod: PodInfo, order: list[NodeInfo]) -> tuple[Kept | None, set[int]]:
+        """The nodes' whole Filter verdicts kept from the last attempts of this pod class in the walk's
+        order, while what they depend on is the same (``filter_key``), and the positions of the nodes
+        with nominated pods: those are filtered again (their verdicts are not kept). None without a memo
+        or a key."""
+        memo = self.memo
+        if not memo:
+            return None, set()
+        key = self.filter_key(state)
+        if key is None:
+            return None, set()
+        # With no later plugin running, a verdict is the node-local plugins' alone: pods that read alike share it.
+        shared = None if self.runs_late_filters(state) else self._local_filter_reads(state, pod)[0]
+        kept = memo.kept(self.framework, "verdicts", order, key, shared, self.lasting_filters(state, pod))
+        nominated = {index for index in map(kept.position, self._nodes_with_nominated_pods()) if index is not None}
+        for index in nominated:
+            kept.values[index] = MISSING
+        return kept, nominated
+
+    def _nodes_with_nominated_pods(self) -> set[str]:
+        """The nodes with pods nominated to them that the filters count (the scheduling queue's)."""
+        handle = self.framework.handle
+        return {name for name in self.snapshot.nominator.nodes() if handle.nominated_pods_for_node(name)}
+
+    def _walk_kept(self, state: CycleState, pod: PodInfo, kept: Kept, start: int, k: int,
+                   statuses: NodeToStatus, nominated: set[int]) -> tuple[list[NodeInfo], int]:
+        """``find_feasible`` over kept verdicts: (the feasible nodes, the nodes examined). A run of nodes
+        that cannot hold the (k+1)-th feasible node is taken at once; its missing verdicts are computed
+        (and kept where they are the node's alone: no nominated pods, no error), so no node past the end
+        of the walk is filtered. The run where the walk ends goes node by node. A walk that examined
+        every node is kept too (``kept.walked``): the next one from the same start, with no verdict
+        changed since (the missing ones computed first, as that walk would), is the same walk."""
+        nodes, names, values = kept.nodes, kept.names, kept.values
+        rejected_statuses = statuses.statuses
+        walked = kept.walked
+        known: dict[int, Status | None] = {}  # verdicts computed here that are not kept (nominated pods)
+        if walked is not None and walked[0] == (start, k) and not rejected_statuses:
+            version = kept.version
+            missing = list(compress(range(len(values)), map(is_, values, repeat(MISSING))))
+            if missing:
+                found, error = self._verdicts(state, pod, kept, missing, nominated)
+                if not error:
+                    known = dict(zip(missing, found))
+            if kept.version == version:
+                statuses.add_stretches(walked[3])
+                feasible = gather(nodes, walked[1])
+                self.memo.note_positions(feasible, kept, walked[1])
+                return feasible, walked[2]
+        kept.walked = None
+        fresh = not rejected_statuses
+        feasible: list[NodeInfo] = []
+        feasible_at: list[int] = []  # their positions in the kept list (the memo told, for PreScore and Score)
+        examined = 0
+        for lo, hi in ((start, len(nodes)), (0, start)):
+            while lo < hi:
+                top = lo + min(hi - lo, k + 1 - len(feasible))
+                chunk = values[lo:top]
+                error = False
+                if any(map(is_, chunk, repeat(MISSING))):
+                    indices = list(compress(range(lo, top), map(is_, chunk, repeat(MISSING))))
+                    for index in indices:
+                        if index in known:
+                            chunk[index - lo] = known[index]
+                    indices = [index for index in indices if index not in known]
+                    found, error = self._verdicts(state, pod, kept, indices, nominated)
+                    for index, status in zip(indices, found):
+                        chunk[index - lo] = status
+                passed = list(map(is_, chunk, repeat(None)))
+                if error:  # node by node: the walk stops at the error
+                    for ni, status in zip(nodes[lo:top], chunk):
+                        if status is None:
+                            if len(feasible) == k:
+                                return feasible, examined
+                            feasible.append(ni)
+                        else:
+                            statuses.set(ni.name, status)
+                            if status.code == Code.ERROR:
+                                return feasible, examined
+                        examined += 1
+                    lo = top
+                    continue
+                # The walk ends in this run if it holds the (k + 1)-th feasible node (not examined).
+                ends = len(feasible) + passed.count(True) > k
+                end = lo + list(compress(range(top - lo), passed))[k - len(feasible)] if ends else top
+                feasible.extend(compress(nodes[lo:end], passed))
+                feasible_at.extend(compress(range(lo, end), passed))
+                statuses.add_stretch(names[lo:end], chunk, list(map(not_, passed[:end - lo])))
+                examined += end - lo
+                if ends:
+                    self.memo.note_positions(feasible, kept, feasible_at)
+                    return feasible, examined
+                lo = top
+        if fresh:  # nothing set but the walk's runs (a node set alone is an error, which returns above)
+            kept.walked = ((start, k), feasible_at, examined, statuses.stretches())
+        self.memo.note_positions(feasible, kept, feasible_at)
+        return feasible, examined
+
+    def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int], nominated: set[int]
+                  ) -> tuple[list[Status | None], bool]:
+        """The Filter verdicts of the nodes at ``positions`` of the kept list, and whether one is an error;
+        kept where they are the node's alone (not at a ``nominated`` position). A verdict equal to the one
+        the node had is kept as that object (a node whose verdict is that very object, one that still fits
+        say, is passed over at once); any other changes ``kept.version`` (a kept walk is then out of date).
+        The verdicts of nodes with nominated pods are compared with the last one found (``kept.unkept``)."""
+        fw = self.framework
+        nodes, values, previous = kept.nodes, kept.values, kept.previous
+        todo = [nodes[p] for p in positions]
+        self.memo.note_positions(todo, kept, positions)
+        local = self.local_filter_statuses(state, pod, todo, changed=True)
+        if local is None:  # every node filtered in full
+            found = list(map(functools.partial(fw.run_filter_with_nominated_pods, state, pod), todo))
+        elif self.runs_late_filters(state):  # the node-local verdict, then the other plugins
+            found = [status or self._run_late_filters(state, pod, ni) for ni, status in zip(todo, local)]
+        else:
+            found = list(local)  # the memo's list may be its own
+        error = False
+        for index, position, status, old in zip(count(), positions, found, map(previous.pop, positions,
+                                                                                repeat(MISSING))):
+            has_nominated = position in nominated
+            if has_nominated and local is not None:  # filtered with the pods nominated there
+                status = found[index] = fw.run_filter_with_nominated_pods(state, pod, nodes[position])
+            if old is status and not has_nominated:  # unchanged (a kept verdict is never an error)
+                values[position] = status
+            elif status is not None and status.code == Code.ERROR:
+                error = True
+                kept.version += 1
+            elif has_nominated:  # not kept; the last one compared
+                last = kept.unkept.get(position, MISSING)
+                if last is not MISSING and last == status:
+                    found[index] = last
+                else:
+                    kept.version += 1
+                    kept.unkept[position] = status
+            else:
+                if old is not MISSING and old == status:
+                    found[index] = status = old
+                else:
+                    kept.version += 1
+                values[position] = status
+        return found, error
+
+    def local_filter_statuses(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], changed: bool = False
+                              ) -> list[Status | None] | None:
+        """The verdicts of the leading node-local Filter plugins on ``nodes``, reused from the
+        memo for unchanged nodes; None without a memo (every node is filtered in full). ``changed``: the
+        caller keeps whole verdicts by position itself (a walk's kept list) and asks for those it lacks,
+        nearly all of nodes changed since, whose whole verdicts kept here are out of date as well: they
+        are not looked up, each is made from the parts kept (the node-only plugins', the others')."""
+        memo = self.memo
+        if not memo or not self.local_filter_count:
+            return None
+        fw = self.framework
+        stop = self.local_filter_count
+        skip = frozenset(state.skip_filter_plugins)
+        reads, split, node_reads, rest_reads = self._local_filter_reads(state, pod)
+        table = memo.table(fw, ("filter", skip)) if reads is None else memo.shared(fw, ("filter", skip), reads)
+        if reads is None or node_reads is None or rest_reads is None or split == stop:
+            return memo.values(table, nodes, lambda ni: fw.run_filter(state, pod, ni, 0, stop))
+        # the leading plugins that read the node and not its pods (a verdict that outlasts pods placed there),
+        # then the others (kept for every pod that reads alike there: requests, host ports)
+        node_table = memo.shared(fw, ("filter", "node", skip), node_reads)
+        rest_table = memo.shared(fw, ("filter", "rest", skip), rest_reads)
+
+        run_filter, value = fw.run_filter, memo.value
+
+        def node_part(ni: NodeInfo) -> Status | None:
+            return run_filter(state, pod, ni, 0, split)
+
+        def rest_part(ni: NodeInfo) -> Status | None:
+            return run_filter(state, pod, ni, split, stop)
+
+        def verdict(ni: NodeInfo) -> Status | None:
+            return value(node_table, ni, node_part, node_generation) or value(rest_table, ni, rest_part)
+
+        if not changed:
+            return memo.values(table, nodes, verdict)
+        # the node-only verdicts by position (they change with the node object alone), then the others' at
+        # once where the plugins can give them so, else each kept while the node is unchanged
+        node_verdicts = memo.gathered(node_table, nodes, node_part, node_generation)
+        if node_verdicts is None:
+            return list(map(verdict, nodes))
+        rest = self._statuses_at(state, pod, nodes, split, stop, skip)
+        if rest is None:
+            return [node_verdict or value(rest_table, ni, rest_part) for ni, node_verdict in zip(nodes, node_verdicts)]
+        return [node_verdict or status for node_verdict, status in zip(node_verdicts, rest)]
+
+    def _statuses_at(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, stop: int,
+                     skip: frozenset) -> list[Status | None] | None:
+        """The verdicts of the Filter plugins ``start:stop`` that run on ``nodes``, from the plugins'
+        answers for all nodes at once (``statuses_at``, from the memo's resource columns): each node's
+        first rejection in plugin order; None when one of them cannot answer so."""
+        running = [pl for pl in self.framework.points["filter"][start:stop] if pl.name not in skip]
+        if not running:
+            return [None] * len(nodes)
+        if not all(hasattr(pl, "statuses_at") for pl in running):
+            return None
+        positions = self.memo.positions(nodes)
+        if positions is None:
+            return None
+        index = np.array(positions, dtype=np.intp)
+        columns = self.memo.resource_columns()
+        statuses = None
+        for pl in running:
+            answer = pl.statuses_at(state, pod, columns, index)
+            if answer is None:
+                return None
+            statuses = answer if statuses is None else [first or then for first, then in zip(statuses, answer)]
+        return statuses
+
+    def lasting_filters(self, state: CycleState, pod: PodInfo) -> frozenset[str]:
+        """The node-local Filter plugins that run in this cycle and whose rejection of a node outlasts
+        pods placed on it or taken from it: those that read the node and not its pods (``_local_filter_reads``)."""
+        skip = state.skip_filter_plugins
+        split = self._local_filter_reads(state, pod)[1]
+        return frozenset(pl.name for pl in self.framework.points["filter"][:split] if pl.name not in skip)
+
+    def _local_filter_reads(self, state: CycleState, pod: PodInfo
+                            ) -> tuple[bytes | None, int, bytes | None, bytes | None]:
+        """(what the node-local Filter plugins that run read of the pod, how many lead that read the node and
+        not its pods, what those read, what the others read), once per cycle (the plugins PreFilter
+        skipped are known by then)."""
+        known = state.read(_LOCAL_FILTER_READS)
+        if known is None:
+            skip = state.skip_filter_plugins
+            local = self.framework.points["filter"][:self.local_filter_count]
+            split = min(self.framework.node_only_filters(state), len(local))
+            known = (_reads([pl for pl in local if pl.name not in skip], pod), split,
+                     _reads([pl for pl in local[:split] if pl.name not in skip], pod),
+                     _reads([pl for pl in local[split:] if pl.name not in skip], pod))
+            state.write(_LOCAL_FILTER_READS, known)
+        return known
+
+    def filter_key(self, state: CycleState):
+        """What a node's whole Filter verdict depends on besides the node, the pod's class and the pods
+        nominated to it: the plugins PreFilter skipped and each later plugin's ``filter_key``; None when
+        some plugin that runs cannot say (its verdicts are then not kept)."""
+        skip = state.skip_filter_plugins
+        key = [frozenset(skip)]
+        for pl in self.framework.points["filter"][self.local_filter_count:]:
+            if pl.name in skip or pl.node_local:
+                continue
+            filter_key = getattr(pl, "filter_key", None)
+            part = filter_key(state) if filter_key is not None else None
+            if part is None:
+                return None
+            key.append(part)
+        return tuple(key)
+
+    # --- Score -------------------------------------------------------------------------------
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> NodeScores:
+        return self.framework.run_score(state, pod, nodes, _ScoreColumns(self.framework, state, pod, nodes))
+
+
+class _ScoreColumns:
+    """One Score plugin's normalized scores of the nodes of one RunScorePlugins, the fastest way the
+    plugin allows: its bulk form (``scores``, ``scores_at`` on the memo's resource columns), raw values
+    kept per unchanged node for node-local plugins (shared by pods that read alike), NormalizeScore on
+    the values alone (``normalize_values``)."""
+
+    def __init__(self, framework: Framework, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> None:
+        self.framework, self.memo = framework, framework.memo
+        self.state, self.pod, self.nodes = state, pod, nodes
+        self._positions: list[int] | None | bool = False  # not looked up yet
+        self._index: np.ndarray | None = None
+
+    def positions(self) -> list[int] | None:
+        if self._positions is False:
+            self._positions = self.memo.positions(self.nodes)
+        return self._positions
+
+    def __call__(self, pl: Plugin) -> list[int]:
+        state, pod, nodes = self.state, self.pod, self.nodes
+        bulk = getattr(pl, "scores", None)
+        if bulk is not None:  # Score and NormalizeScore of all nodes in one call
+            return bulk(state, pod, nodes)
+        score = pl.score
+        normalize = getattr(pl, "normalize_score", None)
+        normalize_values = getattr(pl, "normalize_values", None)  # NormalizeScore on the values alone
+        values = self._kept_raw_scores(pl) if self.memo and pl.node_local else None
+        if values is None and (normalize is None or normalize_values is not None):
+            values = [score(state, pod, ni) for ni in nodes]
+        if values is not None and normalize is None:
+            return values
+        if values is not None and normalize_values is not None:
+            return normalize_values(state, pod, values)
+        if values is not None:
+            scores = [NodeScore(ni.name, value) for ni, value in zip(nodes, values)]
+        else:
+            scores = [NodeScore(ni.name, score(state, pod, ni)) for ni in nodes]
+        normalize(state, pod, scores)
+        return [ns.score for ns in scores]
+
+    def _kept_raw_scores(self, pl: Plugin) -> list[int]:
+        """A node-local plugin's raw scores: all nodes at once from the resource columns when the plugin
+        can, else each kept per unchanged node (shared by pods that read alike)."""
+        memo, state, pod, nodes = self.memo, self.state, self.pod, self.nodes
+        positions = self.positions()
+        at = getattr(pl, "scores_at", None) if positions is not None else None
+        if at is not None:
+            if self._index is None:
+                self._index = np.array(positions, dtype=np.intp)
+            column = at(state, pod, memo.resource_columns(), self._index)
+            if column is not None:
+                return column
+        reads = _reads((pl,), pod)
+        kind = ("score", pl.name)
+        table = memo.table(self.framework, kind) if reads is None else memo.shared(self.framework, kind, reads)
+        changed = node_generation if pl.reads_node_only and reads is not None else _generation
+        # a copy: the memo changes its kept list in place, and the scores are read later (NodeScores)
+        return list(memo.values(table, nodes, functools.partial(pl.score, state, pod), changed, positions))
+
+
+def _reads(plugins, pod: PodInfo) -> bytes | None:
+    """What ``plugins`` read of the pod (``Plugin.reads``) as one key; None when one does not say."""
+    parts = []
+    for pl in plugins:
+        if pl.reads is None:
+            return None
+        parts.append(pl.reads(pod))
+    try:
+        return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not plain data
+        return None
