@@ -37,7 +37,7 @@ from pathlib import Path
 
 import orjson
 
-from kwhatif.api.shape import OBJECT, SHAPES, check_shape, defer_check
+from kwhatif.api.shape import NODE_IMAGE, NODE_OF_IMAGE_TABLE, OBJECT, SHAPES, check_shapes, defer_check
 from kwhatif.errors import InputError
 from kwhatif.api.documents import describe
 from kwhatif.api.bulk import bulk_allocation
@@ -387,19 +387,21 @@ def expand_pod_columns(doc: dict, path: str) -> TemplatedPods:
     overrides = columns.get("overrides") or {}
     if not isinstance(overrides, dict):
         raise InputError(f"{path}: malformed snapshot: pods.overrides must be a map of pod index to fields")
-    if overrides:
-        template_of = list(template_of)
-        for index, own in overrides.items():
-            try:
-                n = int(index)
-                pod = pods[n]
-                parts_of = parts[template_of[n]]
-                for part, template in zip(_PARTS, parts_of):
-                    pod[part] = {**template, **own[part]}
-                    if not _OWN[part].issuperset(own[part]):
-                        template_of[n] = -1  # fields of its own beyond the per-pod ones: its own PodInfo
-            except (KeyError, IndexError, TypeError, ValueError) as exc:
-                raise InputError(f"{path}: malformed snapshot: pods.overrides.{index}: ({exc!r})") from None
+    if not overrides:  # every pod's own fields are its columns' values
+        by_name = dict(zip(POD_COLUMNS[1:], cols))
+        return TemplatedPods(pods, template_of, len(parts), tuple(by_name[name] for name in TemplatedPods.OWN_COLUMNS))
+    template_of = list(template_of)
+    for index, own in overrides.items():
+        try:
+            n = int(index)
+            pod = pods[n]
+            parts_of = parts[template_of[n]]
+            for part, template in zip(_PARTS, parts_of):
+                pod[part] = {**template, **own[part]}
+                if not _OWN[part].issuperset(own[part]):
+                    template_of[n] = -1  # fields of its own beyond the per-pod ones: its own PodInfo
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
+            raise InputError(f"{path}: malformed snapshot: pods.overrides.{index}: ({exc!r})") from None
     return TemplatedPods(pods, template_of, len(parts))
 
 
@@ -579,14 +581,28 @@ def cluster_from_snapshot(path: str) -> Cluster:
                 _set_pods(cluster, expand_pods(doc.get("podTemplates") or [], items, path), path)
                 continue
             if kind == "Node":
-                expand_node_images(doc.get("nodeImages") or [], items, path)
-            for obj in items:
-                check_shape(obj, SHAPES.get(kind, OBJECT), path, f"objects.{kind}: {describe(obj)}")
+                table = doc.get("nodeImages") or []
+                expand_node_images(table, items, path)
+                _check_nodes(items, table, path)
+            else:
+                check_shapes(items, SHAPES.get(kind, OBJECT), path, lambda obj: f"objects.{kind}: {describe(obj)}")
             setattr(cluster, attr, items)
     return cluster
+
+
+def _check_nodes(nodes: list, table: list, path: str) -> None:
+    """The nodes' shape checks with each entry of the image table (which the nodes' images are, once
+    expanded) checked once, not once per node that has it; on any failure, every node in order as
+    usual, so that the error is the one of the first bad node (an entry no node has is no error)."""
+    what = lambda node: f"objects.Node: {describe(node)}"  # noqa: E731
+    try:
+        check_shapes(table, NODE_IMAGE, path, lambda image: "nodeImages")
+        check_shapes(nodes, NODE_OF_IMAGE_TABLE, path, what)
+    except InputError:
+        check_shapes(nodes, SHAPES["Node"], path, what)
 
 
 def _set_pods(cluster: Cluster, pods: TemplatedPods, path: str) -> None:
     cluster.templated_pods = pods
     cluster.pods = list(pods.pods)
-    defer_check([(pod, path) for pod in cluster.pods], SHAPES["Pod"])
+    defer_check(pods.pods, SHAPES["Pod"], path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+from collections import Counter
 import json
 from pathlib import Path
 
@@ -266,24 +267,34 @@ def _replica_variants() -> list[dict]:
     return pods
 
 
-@pytest.mark.parametrize("version", [1, 2])
-def test_replicas_of_a_template_get_the_pod_info_of_their_own(tmp_path, version):
-    """Pods loaded from a snapshot share a PodInfo computed once per template (PodInfo.replica): every
-    field equals the PodInfo computed from the pod alone, also for a pod hand-edited in the file to
-    differ from its template, and for pods added, removed or replaced after loading."""
+@pytest.mark.parametrize("version,edited", [(1, True), (2, True), (2, False)],
+                         ids=["format-1", "format-2-edited", "format-2-columns"])
+def test_replicas_of_a_template_get_the_pod_info_of_their_own(tmp_path, version, edited):
+    """Pods loaded from a snapshot share a PodInfo computed once per template (PodInfo.replica; from
+    the columns when no pod is hand-edited): every field equals the PodInfo computed from the pod
+    alone, also for a pod hand-edited in the file to differ from its template, for a template of one
+    pod, and for pods added, removed or replaced after loading."""
     path = tmp_path / "c.kwi.json.gz"
-    write_snapshot(cluster_of([api_node(i) for i in range(3)] + _replica_variants()), str(path))
+    pods = _replica_variants()
+    pods[9]["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] = pods[9]["metadata"]["name"]
+    write_snapshot(cluster_of([api_node(i) for i in range(3)] + pods), str(path))
     doc = orjson.loads(gzip.decompress(path.read_bytes()))
     if version == 1:
         doc = as_format_1(doc)
-        edited = doc["objects"]["Pod"][5]
+        edit = doc["objects"]["Pod"][5]
     else:
-        edited = doc["pods"].setdefault("overrides", {})["5"] = {"metadata": {}, "spec": {}, "status": {}}
-    edited["metadata"]["labels"] = {"app": "edited"}
-    edited["spec"]["priority"] = 7
+        edit = doc["pods"].setdefault("overrides", {})["5"] = {"metadata": {}, "spec": {}, "status": {}}
+        assert 1 in Counter(doc["pods"]["template"]).values()  # a template of one pod
+    if edited:
+        edit["metadata"]["labels"] = {"app": "edited"}
+        edit["spec"]["priority"] = 7
+    else:
+        del doc["pods"]["overrides"]
     path.write_bytes(gzip.compress(orjson.dumps(doc)))
     cluster = cluster_from_snapshot(str(path))
-    assert cluster.templated_pods is not None and -1 in cluster.templated_pods.template_of
+    assert cluster.templated_pods is not None
+    assert (-1 in cluster.templated_pods.template_of) == edited
+    assert (cluster.templated_pods.own is not None) == (not edited and version == 2)
 
     def expected(pods):
         return [_pod_info_fields(PodInfo(pod)) for pod in pods
@@ -291,8 +302,9 @@ def test_replicas_of_a_template_get_the_pod_info_of_their_own(tmp_path, version)
 
     first = cluster.pod_infos()
     assert [_pod_info_fields(pi) for pi in first] == expected(cluster.pods)
-    edited_info = next(pi for pi in first if pi.pod is cluster.pods[5])
-    assert edited_info.labels == {"app": "edited"} and edited_info.priority == 7
+    if edited:
+        edited_info = next(pi for pi in first if pi.pod is cluster.pods[5])
+        assert edited_info.labels == {"app": "edited"} and edited_info.priority == 7
     assert len({id(pi.requested) for pi in first}) < len(first)  # shared, not recomputed
     again = cluster.pod_infos()
     assert not {id(pi) for pi in first} & {id(pi) for pi in again}  # each call its own PodInfos
@@ -469,3 +481,30 @@ def test_snapshot_o_is_a_file_never_read_as_an_output_format(name, tmp_path, mon
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: -o {name}: snapshot's -o is the file to write")
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("bad_image,message", [
+    (None, None),
+    ({"names": [None], "sizeBytes": 1}, "status.images[{i}].names[0]: expected a string, got null"),
+    ({"names": ["x"], "sizeBytes": "1"}, "status.images[{i}].sizeBytes: expected an integer, got '1'"),
+    ("x", "status.images[{i}]: expected a mapping, got 'x'"),
+], ids=["unused-entry", "name-null", "size-string", "not-a-mapping"])
+def test_a_bad_image_table_entry_is_named_by_the_first_node_that_has_it(tmp_path, bad_image, message):
+    """Each image entry is checked once for all the nodes that share it; a bad one fails as the node
+    check always did, naming the first node that has it; an entry no node has is no error."""
+    path = tmp_path / "c.kwi.json.gz"
+    write_snapshot(cluster_of([api_node(i) for i in range(3)]), str(path))
+    doc = orjson.loads(gzip.decompress(path.read_bytes()))
+    used_by = [n for n, node in enumerate(doc["objects"]["Node"]) if 0 in node["status"]["images"]]
+    doc["nodeImages"].append({"names": [None], "sizeBytes": 1})  # no node has it
+    if bad_image is not None:
+        doc["nodeImages"][0] = bad_image
+    path.write_bytes(gzip.compress(orjson.dumps(doc)))
+    if message is None:
+        assert len(cluster_from_snapshot(str(path)).nodes) == 3
+        return
+    first = doc["objects"]["Node"][used_by[0]]
+    position = first["status"]["images"].index(0)
+    with pytest.raises(InputError) as raised:
+        cluster_from_snapshot(str(path))
+    assert str(raised.value) == f"{path}: objects.Node: Node {first['metadata']['name']}: " + message.format(i=position)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from datetime import date
+from typing import Callable
 
 from kwhatif.api.quantity import QuantityError, parse_quantity
 from kwhatif.errors import InputError
@@ -108,6 +109,10 @@ NODE = {
                "images": ListOf({"names": ListOf(str), "sizeBytes": int}), "declaredFeatures": ListOf(str),
                "conditions": ListOf({"type": str, "status": str, "reason": str})},
 }
+# A snapshot file's nodes share their image entries (one table, each entry checked once against
+# NODE_IMAGE): the rest of each node is checked against this.
+NODE_IMAGE = NODE["status"]["images"].item
+NODE_OF_IMAGE_TABLE = {**NODE, "status": {**NODE["status"], "images": ListOf(dict)}}
 # Kinds without a shape of their own here: the metadata every object has.
 OBJECT = {"metadata": METADATA}
 _SELECTED = {"metadata": METADATA, "spec": {"selector": LABEL_SELECTOR, "replicas": int}}
@@ -159,19 +164,20 @@ def start_deferred_checks() -> None:
     _deferred.set([])
 
 
-def defer_check(objects: list, shape: dict) -> None:
-    """Register ``objects`` (``(obj, source)`` pairs, kept by reference) for ``diagnose``."""
+def defer_check(objects: list, shape: dict, source: str | None = None) -> None:
+    """Register ``objects`` (kept by reference) for ``diagnose``: ``(obj, source)`` pairs, or objects
+    all read from ``source``."""
     pending = _deferred.get()
     if pending is not None:
-        pending.append((objects, shape))
+        pending.append((objects, shape, source))
 
 
 def diagnose() -> InputError | None:
     """The shape error of the first registered object whose shape is broken, if any."""
     from kwhatif.api.documents import describe
 
-    for objects, shape in _deferred.get() or ():
-        for obj, source in objects:
+    for objects, shape, one_source in _deferred.get() or ():
+        for obj, source in objects if one_source is None else ((obj, one_source) for obj in objects):
             try:
                 check_shape(obj, shape, source, describe(obj))
             except InputError as exc:
@@ -182,10 +188,25 @@ def diagnose() -> InputError | None:
 def check_shape(obj: dict, shape: dict, source: str, what: str) -> None:
     """Raise one InputError ``source: what: field.path: expected ..., got ...`` for the first field
     whose JSON type is not the one kwhatif reads."""
+    _checker(shape)(obj, source, what)
+
+
+def check_shapes(objects: list, shape: dict, source: str, what: Callable[[dict], str]) -> None:
+    """``check_shape`` of each object in order, ``what(obj)`` (naming it) made only for the one that fails."""
+    checker = _checker(shape)
+    for obj in objects:
+        try:
+            checker(obj, source, "")
+        except InputError:
+            checker(obj, source, what(obj))
+            raise
+
+
+def _checker(shape: dict):
     checker = _CHECKERS.get(id(shape))
     if checker is None:
         checker = _CHECKERS[id(shape)] = _compile(shape)
-    checker(obj, source, what)
+    return checker
 
 
 _CHECKERS: dict = {}
@@ -244,12 +265,21 @@ def _emit(schema, var: str, path: str, depth: int, lines: list, counter: list) -
 
 
 def _check_quantity(value, source: str, what: str, path: str) -> None:
+    if type(value) is str and value in _VALID_QUANTITIES:
+        return
     if type(value) is bool or not isinstance(value, (str, int, float)):
         _fail(source, what, path, "a quantity", value)
     try:
         parse_quantity(value)
     except QuantityError:
         raise InputError(f"{source}: {what}: {path}: invalid quantity {value!r}") from None
+    if type(value) is str and len(_VALID_QUANTITIES) < _VALID_QUANTITIES_SIZE:
+        _VALID_QUANTITIES.add(value)
+
+
+# Quantity strings that parsed: a cluster's nodes repeat a few capacities, parsed once each.
+_VALID_QUANTITIES: set[str] = set()
+_VALID_QUANTITIES_SIZE = 10_000
 
 
 def _fail(source: str, what: str, path: str, expected: str, value) -> None:

@@ -59,15 +59,25 @@ class TemplatedPods:
 
     ``pods[i]`` came from template ``template_of[i]``, or -1 when its own fields go beyond the per-pod
     ones (a hand-edited file) and its PodInfo is computed alone. Pods are matched by identity: a pod
-    added, replaced or re-created after loading is not in ``pods`` and gets its own PodInfo."""
+    added, replaced or re-created after loading is not in ``pods`` and gets its own PodInfo.
 
-    __slots__ = ("pods", "template_of", "protos", "_positions")
+    ``own``: the columns each pod's per-pod fields were read from (``OWN_COLUMNS`` order), when they are
+    exactly what its dict holds: a replica's PodInfo is then made from them, without reading the dicts."""
 
-    def __init__(self, pods: list[dict], template_of: list[int], templates: int) -> None:
+    __slots__ = ("pods", "template_of", "protos", "own", "_positions", "_single")
+
+    # The per-pod fields PodInfo.replica reads: metadata.name, metadata.uid, spec.nodeName,
+    # status.nominatedNodeName, status.startTime, metadata.deletionTimestamp; and status.phase.
+    OWN_COLUMNS = ("name", "uid", "nodeName", "nominatedNodeName", "startTime", "deletionTimestamp", "phase")
+
+    def __init__(self, pods: list[dict], template_of: list[int], templates: int,
+                 own: tuple[list, ...] | None = None) -> None:
         self.pods = tuple(pods)  # keeps the pods alive: the ids in _positions stay theirs
         self.template_of = template_of
         self.protos: list[PodInfo | None] = [None] * templates
+        self.own = own
         self._positions: dict[int, int] | None = None
+        self._single: list[bool] | None = None
 
     def pod_infos(self, pods: list[dict]) -> list[PodInfo]:
         """Cluster.pod_infos for ``pods``: a template's PodInfo is computed for its first pod, and every
@@ -78,6 +88,8 @@ class TemplatedPods:
                 self._positions = {id(pod): i for i, pod in enumerate(loaded)}
             positions = self._positions
             template_of = [template_of[i] if (i := positions.get(id(pod))) is not None else -1 for pod in pods]
+        elif self.own is not None:
+            return self._loaded_pod_infos()
         protos = self.protos
         out = []
         for pod, template in zip(pods, template_of):
@@ -89,11 +101,46 @@ class TemplatedPods:
                 continue
             proto = protos[template]
             if proto is None:  # kept apart: every call returns PodInfos of its own
-                proto = protos[template] = PodInfo(pod)
-                if proto.has_affinity:
-                    proto.parse_terms()  # parsed once, shared by the replicas
+                proto = protos[template] = _proto(pod)
             out.append(proto.replica(pod))
         return out
+
+    def _loaded_pod_infos(self) -> list[PodInfo]:
+        """pod_infos of the pods as loaded, their per-pod fields read from the columns. The pod of a
+        template of its own (a StatefulSet's, whose labels name it) is computed alone, not as a replica of
+        a kept copy: most call this once per command."""
+        protos = self.protos
+        single = self._single
+        if single is None:
+            counts = Counter(self.template_of)
+            single = self._single = [counts[t] == 1 for t in range(len(protos))]
+        out = []
+        append = out.append
+        for pod, template, name, uid, node, nominated, start, deleted, phase in zip(
+                self.pods, self.template_of, *self.own):
+            if phase in TERMINAL_PHASES:
+                continue
+            if template < 0:
+                append(PodInfo(pod))
+                continue
+            proto = protos[template]
+            if proto is None:
+                if single[template]:
+                    append(PodInfo(pod))
+                    continue
+                proto = protos[template] = _proto(pod)
+            # as replica(pod) reads them: a None in a column is a field the pod's dict does not have
+            append(proto.replica_with(pod, "" if name is None else name, "" if uid is None else uid, node or "",
+                                      nominated or "", start, deleted))
+        return out
+
+
+def _proto(pod: dict) -> PodInfo:
+    """The PodInfo a template's replicas are made from, its affinity terms parsed once for all of them."""
+    proto = PodInfo(pod)
+    if proto.has_affinity:
+        proto.parse_terms()
+    return proto
 
 
 @dataclass

@@ -271,20 +271,27 @@ class PodInfo:
         per-pod fields (name, uid, deletion timestamp, node, nominated node, start time; read from
         ``pod``) is this one's, as PodInfo(pod) would compute it. The snapshot file stores a workload's
         replicas so (``snapshot_file.compact_pods``): 150,000 pods are a few thousand templates."""
-        pi = PodInfo.__new__(PodInfo)
         meta = pod["metadata"]
         status = pod.get("status") or _EMPTY
+        return self.replica_with(pod, meta.get("name", ""), meta.get("uid", ""), pod["spec"].get("nodeName") or "",
+                                 status.get("nominatedNodeName") or "", status.get("startTime"),
+                                 meta.get("deletionTimestamp"))
+
+    def replica_with(self, pod: dict, name: str, uid: str, node_name: str, nominated_node_name: str,
+                     start_time: str | None, deletion_timestamp: str | None) -> "PodInfo":
+        """``replica(pod)`` with the per-pod fields given (a snapshot file's columns hold them)."""
+        pi = PodInfo.__new__(PodInfo)
         pi.pod = pod
-        name = pi.name = meta.get("name", "")
+        pi.name = name
         namespace = pi.namespace = self.namespace
-        pi.uid = meta.get("uid", "")
+        pi.uid = uid
         pi.key = f"{namespace}/{name}"
         pi.labels = self.labels
-        pi.node_name = pod["spec"].get("nodeName") or ""
-        pi.nominated_node_name = status.get("nominatedNodeName") or ""
+        pi.node_name = node_name
+        pi.nominated_node_name = nominated_node_name
         pi.priority = self.priority
-        pi.start_time = status.get("startTime")
-        pi.deletion_timestamp = meta.get("deletionTimestamp")
+        pi.start_time = start_time
+        pi.deletion_timestamp = deletion_timestamp
         pi._affinity = self._affinity
         pi.has_affinity = self.has_affinity
         pi.has_required_anti_affinity = self.has_required_anti_affinity

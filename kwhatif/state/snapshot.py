@@ -436,4 +436,23 @@ def _affinity_membership(ni: NodeInfo) -> tuple[bool, bool]:
 
 
 def _allocatable(node: dict) -> Resource:
-    return Resource.from_list(resource_list((node.get("status") or {}).get("allocatable")))
+    """The node's allocatable in the scheduler's units, a Resource of its own. The nodes of a pool
+    have the same allocatable: each distinct one is parsed once."""
+    raw = (node.get("status") or {}).get("allocatable")
+    try:
+        key = tuple(raw.items()) if isinstance(raw, dict) else None
+        parsed = _ALLOCATABLE_MEMO.get(key) if key is not None else None
+    except TypeError:  # an unhashable quantity: its shape check names it
+        key = parsed = None
+    if parsed is None:
+        parsed = Resource.from_list(resource_list(raw))
+        if key is not None:
+            if len(_ALLOCATABLE_MEMO) >= _ALLOCATABLE_MEMO_SIZE:
+                _ALLOCATABLE_MEMO.clear()
+            _ALLOCATABLE_MEMO[key] = parsed
+    return parsed.clone()
+
+
+# A node's status.allocatable items -> its Resource (never handed out: each node gets a clone).
+_ALLOCATABLE_MEMO: dict[tuple, Resource] = {}
+_ALLOCATABLE_MEMO_SIZE = 10_000
