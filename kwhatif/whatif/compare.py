@@ -9,6 +9,8 @@ answer covers several pods): ``from`` is the answer's own release, ``to`` the co
 from __future__ import annotations
 
 from kwhatif.versions import Features
+from kwhatif.whatif.cluster_pods import existing_pod
+from kwhatif.whatif.service import place_pod, schedule_pod
 
 
 def comparison(features: Features, differences: list[dict]) -> dict:
@@ -115,11 +117,7 @@ def pending_differences(old: dict, new: dict) -> list[dict]:
 def attempt_again(attempt, setup):
     """The pod of ``attempt`` (whatif.Attempt) under another setup, on the same cluster and snapshot
     (each attempt runs on a fork of it): the ScheduleResult."""
-    from kwhatif.whatif import place_pod, schedule_pod
-
     if attempt.existing:
-        from kwhatif.whatif.cluster_pods import existing_pod
-
         pod, admission = existing_pod(attempt.raw)
         return schedule_pod(pod, admission, attempt.cluster, setup, attempt.snapshot)
     return place_pod(attempt.raw, attempt.source, attempt.cluster, setup, attempt.snapshot)

@@ -14,7 +14,7 @@ from kwhatif.errors import InputError
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.pod_group_state import PodGroupStates
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif import SchedulerSetup
+from kwhatif.framework.config import SchedulerSetup
 from kwhatif.whatif.sequence import (PreparedPod, SequencePlacer, created_together, group_report, prepare_pods)
 from kwhatif.whatif.workloads import join_objects
 

@@ -54,7 +54,8 @@ from kwhatif.plugins import inter_pod_affinity, node_resources_fit, pod_topology
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import HostPortInfo, NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif import SchedulerSetup
+from kwhatif.framework.config import SchedulerSetup
+from kwhatif.whatif.service import prepare_pod
 
 ORTOOLS_MISSING = "--optimal needs OR-Tools (CP-SAT): pip install 'kwhatif[optimal]'"
 MODELLED_FILTERS = (node_resources_fit.NodeResourcesFit.name, pod_topology_spread.NAME)
@@ -798,8 +799,6 @@ def optimal_capacity(raw: dict, source: str, greedy, cluster: Cluster, setup: Sc
                      seed: int = 0) -> OptimalResult:
     """The most copies of ``raw`` that fit together (greedy: the CapacityResult of the same copies):
     at most the free pod slots of the cluster, or ``max_instances``."""
-    from kwhatif.whatif import prepare_pod
-
     started = time.perf_counter()
     snapshot, moving = _base(cluster, movable, exclude_nodes)
     template = greedy.template

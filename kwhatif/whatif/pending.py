@@ -39,7 +39,8 @@ from kwhatif.state.node_memo import pod_class
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.versions import DEFAULT, Features
-from kwhatif.whatif import SchedulerSetup, lease_warning
+from kwhatif.framework.config import SchedulerSetup
+from kwhatif.whatif.service import lease_warning
 from kwhatif.whatif.cluster_pods import ClusterPod, existing_pod
 from kwhatif.whatif.sequence import PreparedPod, SequencePlacer
 

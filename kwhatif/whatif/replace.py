@@ -54,7 +54,7 @@ class Placer:
 
     def place(self, pod: dict) -> dict:
         """Place ``pod`` (a replacement manifest); its sequence placement entry."""
-        from kwhatif.whatif import prepare_pod
+        from kwhatif.whatif.service import prepare_pod
         from kwhatif.whatif.sequence import PreparedPod
 
         engine = self._engine_on_state()

@@ -44,7 +44,8 @@ from kwhatif.state.pod_group_state import PodGroupStates
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.versions import DEFAULT, Features
-from kwhatif.whatif import SchedulerSetup, create_resource_claims, lease_warning, prepare_pod
+from kwhatif.framework.config import SchedulerSetup
+from kwhatif.whatif.service import create_resource_claims, lease_warning, prepare_pod
 
 TIE_BREAK_LOWEST = "lowest-node-name"
 TIE_BREAK_FEASIBLE_ORDER = "feasible-node-order"  # kube-scheduler's own pick (v1.35 heap, one worker)

@@ -25,7 +25,7 @@ from kwhatif.state.cluster import KINDS, Cluster
 from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif import SchedulerSetup
+from kwhatif.framework.config import SchedulerSetup
 from kwhatif.whatif.changes import Change, apply_json_patch, daemon_pod_on, new_node, scenario_for
 from kwhatif.whatif.sequence import SequencePlacer, prepare_pods
 from kwhatif.whatif.suggest import Suggestion, Suggestions

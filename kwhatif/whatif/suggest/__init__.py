@@ -16,7 +16,7 @@ from __future__ import annotations
 from kwhatif.result import ScheduleResult
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif import SchedulerSetup
+from kwhatif.framework.config import SchedulerSetup
 from kwhatif.whatif.suggest.claims import claim_changes
 from kwhatif.whatif.suggest.blockers import existing_anti_affinity, own_pod_affinity, spread
 from kwhatif.whatif.suggest.cluster_changes import added_nodes, preemption_victims, remove_taints, uncordon

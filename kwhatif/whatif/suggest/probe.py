@@ -12,7 +12,8 @@ from kwhatif.result import ScheduleResult
 from kwhatif.scheduler import Scheduler
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif import SchedulerSetup, prepare_pod
+from kwhatif.framework.config import SchedulerSetup
+from kwhatif.whatif.service import prepare_pod
 from kwhatif.whatif.changes import Change, apply_changes
 from kwhatif.whatif.cluster_pods import existing_pod
 from kwhatif.whatif.replace import place_displaced
