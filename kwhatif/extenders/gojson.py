@@ -43,19 +43,30 @@ def _scan_first_value(data: bytes) -> tuple[int, int]:
 
     Bytes after the first value are ignored, as the Decoder ignores them.
     """
-    n = len(data)
+    return _Scanner(data).first_value()
 
-    def skip(i: int) -> int:
+
+class _Scanner:
+    """encoding/json's scanner reduced to what Decode checks before it decodes: each method takes the
+    index where its token starts and returns the index after it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.n = len(data)
+
+    def skip(self, i: int) -> int:
+        data, n = self.data, self.n
         while i < n and data[i] in _WS:
             i += 1
         return i
 
-    def need(i: int) -> int:
-        if i >= n:
+    def need(self, i: int) -> int:
+        if i >= self.n:
             raise JSONError("unexpected EOF")
-        return data[i]
+        return self.data[i]
 
-    def string(i: int) -> int:  # data[i] == '"'
+    def string(self, i: int) -> int:  # data[i] == '"'
+        need = self.need
         i += 1
         while True:
             c = need(i)
@@ -78,23 +89,25 @@ def _scan_first_value(data: bytes) -> tuple[int, int]:
                 raise _syntax(c, "in string literal")
             i += 1
 
-    def digits(i: int) -> int:
+    def digits(self, i: int) -> int:
+        data, n = self.data, self.n
         while i < n and 0x30 <= data[i] <= 0x39:
             i += 1
         return i
 
-    def number(i: int) -> int:
+    def number(self, i: int) -> int:
+        data, n, need = self.data, self.n, self.need
         if data[i] == 0x2D:
             i += 1
             c = need(i)
             if not 0x30 <= c <= 0x39:
                 raise _syntax(c, "in numeric literal")
-        i = i + 1 if data[i] == 0x30 else digits(i)
+        i = i + 1 if data[i] == 0x30 else self.digits(i)
         if i < n and data[i] == 0x2E:
             c = need(i + 1)
             if not 0x30 <= c <= 0x39:
                 raise _syntax(c, "after decimal point in numeric literal")
-            i = digits(i + 1)
+            i = self.digits(i + 1)
         if i < n and data[i] in b"eE":
             i += 1
             if need(i) in b"+-":
@@ -102,68 +115,76 @@ def _scan_first_value(data: bytes) -> tuple[int, int]:
             c = need(i)
             if not 0x30 <= c <= 0x39:
                 raise _syntax(c, "in exponent of numeric literal")
-            i = digits(i)
+            i = self.digits(i)
         return i
 
-    def literal(i: int) -> int:
-        word = {0x74: "true", 0x66: "false", 0x6E: "null"}[data[i]]
+    def literal(self, i: int) -> int:
+        word = {0x74: "true", 0x66: "false", 0x6E: "null"}[self.data[i]]
         for k, expected in enumerate(word[1:], start=1):
-            c = need(i + k)
+            c = self.need(i + k)
             if c != ord(expected):
                 raise _syntax(c, f"in literal {word} (expecting '{expected}')")
         return i + len(word)
 
-    def object_key(i: int) -> int:
-        c = need(i)
+    def object_key(self, i: int) -> int:
+        c = self.need(i)
         if c != 0x22:
             raise _syntax(c, "looking for beginning of object key string")
-        i = skip(string(i))
-        c = need(i)
+        i = self.skip(self.string(i))
+        c = self.need(i)
         if c != 0x3A:
             raise _syntax(c, "after object key")
-        return skip(i + 1)
+        return self.skip(i + 1)
 
-    start = i = skip(0)
-    if i >= n:
-        raise JSONError("EOF")
-    stack: list[int] = []
-    while True:
-        c = need(i)
-        if c == 0x7B or c == 0x5B:
-            if len(stack) >= _MAX_DEPTH:
-                raise _syntax(c, "exceeded max depth")
-            i = skip(i + 1)
-            close = 0x7D if c == 0x7B else 0x5D
-            if need(i) == close:
-                i += 1
-            else:
-                stack.append(c)
-                if c == 0x7B:
-                    i = object_key(i)
-                continue
-        elif c == 0x22:
-            i = string(i)
-        elif c == 0x2D or 0x30 <= c <= 0x39:
-            i = number(i)
-        elif c in (0x74, 0x66, 0x6E):
-            i = literal(i)
-        else:
-            raise _syntax(c, "looking for beginning of value")
-        while stack:  # the value is complete: continue or close its containers
-            i = skip(i)
+    def first_value(self) -> tuple[int, int]:
+        skip, need = self.skip, self.need
+        start = i = skip(0)
+        if i >= self.n:
+            raise JSONError("EOF")
+        stack: list[int] = []  # the open containers' first bytes ('{' or '[')
+        while True:
             c = need(i)
-            if c == 0x2C:
+            if c == 0x7B or c == 0x5B:
+                if len(stack) >= _MAX_DEPTH:
+                    raise _syntax(c, "exceeded max depth")
                 i = skip(i + 1)
-                if stack[-1] == 0x7B:
-                    i = object_key(i)
-                break
+                close = 0x7D if c == 0x7B else 0x5D
+                if need(i) == close:
+                    i += 1
+                else:
+                    stack.append(c)
+                    if c == 0x7B:
+                        i = self.object_key(i)
+                    continue
+            elif c == 0x22:
+                i = self.string(i)
+            elif c == 0x2D or 0x30 <= c <= 0x39:
+                i = self.number(i)
+            elif c in (0x74, 0x66, 0x6E):
+                i = self.literal(i)
+            else:
+                raise _syntax(c, "looking for beginning of value")
+            if stack:
+                i = self.after_value(i, stack)
+            if not stack:
+                return start, i
+
+    def after_value(self, i: int, stack: list[int]) -> int:
+        """A value inside containers is complete: the index of the next value after a comma (and its
+        object key), closing the containers that end here; ``stack`` is popped as they close. Returns at
+        the end of the outermost container when every one closed."""
+        while stack:
+            i = self.skip(i)
+            c = self.need(i)
+            if c == 0x2C:
+                i = self.skip(i + 1)
+                return self.object_key(i) if stack[-1] == 0x7B else i
             if c == (0x7D if stack[-1] == 0x7B else 0x5D):
                 stack.pop()
                 i += 1
                 continue
             raise _syntax(c, "after object key:value pair" if stack[-1] == 0x7B else "after array element")
-        else:
-            return start, i
+        return i
 
 
 class _GoFloat(str):
