@@ -317,7 +317,34 @@ def _largest(cluster: Cluster, setup, candidates, options: ConsolidateOptions, g
                        greedy_nodes)
         for name, why in built.no_place().items():
             next(r for r in rows if r["node"] == name)["reason"] = why
-    while built is not None and len(attempts) < MAX_ATTEMPTS and spent < time_limit:
+    if built is not None:
+        attempts, answer, status, bound, spent = _solve_until_verified(
+            built, cluster, setup, moving, now, len(greedy["removable"]), time_limit, workers, seed, say)
+    use_solver = answer is not None and len(answer[0]) >= (len(greedy["removable"]) if greedy_verified else 0)
+    if use_solver:
+        names, verification = answer
+        went = verification["placements"] if verification else {}
+        for row in rows:
+            if row["node"] in names:
+                row.update(removable=True, reason=None, pods=[{"pod": pi.key, "node": went[pi.key]}
+                                                              for pi in moving[row["node"]] if pi.key in went])
+        report = {**greedy, "nodes": rows, "removable": names, "freed": freed_by(cluster, names),
+                  "verification": verification}
+    else:
+        report = dict(greedy)
+    report["optimal"] = _summary(built, greedy, greedy_verified, use_solver, status, bound, report, attempts,
+                                 time_limit, spent, started)
+    return report
+
+
+def _solve_until_verified(built, cluster: Cluster, setup, moving: dict, now, greedy_count: int, time_limit: float,
+                          workers: int, seed: int, say) -> tuple[list[dict], tuple | None, str, int | None, float]:
+    """Solve, verify the set with one real drain, and when the drain leaves pods pending exclude that set
+    and solve again, within ``time_limit`` and MAX_ATTEMPTS: the attempts, the verified answer (names and
+    verification) or None, the last status, the proven bound and the solver seconds spent."""
+    attempts: list[dict] = []
+    answer, status, bound, spent = None, "UNKNOWN", None, 0.0
+    while len(attempts) < MAX_ATTEMPTS and spent < time_limit:
         solved = built.solver.cp.CpSolver()
         solved.parameters.max_time_in_seconds = time_limit - spent
         solved.parameters.num_workers = workers
@@ -327,7 +354,7 @@ def _largest(cluster: Cluster, setup, candidates, options: ConsolidateOptions, g
         solved.parameters.cp_model_probing_level = 0
         solved.parameters.symmetry_level = 0
         status = SOLVER_STATUS.get(int(solved.Solve(built.model, say and _watch(built, say, len(attempts) + 1,
-                                                                                len(greedy["removable"])))),
+                                                                                greedy_count))),
                                    "UNKNOWN")
         spent += solved.WallTime()
         if status not in ("OPTIMAL", "FEASIBLE"):
@@ -343,19 +370,14 @@ def _largest(cluster: Cluster, setup, candidates, options: ConsolidateOptions, g
             answer = (names, verification)
             break
         built.exclude(names)
-    use_solver = answer is not None and len(answer[0]) >= (len(greedy["removable"]) if greedy_verified else 0)
-    if use_solver:
-        names, verification = answer
-        went = verification["placements"] if verification else {}
-        for row in rows:
-            if row["node"] in names:
-                row.update(removable=True, reason=None, pods=[{"pod": pi.key, "node": went[pi.key]}
-                                                              for pi in moving[row["node"]] if pi.key in went])
-        report = {**greedy, "nodes": rows, "removable": names, "freed": freed_by(cluster, names),
-                  "verification": verification}
-    else:
-        report = dict(greedy)
-    report["optimal"] = {
+    return attempts, answer, status, bound, spent
+
+
+def _summary(built, greedy: dict, greedy_verified: bool, use_solver: bool, status: str, bound, report: dict,
+             attempts: list[dict], time_limit: float, spent: float, started: float) -> dict:
+    """The report's ``optimal`` part: which answer was taken, the solver's status and bound, the attempts
+    and the model's size."""
+    return {
         "answer": "solver" if use_solver else "greedy",
         "greedy": {"removable": greedy["removable"], "verified": greedy_verified},
         "status": status, "bound": bound, "removable": len(report["removable"]),
@@ -371,4 +393,3 @@ def _largest(cluster: Cluster, setup, candidates, options: ConsolidateOptions, g
                   "relaxed": built.solver.relaxed} if built else {"pools": 0, "nodes": 0, "relaxed": 0},
         "notModelled": list(NOT_MODELLED),
         "warnings": list(built.solver.warnings) if built else []}
-    return report
