@@ -958,24 +958,12 @@ def validate_pod_spec(spec: dict, labels: dict, pod_name: str, path: str,
                                       f"{path}.initContainers")
     errs += _validate_pod_resources(spec, claim_names, path)
     if spec.get("hostNetwork"):
-        for i, c in enumerate(containers):
-            for j, port in enumerate(c.get("ports") or []):
-                host_port, container_port = port.get("hostPort") or 0, port.get("containerPort") or 0
-                # A Pod's hostPort is defaulted to containerPort; a template's stays 0 until then.
-                if host_port and host_port != container_port:
-                    errs.append(invalid(f"{path}.containers[{i}].ports[{j}].hostPort", host_port,
-                                        "must match `containerPort` when `hostNetwork` is true"))
-    for field_name, valid in (("restartPolicy", _RESTART_POLICIES), ("dnsPolicy", _DNS_POLICIES)):
-        value = spec.get(field_name)
-        if value is not None and value not in valid:
-            errs.append(required(f"{path}.{field_name}") if not value else
-                        not_supported(f"{path}.{field_name}", value, valid))
+        errs += _validate_host_network(containers, path)
+    errs += _one_of(spec, "restartPolicy", _RESTART_POLICIES, path)
+    errs += _one_of(spec, "dnsPolicy", _DNS_POLICIES, path)
     errs += validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector")
     errs += _validate_affinity(spec.get("affinity"), labels, f"{path}.affinity")
-    for i, gate in enumerate(spec.get("readinessGates") or []):
-        condition = gate.get("conditionType") or ""
-        errs += [invalid(f"{path}.readinessGates[{i}].conditionType", condition, m)
-                 for m in is_qualified_name(condition)]
+    errs += _validate_readiness_gates(spec.get("readinessGates") or [], f"{path}.readinessGates")
     errs += _validate_scheduling_gates(spec.get("schedulingGates") or [], f"{path}.schedulingGates")
     errs += _validate_topology_spread(spec.get("topologySpreadConstraints") or [], labels,
                                       f"{path}.topologySpreadConstraints")
@@ -997,20 +985,53 @@ def validate_pod_spec(spec: dict, labels: dict, pod_name: str, path: str,
     runtime_class = spec.get("runtimeClassName")
     if runtime_class is not None:
         errs += [invalid(f"{path}.runtimeClassName", runtime_class, m) for m in is_dns1123_subdomain(runtime_class)]
-    preemption = spec.get("preemptionPolicy")
-    if preemption is not None and preemption not in _PREEMPTION_POLICIES:
-        errs.append(required(f"{path}.preemptionPolicy") if not preemption else
-                    not_supported(f"{path}.preemptionPolicy", preemption, _PREEMPTION_POLICIES))
+    errs += _one_of(spec, "preemptionPolicy", _PREEMPTION_POLICIES, path)
     if spec.get("overhead") is not None:
         errs += _validate_resource_requirements({"limits": spec["overhead"]}, _validate_container_resource_name,
                                                 f"{path}.overhead")
-    os_spec = spec.get("os")
-    if os_spec is not None:
-        if not os_spec.get("name"):
-            errs.append(required(f"{path}.os.name"))
-        elif os_spec["name"] not in ("linux", "windows"):
-            errs.append(not_supported(f"{path}.os", os_spec["name"], ["linux", "windows"]))
+    if spec.get("os") is not None:
+        errs += _validate_os(spec["os"], f"{path}.os")
     return errs
+
+
+def _validate_host_network(containers: list, path: str) -> list[FieldError]:
+    """validateHostNetwork: with hostNetwork a container's hostPort is its containerPort."""
+    errs = []
+    for i, c in enumerate(containers):
+        for j, port in enumerate(c.get("ports") or []):
+            host_port, container_port = port.get("hostPort") or 0, port.get("containerPort") or 0
+            # A Pod's hostPort is defaulted to containerPort; a template's stays 0 until then.
+            if host_port and host_port != container_port:
+                errs.append(invalid(f"{path}.containers[{i}].ports[{j}].hostPort", host_port,
+                                    "must match `containerPort` when `hostNetwork` is true"))
+    return errs
+
+
+def _one_of(spec: dict, field_name: str, valid, path: str) -> list[FieldError]:
+    """validateRestartPolicy / validateDNSPolicy / validatePreemptionPolicy: a set value is one of
+    ``valid`` (an empty one is required; unset passes, the API server defaults it)."""
+    value = spec.get(field_name)
+    if value is None or value in valid:
+        return []
+    return [required(f"{path}.{field_name}") if not value else not_supported(f"{path}.{field_name}", value, valid)]
+
+
+def _validate_readiness_gates(gates: list, path: str) -> list[FieldError]:
+    """validateReadinessGates: each conditionType is a qualified name."""
+    errs = []
+    for i, gate in enumerate(gates):
+        condition = gate.get("conditionType") or ""
+        errs += [invalid(f"{path}[{i}].conditionType", condition, m) for m in is_qualified_name(condition)]
+    return errs
+
+
+def _validate_os(os_spec: dict, path: str) -> list[FieldError]:
+    """validateOS: a name, linux or windows."""
+    if not os_spec.get("name"):
+        return [required(f"{path}.name")]
+    if os_spec["name"] not in ("linux", "windows"):
+        return [not_supported(path, os_spec["name"], ["linux", "windows"])]
+    return []
 
 
 def _validate_resource_claims(claims: list, path: str) -> list[FieldError]:
