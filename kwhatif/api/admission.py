@@ -357,6 +357,14 @@ def apply_runtime_class(pod: dict, runtime_classes: list[Mapping], admitted: boo
         runtime_class = next((rc for rc in runtime_classes if (rc.get("metadata") or {}).get("name") == name), None)
         if runtime_class is None:
             raise AdmissionError(_forbidden(pod, f'pod rejected: RuntimeClass "{name}" not found'))
+    changes = _set_overhead(pod, runtime_class, name, refuse_overhead)
+    return changes + _set_scheduling(pod, (runtime_class or {}).get("scheduling") or {}, name)
+
+
+def _set_overhead(pod: dict, runtime_class: Mapping | None, name: str | None, refuse_overhead) -> list[AdmissionChange]:
+    """The admission plugin's setOverhead and validateOverhead: the class's podFixed overhead is the pod's
+    (a different one set by the pod is refused); a pod overhead without a class's is refused."""
+    spec = pod["spec"]
     changes: list[AdmissionChange] = []
     overhead = ((runtime_class or {}).get("overhead") or {}).get("podFixed")
     if overhead is not None:
@@ -369,7 +377,14 @@ def apply_runtime_class(pod: dict, runtime_classes: list[Mapping], admitted: boo
         spec["overhead"] = dict(overhead)
     elif spec.get("overhead") is not None:
         refuse_overhead()
-    scheduling = (runtime_class or {}).get("scheduling") or {}
+    return changes
+
+
+def _set_scheduling(pod: dict, scheduling: Mapping, name: str | None) -> list[AdmissionChange]:
+    """The admission plugin's setScheduling: the class's nodeSelector joins the pod's (a conflicting
+    value is refused) and its tolerations are merged into the pod's."""
+    spec = pod["spec"]
+    changes: list[AdmissionChange] = []
     selector = scheduling.get("nodeSelector") or {}
     if selector:
         own = dict(spec.get("nodeSelector") or {})
