@@ -40,20 +40,32 @@ def tls_for(cfg: ExtenderConfig, path: str) -> TLSSettings:
     if has_ca and insecure:
         raise InputError(f"{path}: specifying a root certificates file with the insecure flag is not allowed")
 
-    def read(data: bytes, file: str) -> bytes:
-        if data or not file:
-            return data
-        try:
-            with open(file, "rb") as fh:
-                return fh.read()
-        except OSError as exc:
-            raise InputError(f"{path}: open {file}: {exc.strerror.lower() if exc.strerror else exc}") from None
-
-    ca_data = read(ca_data, ca_file)
-    cert_data = read(cert_data, cert_file)
-    key_data = read(key_data, key_file)
+    # every file is read before any is parsed, as client-go's loadTLSFiles reads them
+    ca_data = _read_pem(ca_data, ca_file, path)
+    cert_data = _read_pem(cert_data, cert_file, path)
+    key_data = _read_pem(key_data, key_file, path)
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    _load_roots(ctx, insecure, ca_data, path)
+    if has_cert_auth:
+        _load_client_pair(ctx, cert_data, key_data, path)
+    return TLSSettings(ctx, server_name)
+
+
+def _read_pem(data: bytes, file: str, path: str) -> bytes:
+    """client-go's dataFromSliceOrFile: the inline data, else the file's bytes."""
+    if data or not file:
+        return data
+    try:
+        with open(file, "rb") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise InputError(f"{path}: open {file}: {exc.strerror.lower() if exc.strerror else exc}") from None
+
+
+def _load_roots(ctx: ssl.SSLContext, insecure: bool, ca_data: bytes, path: str) -> None:
+    """What the server's certificate is verified against: nothing when insecure, the CA when given, else
+    the system's roots (client-go's rootCertPool)."""
     if insecure:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
@@ -64,15 +76,17 @@ def tls_for(cfg: ExtenderConfig, path: str) -> TLSSettings:
             raise InputError(f"{path}: unable to load root certificates: unable to parse bytes as PEM block") from None
     else:
         ctx.load_default_certs()
-    if has_cert_auth:
-        # ssl only loads client certificates from files: stage the PEM data in private temp files.
-        with tempfile.NamedTemporaryFile() as cert_tmp, tempfile.NamedTemporaryFile() as key_tmp:
-            cert_tmp.write(cert_data)
-            key_tmp.write(key_data)
-            cert_tmp.flush()
-            key_tmp.flush()
-            try:
-                ctx.load_cert_chain(cert_tmp.name, key_tmp.name)
-            except ssl.SSLError as exc:
-                raise InputError(f"{path}: tls: failed to load client certificate/key pair: {exc.reason or exc}") from None
-    return TLSSettings(ctx, server_name)
+
+
+def _load_client_pair(ctx: ssl.SSLContext, cert_data: bytes, key_data: bytes, path: str) -> None:
+    """tls.X509KeyPair: the client certificate and key. ssl only loads them from files, so the PEM data is
+    staged in private temporary files."""
+    with tempfile.NamedTemporaryFile() as cert_tmp, tempfile.NamedTemporaryFile() as key_tmp:
+        cert_tmp.write(cert_data)
+        key_tmp.write(key_data)
+        cert_tmp.flush()
+        key_tmp.flush()
+        try:
+            ctx.load_cert_chain(cert_tmp.name, key_tmp.name)
+        except ssl.SSLError as exc:
+            raise InputError(f"{path}: tls: failed to load client certificate/key pair: {exc.reason or exc}") from None
