@@ -213,3 +213,19 @@ def test_a_topology_key_no_node_has_leaves_no_placement(tmp_path):
     assert result.exit_code == 1
     assert data["podGroups"][0]["condition"]["message"] == "no feasible placements found"
     assert [p["message"] for p in data["placements"]] == ["no feasible placements found"] * 4
+
+
+
+def test_a_pod_like_one_that_fit_nowhere_is_attempted_again_once_that_one_was_assumed(tmp_path):
+    """t0 and t1 are alike (a repeated answer is reused only while nothing was assumed): t0 fits nowhere but
+    DefaultPreemption nominates n1 (evicting the low-priority v), so t0 is assumed there; t1 is attempted
+    again and finds n1 taken by t0, which it cannot preempt: no nomination for t1."""
+    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+                "value": value} for name, value in (("low", 1), ("high", 100))]
+    victim = member("v", group="other", node_name="n1")
+    victim["spec"]["priorityClassName"] = "low"
+    pods = [member("t0"), member("t1")]
+    for p in pods:
+        p["spec"]["priorityClassName"] = "high"
+    result, data = place(tmp_path, [pod_group(None), *pods], [node("n1"), *classes, victim], *GATES, "-o", "json")
+    assert [p["nominatedNodes"] for p in data["placements"]] == [["n1"], []]

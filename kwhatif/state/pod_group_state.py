@@ -43,7 +43,8 @@ class PodGroupStates:
     def of(cls, cluster_pods, queued_pods=()) -> "PodGroupStates":
         states = cls()
         for pod in cluster_pods:
-            states.add(pod)
+            if "schedulingGroup" in (pod.get("spec") or ()):  # most cluster pods join no group: skip them fast
+                states.add(pod)
         for pod in queued_pods:
             states.add(pod)
         return states

@@ -327,8 +327,18 @@ class SequencePlacer:
         if not queued:
             return [placements[id(p)] for p in pods], None
         starts: dict[str, str] = {}
+        # The last attempt that found no node, while nothing has been assumed since: a pod like it (the same
+        # spec and admission, on the same nodes) would fail the same way, so it repeats that answer instead
+        # of filtering every node again (a refused gang's pods after the first that fits nowhere).
+        failed: list = []
 
         def attempt(pod: PreparedPod, placement_skip: frozenset[str] = frozenset()):
+            like = _likeness(pod)
+            if failed and like is not None and failed[0] == (like, placement_skip):
+                result, framework = failed[1], failed[2]
+                self.repeat(result)
+                return dataclasses.replace(result, pod=pod.info), None, framework
+            failed.clear()
             self.steps += 1
             starts[pod.info.key] = _rfc3339(self.base_start_time + timedelta(seconds=self.steps))
             info, notes = create_resource_claims(pod.info, self.snapshot)
@@ -339,12 +349,15 @@ class SequencePlacer:
             for warning in result.warnings:
                 self._warn(warning)
             if not result.selected:
+                if like is not None and not result.gated and result.error is None:
+                    failed[:] = [(like, placement_skip), result, scheduler.framework]
                 return result, None, scheduler.framework
             node = self._pick(result)
             scheduler.record_cycle(result, node, self.walk.cycle)
             return result, node, scheduler.framework
 
         def assume(pod: PreparedPod, node: str, result: ScheduleResult) -> None:
+            failed.clear()
             self.snapshot.assume_pod(bound_pod(pod.info, node, starts[pod.info.key]),
                                      result.claim_allocations.get(node))
 
@@ -352,6 +365,7 @@ class SequencePlacer:
         placement_based = framework.features.enabled("TopologyAwareWorkloadScheduling")
 
         def algorithm() -> PodGroupResult:
+            failed.clear()  # the nodes may have changed since (a placement undone, preemption's victims gone)
             if placement_based:
                 return pod_group_scheduling_placement_algorithm(
                     self.snapshot, states, namespace, name, queued, attempt, assume, framework,
@@ -509,16 +523,30 @@ def group_report(key: tuple[str, str], members: list[PreparedPod], placements: l
     min_count = gang_min_count(pod_group)
     pods, nodes = [], {}
     results = {pr.pod.key: pr for pr in (group.pod_results if group is not None else [])}
+    # Pods that failed alike share one filtered map (a repeated attempt): its messages are read once.
+    messages: dict[int, list[tuple[str, str]]] = {}
+
+    def node_entry(node: str) -> dict:
+        entry = nodes.get(node)
+        if entry is None:
+            entry = nodes[node] = {"groupPods": [], "refused": {}}
+        return entry
+
     for member, placement in zip(members, placements):
         pr = results.get(member.info.key)
         entry = {"pod": member.info.key, "gated": placement.gated, "node": placement.node,
                  "fitIn": None if pr is None else pr.node, "ownFitError": None}
         if pr is not None and not pr.fits:
             entry["ownFitError"] = pr.result.message
-            for node, status in pr.result.filtered.items():
-                nodes.setdefault(node, {"groupPods": [], "refused": {}})["refused"][member.info.key] = status.message
+            filtered = pr.result.filtered
+            refusals = messages.get(id(filtered))
+            if refusals is None:
+                refusals = messages[id(filtered)] = [(node, status.message) for node, status in filtered.items()]
+            key = member.info.key
+            for node, message in refusals:
+                node_entry(node)["refused"][key] = message
         if pr is not None and pr.node is not None:
-            nodes.setdefault(pr.node, {"groupPods": [], "refused": {}})["groupPods"].append(member.info.key)
+            node_entry(pr.node)["groupPods"].append(member.info.key)
         pods.append(entry)
     fit = sum(1 for entry in pods if entry["fitIn"] is not None and entry["ownFitError"] is None)
     report = {"podGroup": f"{namespace}/{name}", "found": bool(pod_group),
