@@ -17,7 +17,9 @@ Each run is the whole command, ``kwhatif place GANG --cluster SNAPSHOT --kuberne
 in a fresh process (interpreter,
 imports, loading the snapshot file, the pod group cycle, the JSON): wall time, and the child's CPU
 time (user + system, from wait4) because on a shared, loaded machine that is the stable figure. Every
-run must exit as expected (0, 1) with every pod placed or none, and give the same placements.
+run must exit as expected (0, 1) with every pod placed or none, and give the same placements. A baseline,
+one plain pod's whole ``place`` on the same snapshot, is measured first: the CPU a gang row takes beyond
+it is the pod group cycle's own.
 """
 
 from __future__ import annotations
@@ -92,6 +94,13 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     _, cluster = run.dataset(args.workdir, args.nodes, 30, 1)
+    # The baseline: one plain pod's whole `place` on the same snapshot (loading it is most of every row).
+    plain = args.workdir / "gang-baseline-plain-pod.json"
+    plain.write_bytes(orjson.dumps(generate.bench_pods()["plain"]))
+    base = [timed_place(plain, cluster, GATES)[:2] for _ in range(args.repeats)]
+    base_cpu = statistics.median(c for _, c in base)
+    print(f"baseline @ {args.nodes} nodes: one plain pod; median of {len(base)} run(s): "
+          f"{statistics.median(w for w, _ in base):.2f} s wall, {base_cpu:.2f} s CPU", flush=True)
     for name in args.case or CASES:
         cpu, memory, topology, expected = CASES[name]
         gates = f"{GATES},{TOPOLOGY_GATE}" if topology else GATES
@@ -113,7 +122,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name} @ {args.nodes} nodes: {GANG_SIZE} pods, minCount {GANG_SIZE}, "
               f"{'all placed' if expected == 0 else 'refused, none placed'}; median of {len(times)} run(s): "
               f"{statistics.median(times):.2f} s wall ({', '.join(f'{t:.2f}' for t in times)}), "
-              f"{statistics.median(cpu_times):.2f} s CPU ({', '.join(f'{t:.2f}' for t in cpu_times)}), "
+              f"{statistics.median(cpu_times):.2f} s CPU ({', '.join(f'{t:.2f}' for t in cpu_times)}; "
+              f"{statistics.median(cpu_times) - base_cpu:.2f} s beyond the baseline), "
               f"load average {os.getloadavg()[0]:.1f}; PodGroupScheduled: {condition}", flush=True)
 
 
