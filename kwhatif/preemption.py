@@ -26,6 +26,7 @@ from itertools import compress, repeat
 from operator import is_not, not_
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 
+from kwhatif.accelerators import node_only_filters
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import KwhatifError
 from kwhatif.framework.interface import Code, PostFilterResult, Status
@@ -650,8 +651,8 @@ class Evaluator:
 
     def node_only_filters(self, state: "CycleState") -> int:
         """The leading Filter plugins whose verdict on a node is the same at every step of its dry run
-        (Framework.node_only_filters)."""
-        return self.framework.node_only_filters(state)
+        (kwhatif.accelerators.node_only_filters)."""
+        return node_only_filters(self.framework, state)
 
     def call_extenders(self, pod: PodInfo, candidates: dict[str, Victims], outcome: PreemptionOutcome
                        ) -> tuple[dict[str, Victims], Status | None]:

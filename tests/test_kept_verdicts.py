@@ -150,7 +150,7 @@ def test_kept_verdicts_and_scores_equal_a_fresh_evaluation_at_every_step(seed, a
 
 def _reading_alike(rng: random.Random) -> dict:
     """A pod of one of many classes (labels, pod affinity, spreading, owner) that read few distinct values
-    of what the node-local plugins read; some differ only where a too coarse ``Plugin.reads`` would not
+    of what the node-local plugins read; some differ only where a too coarse ``Accelerator.reads`` would not
     see it: a sidecar's requests, a host port, a node selector, a preferred zone, an image."""
     pod = _template(rng)
     spec = pod["spec"]

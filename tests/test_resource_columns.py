@@ -1,5 +1,5 @@
-"""The resource scorers' array form (``ResourceAllocationScorer.scores_at``) gives exactly the per-node
-scores, for every strategy that has one, and NodeResourcesFit's ``statuses_at`` exactly its Filter's
+"""The resource scorers' array form (kwhatif.accelerators.resources' ``scores_at``) gives exactly the
+per-node scores, for every strategy that has one, and NodeResourcesFit's ``fit_statuses_at`` exactly its Filter's
 verdicts (tests/test_node_memo_feed.py checks the columns they read against the nodes after every
 change a sequence or a what-if makes)."""
 
@@ -10,6 +10,7 @@ import random
 import numpy as np
 import pytest
 
+from kwhatif.accelerators.resources import fit_statuses_at, scores_at
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code
 from kwhatif.plugins.node_resources_balanced_allocation import balance_change_scorer, balanced_resource_scorer
@@ -75,7 +76,7 @@ def test_scores_at_equals_scoring_node_by_node(seed):
         scorer = _scorer(rng)
         requests = [rng.choice([0, _amount(rng)]) for _ in scorer.names]
         positions = [rng.randrange(len(nodes)) for _ in range(rng.randint(1, 2 * len(nodes)))]
-        at = scorer.scores_at(columns, np.array(positions, dtype=np.intp), requests)
+        at = scores_at(scorer, columns, np.array(positions, dtype=np.intp), requests)
         if at is not None:
             assert at == [scorer.score(nodes[p], requests) for p in positions], (scorer.names, requests)
             assert all(type(value) is int for value in at)
@@ -93,11 +94,11 @@ def test_scores_at_applies_to_ordinary_clusters():
                    ResourceAllocationScorer(cpu_memory, balanced_resource_scorer, True, True),
                    ResourceAllocationScorer(cpu_memory, balanced_resource_scorer, True, True, balance_change_scorer)):
         requests = [500, 1 << 30]
-        assert scorer.scores_at(columns, index, requests) == [scorer.score(ni, requests) for ni in nodes]
+        assert scores_at(scorer, columns, index, requests) == [scorer.score(ni, requests) for ni in nodes]
     ratio = build_scorer({"type": "RequestedToCapacityRatio", "resources": cpu_memory,
                           "requestedToCapacityRatio": {"shape": [{"utilization": 0, "score": 0},
                                                                  {"utilization": 100, "score": 10}]}})
-    assert ratio.scores_at(columns, index, [500, 1 << 30]) is None  # no array form: scored node by node
+    assert scores_at(ratio, columns, index, [500, 1 << 30]) is None  # no array form: scored node by node
 
 
 def test_a_value_beyond_int64_reach_refuses_its_column_until_it_is_gone():
@@ -114,7 +115,7 @@ def test_a_value_beyond_int64_reach_refuses_its_column_until_it_is_gone():
 
 @pytest.mark.parametrize("seed", range(200))
 def test_statuses_at_are_exactly_the_filters_verdicts(seed):
-    """NodeResourcesFit.statuses_at: for a pod without scalar requests, each node's Filter verdict (None
+    """fit_statuses_at: for a pod without scalar requests, each node's Filter verdict (None
     where it fits; else the same code and reasons, with the plugin's name), nodes too full, requests
     beyond a node's whole capacity and pod counts at the limit included."""
     rng = random.Random(seed)
@@ -130,7 +131,7 @@ def test_statuses_at_are_exactly_the_filters_verdicts(seed):
         state = CycleState()
         state.write(FIT_PRE_FILTER_KEY, request)
         positions = [rng.randrange(len(nodes)) for _ in range(rng.randint(1, 2 * len(nodes)))]
-        statuses = plugin.statuses_at(state, None, columns, np.array(positions, dtype=np.intp))
+        statuses = fit_statuses_at(plugin, state, None, columns, np.array(positions, dtype=np.intp))
         if request.scalar:
             assert statuses is None
             continue
@@ -154,10 +155,10 @@ def test_statuses_at_shares_one_status_per_kind_of_lack():
     plugin = NodeResourcesFit()
     state = CycleState()
     state.write(FIT_PRE_FILTER_KEY, Resource(500, 1 << 20))
-    fits, lacks, lacks_too, unresolvable = plugin.statuses_at(state, None, ResourceColumns(nodes),
+    fits, lacks, lacks_too, unresolvable = fit_statuses_at(plugin, state, None, ResourceColumns(nodes),
                                                              np.arange(4, dtype=np.intp))
     assert fits is None and lacks is lacks_too and lacks.reasons == ["Insufficient cpu"]
     assert lacks.code == Code.UNSCHEDULABLE and unresolvable is lacks  # 500 is within the node's 1000
     state.write(FIT_PRE_FILTER_KEY, Resource(1500, 1 << 20))
-    beyond = plugin.statuses_at(state, None, ResourceColumns(nodes), np.arange(1, dtype=np.intp))[0]
+    beyond = fit_statuses_at(plugin, state, None, ResourceColumns(nodes), np.arange(1, dtype=np.intp))[0]
     assert beyond.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE and beyond.reasons == ["Insufficient cpu"]

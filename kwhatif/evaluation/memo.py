@@ -26,6 +26,7 @@ from typing import Iterator
 import numpy as np
 import orjson
 
+from kwhatif.accelerators import accelerator_of, node_only_filters
 from kwhatif.evaluation.fresh import find_feasible_in
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, NodeScore, Plugin, Status
@@ -48,7 +49,7 @@ class Memo:
         filters = framework.points["filter"]
         # The leading node-local Filter plugins, whose verdict a sequence keeps per unchanged node.
         self.local_filter_count = 0
-        while self.local_filter_count < len(filters) and filters[self.local_filter_count].node_local:
+        while self.local_filter_count < len(filters) and accelerator_of(filters[self.local_filter_count]).node_local:
             self.local_filter_count += 1
         self._late_filters = [(pl.name, pl.filter) for pl in filters[self.local_filter_count:]]
 
@@ -285,7 +286,8 @@ class Memo:
         running = [pl for pl in self.framework.points["filter"][start:stop] if pl.name not in skip]
         if not running:
             return [None] * len(nodes)
-        if not all(hasattr(pl, "statuses_at") for pl in running):
+        bulk = [accelerator_of(pl).statuses_at for pl in running]
+        if None in bulk:
             return None
         positions = self.memo.positions(nodes)
         if positions is None:
@@ -293,8 +295,8 @@ class Memo:
         index = np.array(positions, dtype=np.intp)
         columns = self.memo.resource_columns()
         statuses = None
-        for pl in running:
-            answer = pl.statuses_at(state, pod, columns, index)
+        for pl, statuses_at in zip(running, bulk):
+            answer = statuses_at(pl, state, pod, columns, index)
             if answer is None:
                 return None
             statuses = answer if statuses is None else [first or then for first, then in zip(statuses, answer)]
@@ -316,7 +318,7 @@ class Memo:
         if known is None:
             skip = state.skip_filter_plugins
             local = self.framework.points["filter"][:self.local_filter_count]
-            split = min(self.framework.node_only_filters(state), len(local))
+            split = min(node_only_filters(self.framework, state), len(local))
             known = (_reads([pl for pl in local if pl.name not in skip], pod), split,
                      _reads([pl for pl in local[:split] if pl.name not in skip], pod),
                      _reads([pl for pl in local[split:] if pl.name not in skip], pod))
@@ -330,10 +332,10 @@ class Memo:
         skip = state.skip_filter_plugins
         key = [frozenset(skip)]
         for pl in self.framework.points["filter"][self.local_filter_count:]:
-            if pl.name in skip or pl.node_local:
+            accelerator = accelerator_of(pl)
+            if pl.name in skip or accelerator.node_local:
                 continue
-            filter_key = getattr(pl, "filter_key", None)
-            part = filter_key(state) if filter_key is not None else None
+            part = accelerator.filter_key(pl, state) if accelerator.filter_key is not None else None
             if part is None:
                 return None
             key.append(part)
@@ -347,7 +349,7 @@ class Memo:
 
 class _ScoreColumns:
     """One Score plugin's normalized scores of the nodes of one RunScorePlugins, the fastest way the
-    plugin allows: its bulk form (``scores``, ``scores_at`` on the memo's resource columns), raw values
+    plugin's accelerator allows: its bulk form (``scores``, ``scores_at`` on the memo's resource columns), raw values
     kept per unchanged node for node-local plugins (shared by pods that read alike), NormalizeScore on
     the values alone (``normalize_values``)."""
 
@@ -364,19 +366,19 @@ class _ScoreColumns:
 
     def __call__(self, pl: Plugin) -> list[int]:
         state, pod, nodes = self.state, self.pod, self.nodes
-        bulk = getattr(pl, "scores", None)
-        if bulk is not None:  # Score and NormalizeScore of all nodes in one call
-            return bulk(state, pod, nodes)
+        accelerator = accelerator_of(pl)
+        if accelerator.scores is not None:  # Score and NormalizeScore of all nodes in one call
+            return accelerator.scores(pl, state, pod, nodes)
         score = pl.score
         normalize = getattr(pl, "normalize_score", None)
-        normalize_values = getattr(pl, "normalize_values", None)  # NormalizeScore on the values alone
-        values = self._kept_raw_scores(pl) if self.memo and pl.node_local else None
+        normalize_values = accelerator.normalize_values  # NormalizeScore on the values alone
+        values = self._kept_raw_scores(pl, accelerator) if self.memo and accelerator.node_local else None
         if values is None and (normalize is None or normalize_values is not None):
             values = [score(state, pod, ni) for ni in nodes]
         if values is not None and normalize is None:
             return values
         if values is not None and normalize_values is not None:
-            return normalize_values(state, pod, values)
+            return normalize_values(pl, state, pod, values)
         if values is not None:
             scores = [NodeScore(ni.name, value) for ni, value in zip(nodes, values)]
         else:
@@ -384,33 +386,34 @@ class _ScoreColumns:
         normalize(state, pod, scores)
         return [ns.score for ns in scores]
 
-    def _kept_raw_scores(self, pl: Plugin) -> list[int]:
+    def _kept_raw_scores(self, pl: Plugin, accelerator) -> list[int]:
         """A node-local plugin's raw scores: all nodes at once from the resource columns when the plugin
         can, else each kept per unchanged node (shared by pods that read alike)."""
         memo, state, pod, nodes = self.memo, self.state, self.pod, self.nodes
         positions = self.positions()
-        at = getattr(pl, "scores_at", None) if positions is not None else None
+        at = accelerator.scores_at if positions is not None else None
         if at is not None:
             if self._index is None:
                 self._index = np.array(positions, dtype=np.intp)
-            column = at(state, pod, memo.resource_columns(), self._index)
+            column = at(pl, state, pod, memo.resource_columns(), self._index)
             if column is not None:
                 return column
         reads = _reads((pl,), pod)
         kind = ("score", pl.name)
         table = memo.table(self.framework, kind) if reads is None else memo.shared(self.framework, kind, reads)
-        changed = node_generation if pl.reads_node_only and reads is not None else _generation
+        changed = node_generation if accelerator.reads_node_only and reads is not None else _generation
         # a copy: the memo changes its kept list in place, and the scores are read later (NodeScores)
         return list(memo.values(table, nodes, functools.partial(pl.score, state, pod), changed, positions))
 
 
 def _reads(plugins, pod: PodInfo) -> bytes | None:
-    """What ``plugins`` read of the pod (``Plugin.reads``) as one key; None when one does not say."""
+    """What ``plugins`` read of the pod (their accelerators' ``reads``) as one key; None when one does not say."""
     parts = []
     for pl in plugins:
-        if pl.reads is None:
+        reads = accelerator_of(pl).reads
+        if reads is None:
             return None
-        parts.append(pl.reads(pod))
+        parts.append(reads(pl, pod))
     try:
         return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # not plain data

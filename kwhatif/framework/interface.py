@@ -149,36 +149,21 @@ class Plugin:
     - ``pre_filter(state, pod, nodes) -> (PreFilterResult | None, Status | None)``
     - ``add_pod(state, pod_to_schedule, pod_info_to_add, node_info) -> Status | None`` and
       ``remove_pod(...)``: PreFilterExtensions, used for nominated pods and preemption dry runs.
-    - ``filter(state, pod, node_info) -> Status | None``; a plugin that is not ``node_local`` may say
-      what its Filter reads from the cycle state with ``filter_key(state)``: a value such that an equal
-      key (for a pod of the same class) and an unchanged node mean the same verdict; a sequence then
-      keeps the node's verdict from one attempt to the next. Without it every node is filtered again.
+    - ``filter(state, pod, node_info) -> Status | None``
     - ``post_filter(state, pod, filtered_node_status) -> (PostFilterResult | None, Status)``
     - ``pre_score(state, pod, nodes) -> Status | None``
     - ``score(state, pod, node_info) -> int`` (an Error status is raised as PluginError) and
       ``normalize_score(state, pod, scores: list[NodeScore])``
-    - ``scores(state, pod, nodes) -> list[int]``, optional: Score and NormalizeScore of all ``nodes`` at once,
-      exactly what the two give, for plugins that can do it faster in bulk (the framework then calls neither)
     - ``pre_enqueue(pod) -> Status | None``
     A plugin is built as ``cls(args: dict, handle: Handle)``; ``self.features`` is the release and gates
     it runs with (upstream's feature.Features), the handle's, else kwhatif.versions.DEFAULT. A plugin that
     takes args names their type (kwhatif/plugins/args/) in ``args_type``, and is built with them defaulted
-    and validated by it.
+    and validated by it. What a plugin's verdicts read (so that they may be kept between attempts) and its
+    bulk forms are not part of it: they are the plugin's accelerator's (kwhatif.accelerators).
     """
 
     name: str = ""
     args_type = None  # a kwhatif.plugins.args PluginArgs subclass
-    # True when the plugin's Filter verdict and raw Score for a node depend only on that node and the
-    # pod (not on other nodes or pods): a sequence may then reuse them while the node is unchanged.
-    node_local: bool = False
-    # A node-local plugin may say what its Filter and Score read of the pod: ``reads(pod)`` -> plain data
-    # (upstream's SignPod, unnormalized). Two pods equal in it get the same verdict and raw score on every
-    # node, so the engine shares them between pod classes; without it they are kept per pod class.
-    reads = None
-    # True when, besides the pod, the plugin's Filter and Score read the node object (labels, taints,
-    # unschedulable, name) and its image states alone, not the pods on it: its values then outlast pods
-    # placed on the node (NodeInfo.node_generation).
-    reads_node_only: bool = False
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)

@@ -236,19 +236,6 @@ class Framework:
                 return status
         return None
 
-    def node_only_filters(self, state: CycleState) -> int:
-        """How many leading Filter plugins either do not run in this cycle or read only the pod and the
-        node (Plugin.reads_node_only) with no PreFilter extension that pods coming and going would change
-        their state through: their verdict on a node outlasts pods placed on it or taken from it."""
-        skip = state.skip_filter_plugins
-        count = 0
-        for pl in self.points["filter"]:
-            if not (pl.name in skip or (pl.reads_node_only and not hasattr(pl, "add_pod")
-                                        and not hasattr(pl, "remove_pod"))):
-                break
-            count += 1
-        return count
-
     def run_pre_filter_extension_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo,
                                          node_info: NodeInfo) -> Status | None:
         return self._run_pre_filter_extensions(self._add_pod_extensions, state, pod, to_add, node_info)

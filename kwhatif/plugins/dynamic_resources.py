@@ -19,7 +19,7 @@ from typing import Mapping
 
 from kwhatif.framework.interface import (CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, MAX_NODE_SCORE, Code,
                                         Plugin, PluginError, Status)
-from kwhatif.plugins.helper import add_note, default_normalize_score, default_normalize_values
+from kwhatif.plugins.helper import add_note, default_normalize_score
 from kwhatif.plugins.args.dynamic_resources import DynamicResourcesArgs
 from kwhatif.versions import DRA_ALLOCATOR_ROLLBACK, DRA_INCUBATING_ALLOCATOR, DRA_SCORE_READS_ALLOCATED_CLAIMS
 
@@ -368,14 +368,6 @@ class DynamicResources(Plugin):
 
     def normalize_score(self, state, pod, scores) -> None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
-
-    def scores(self, state, pod, nodes) -> list[int]:
-        """Score and NormalizeScore of every node at once: a pod without claims scores 0 on every node (upstream
-        calls Score per node all the same: it has no PreScore to skip it), without a call per node."""
-        s: _State | None = state.read(STATE_KEY)
-        if s is None or s.claims:
-            return default_normalize_values(MAX_NODE_SCORE, False, [self.score(state, pod, ni) for ni in nodes])
-        return [0] * len(nodes)
 
 
 def compute_score(claims: list[Mapping], allocations: list[Mapping], reads_allocated: bool = False) -> int:

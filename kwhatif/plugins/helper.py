@@ -21,7 +21,7 @@ def node_label_values(memo, nodes: list, key: str) -> list:
 
 
 def requests_read(pod) -> list:
-    """What a pod's requests are computed from (``Plugin.reads`` of the resource plugins): each container's
+    """What a pod's requests are computed from (``Accelerator.reads`` of the resource plugins): each container's
     resources, each init container's with its restart policy (sidecars), the overhead, the pod-level
     resources, and what the kubelet reports of them (in-place resize)."""
     spec, status = pod.spec, pod.pod.get("status") or {}

@@ -30,19 +30,10 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 
 class ImageLocality(Plugin):
-    node_local = True
-    reads_node_only = True
-
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
         self.image_volumes = self.features.has(IMAGE_LOCALITY_IMAGE_VOLUMES)
         self.image_volumes_in_threshold = self.features.has(IMAGE_LOCALITY_VOLUME_THRESHOLD)
-
-    def reads(self, pod):
-        spec = pod.spec
-        return [[c.get("image") for c in spec.get("initContainers") or ()],
-                [c.get("image") for c in spec.get("containers") or ()],
-                [v.get("image") for v in spec.get("volumes") or () if v.get("image") is not None]]
 
     def score(self, state, pod, node_info) -> int:
         total_nodes = self.handle.snapshot.num_nodes()

@@ -9,14 +9,11 @@ only looks up the node's pairs. PreScore sums the preferred weights per topology
 from __future__ import annotations
 
 import dataclasses
-from itertools import repeat
-from operator import add
 from typing import Mapping
 
 from kwhatif.api.labels import SelectorError
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
 from kwhatif.plugins.args.inter_pod_affinity import InterPodAffinityArgs
-from kwhatif.plugins.helper import node_label_values
 from kwhatif.state import pod_index
 from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo, PodInfo, WeightedAffinityTerm
 
@@ -285,13 +282,6 @@ class InterPodAffinity(Plugin):
         s.update_with_pod(pod_info_to_remove, node_info.labels, -1)
         return None
 
-    def filter_key(self, state):
-        """What Filter reads from the cycle state besides the pod's terms (Framework.filter_key): the counts."""
-        s = state.read(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return None
-        return dict(s.existing_anti_affinity_counts), dict(s.affinity_counts), dict(s.anti_affinity_counts)
-
     def filter(self, state, pod: PodInfo, node_info: NodeInfo):
         s = state.read(PRE_FILTER_STATE_KEY)
         if s is None:
@@ -419,24 +409,6 @@ class InterPodAffinity(Plugin):
             if key in labels:
                 total += by_value.get(labels[key], 0)
         return total
-
-    def scores(self, state, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
-        """Score and NormalizeScore of every node at once, as ``score`` then ``normalize_score`` give them
-        (a sequence scores thousands of nodes at every step): the sums per topology key from the nodes'
-        label values gathered in C, the float64 scaling once per distinct sum."""
-        s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
-        totals: list[int] | None = None
-        for key, by_value in s.topology_score.items():
-            # a node without the key adds 0 (None is no label value of by_value)
-            column = list(map(by_value.get, node_label_values(self.handle.memo, nodes, key), repeat(0)))
-            totals = column if totals is None else list(map(add, totals, column))
-        if totals is None or not nodes:
-            return [0] * len(nodes)
-        min_count = min(totals)
-        diff = max(totals) - min_count
-        scaled = {total: int(float(MAX_NODE_SCORE) * (float(total - min_count) / float(diff))) if diff > 0 else 0
-                  for total in set(totals)}
-        return list(map(scaled.__getitem__, totals))
 
     def normalize_score(self, state, pod: PodInfo, scores) -> None:
         """Min-max scaling to [0, MaxNodeScore] in float64, truncated."""

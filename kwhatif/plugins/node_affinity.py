@@ -12,7 +12,7 @@ from kwhatif.api import labels as labelsel
 from kwhatif.api.names import go_quote
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, PreFilterResult, Status
 from kwhatif.plugins.args.node_affinity import NodeAffinityArgs
-from kwhatif.plugins.helper import default_normalize_score, default_normalize_values
+from kwhatif.plugins.helper import default_normalize_score
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -113,8 +113,6 @@ class RequiredNodeAffinity:
 
 class NodeAffinity(Plugin):
     args_type = NodeAffinityArgs
-    node_local = True
-    reads_node_only = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
@@ -123,10 +121,6 @@ class NodeAffinity(Plugin):
         self.added_node_selector = NodeSelector(required) if required is not None else None
         preferred = added.get("preferredDuringSchedulingIgnoredDuringExecution")
         self.added_pref_terms = PreferredSchedulingTerms(preferred) if preferred else None
-
-    def reads(self, pod):
-        spec = pod.spec
-        return [spec.get("nodeSelector"), (spec.get("affinity") or {}).get("nodeAffinity")]
 
     def pre_filter(self, state, pod, nodes):
         spec = pod.spec
@@ -182,6 +176,3 @@ class NodeAffinity(Plugin):
 
     def normalize_score(self, state, pod, scores):
         default_normalize_score(MAX_NODE_SCORE, False, scores)
-
-    def normalize_values(self, state, pod, values):
-        return default_normalize_values(MAX_NODE_SCORE, False, values)

@@ -58,9 +58,6 @@ def infer_for_scheduling(spec: dict, version: tuple[int, int, int],
 
 
 class NodeDeclaredFeatures(Plugin):
-    node_local = True
-    reads_node_only = True
-
     def __init__(self, args=None, handle=None, features: tuple[Feature, ...] = FEATURES):
         super().__init__(args, handle)
         # With the gate off upstream's New returns a plugin that skips PreFilter and passes every Filter.
@@ -71,9 +68,6 @@ class NodeDeclaredFeatures(Plugin):
     def required(self, spec: dict) -> tuple[str, ...]:
         """The features a pod of this spec needs (none with the gate off); also its SignPod fragment."""
         return infer_for_scheduling(spec, self.version, self.registry) if self.enabled else ()
-
-    def reads(self, pod):
-        return self.required(pod.spec)
 
     def pre_filter(self, state, pod, nodes):
         required = self.required(pod.spec)

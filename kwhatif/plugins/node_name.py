@@ -6,12 +6,6 @@ ERR_REASON = "node(s) didn't match the requested node name"
 
 
 class NodeName(Plugin):
-    node_local = True
-    reads_node_only = True
-
-    def reads(self, pod):
-        return pod.spec.get("nodeName")
-
     def filter(self, state, pod, node_info):
         wanted = pod.spec.get("nodeName")
         if wanted and wanted != node_info.name:

@@ -7,11 +7,6 @@ PRE_FILTER_KEY = "PreFilterNodePorts"
 
 
 class NodePorts(Plugin):
-    node_local = True
-
-    def reads(self, pod):
-        return pod.host_ports
-
     def pre_filter(self, state, pod, nodes):
         if not pod.host_ports:
             return None, Status(Code.SKIP)

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import numpy as np
-
 from kwhatif.api.resources import is_scalar_resource_name, pod_requests
 from kwhatif.api.validation import is_extended_resource_name
 from kwhatif.plugins.args.node_resources_fit import NodeResourcesFitArgs
 from kwhatif.framework.interface import Code, Plugin, Status
-from kwhatif.plugins.helper import requests_read
 from kwhatif.plugins.resource_allocation import (
     ResourceAllocationScorer,
     least_allocated_scorer,
@@ -19,7 +16,6 @@ from kwhatif.plugins.resource_allocation import (
     requested_to_capacity_ratio_scorer,
 )
 from kwhatif.state.nodeinfo import Resource
-from kwhatif.state.resource_columns import ResourceColumns
 
 PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
 PRE_SCORE_KEY = "PreScoreNodeResourcesFit"
@@ -97,29 +93,14 @@ def insufficient_resources(request: Resource, node_info, ignored: set[str] = fro
     return out
 
 
-def lack_statuses(plugin: str) -> list[Status | None]:
-    """The Filter's Status for each kind of lack ``NodeResourcesFit.statuses_at`` numbers (bit 0: too many
-    pods, 1-3: cpu, memory, ephemeral storage lacking, 4: one of them beyond the node's whole capacity;
-    None where nothing lacks), reasons in upstream's order, ``plugin`` set as the framework sets it."""
-    reasons = ("Too many pods", "Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage")
-    return [Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if kind & 16 else Code.UNSCHEDULABLE,
-                   [reason for bit, reason in enumerate(reasons) if kind & (1 << bit)], plugin)
-            if kind & 15 else None for kind in range(32)]
-
-
 class NodeResourcesFit(Plugin):
     args_type = NodeResourcesFitArgs
-    node_local = True
 
     def __init__(self, args=None, handle=None):
         super().__init__(args, handle)
         self.ignored_resources = set(self.args["ignoredResources"])
         self.ignored_resource_groups = set(self.args["ignoredResourceGroups"])
         self.scorer = build_scorer(self.args["scoringStrategy"])
-        self._lacks = lack_statuses(self.name)
-
-    def reads(self, pod):
-        return requests_read(pod)
 
     def pre_filter(self, state, pod, nodes):
         request = compute_pod_resource_request(pod)
@@ -151,33 +132,6 @@ class NodeResourcesFit(Plugin):
         code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
         return Status(code, [r.reason for r in lacking])
 
-    def statuses_at(self, state, pod, columns: ResourceColumns, index: np.ndarray) -> list[Status | None] | None:
-        """``filter``'s verdicts on the nodes at positions ``index`` of the resource ``columns``, at once:
-        None where the pod fits, else the Status of what the node lacks, one object per kind of lack (with
-        the plugin's name, as the framework sets it); None for a pod that requests scalar resources or an
-        amount beyond int64's reach. A sequence walks thousands of nodes, hundreds of them full."""
-        request = state.read(PRE_FILTER_KEY)
-        if request is None or request.scalar:
-            return None
-        count, capacity = columns.column("pods", "count"), columns.column("pods", "capacity")
-        if count is None or capacity is None:
-            return None
-        kinds = (count[index] >= capacity[index]).astype(np.intp)  # bit 0: too many pods
-        unresolvable = np.zeros(len(index), dtype=bool)
-        for bit, name, want in ((2, "cpu", request.milli_cpu), (4, "memory", request.memory),
-                                (8, "ephemeral-storage", request.ephemeral_storage)):
-            if want <= 0:  # a resource not requested is never lacking
-                continue
-            alloc, used = columns.column(name, "allocatable"), columns.column(name, "requested")
-            if alloc is None or used is None or want >= ResourceColumns.LIMIT:
-                return None
-            node_alloc = alloc[index]
-            lacking = want > node_alloc - used[index]
-            kinds |= lacking * bit
-            unresolvable |= lacking & (want > node_alloc)
-        kinds |= unresolvable * 16
-        return list(map(self._lacks.__getitem__, kinds.tolist()))
-
     def pre_score(self, state, pod, nodes):
         state.write(PRE_SCORE_KEY, self.scorer.pod_request_list(pod))
         return None
@@ -187,11 +141,6 @@ class NodeResourcesFit(Plugin):
         if requests is None:
             requests = self.scorer.pod_request_list(pod)
         return self.scorer.score(node_info, requests)
-
-    def scores_at(self, state, pod, columns, index) -> list[int] | None:
-        """``score`` of the nodes at positions ``index`` of the resource ``columns`` at once (None: score
-        them one by one)."""
-        return self.scorer.scores_read_at(state, PRE_SCORE_KEY, columns, index)
 
     def score_placement(self, pods: list, nodes: list) -> int:
         """ScorePlacement (v1.36, TopologyAwareWorkloadScheduling): the MostAllocated score of the placement's

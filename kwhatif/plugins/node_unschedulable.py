@@ -8,12 +8,6 @@ _UNSCHEDULABLE_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "No
 
 
 class NodeUnschedulable(Plugin):
-    node_local = True
-    reads_node_only = True
-
-    def reads(self, pod):
-        return pod.spec.get("tolerations")
-
     def filter(self, state, pod, node_info):
         if not node_info.unschedulable:
             return None

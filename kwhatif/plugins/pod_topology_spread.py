@@ -649,15 +649,6 @@ class PodTopologySpread(Plugin):
         self._update_with_pod(s, pod_info_to_remove, pod_to_schedule, node_info, -1)
         return None
 
-    def filter_key(self, state):
-        """What Filter reads from the cycle state besides the constraints (Framework.filter_key): the
-        counts and each constraint's global minimum."""
-        s = state.read(PRE_FILTER_KEY)
-        if s is None:
-            return None
-        return (tuple(map(dict, s.tp_value_to_match_num)),
-                tuple(s.min_match_num(i, c.min_domains) for i, c in enumerate(s.constraints)))
-
     def filter(self, state, pod, node_info):
         s = state.read(PRE_FILTER_KEY)
         if s is None:

@@ -2,22 +2,17 @@
 (noderesources/resource_allocation.go, least_allocated.go, most_allocated.go,
 requested_to_capacity_ratio.go). Integer arithmetic is Go's: truncating int64 division.
 
-A sequence scores hundreds of nodes per pod: ``ResourceAllocationScorer.scores_at`` scores them at once
-from the memo's resource columns (kwhatif.state.resource_columns) with numpy, the same int64 and float64
-operations in the same order as the per-node scorers (tests/test_resource_columns.py compares the two).
+Their array forms, for the memo evaluation, are kwhatif.accelerators.resources'.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
-
 from kwhatif.api.quantity import ceil_int, milli_value
 from kwhatif.api.resources import DEFAULT_NON_ZERO, is_scalar_resource_name, pod_requests
 from kwhatif.framework.gomath import go_div, go_round
 from kwhatif.framework.interface import MAX_NODE_SCORE
-from kwhatif.state.resource_columns import ResourceColumns
 
 MAX_UTILIZATION = 100
 MAX_CUSTOM_PRIORITY_SCORE = 10
@@ -26,17 +21,6 @@ Scorer = Callable[[list[int], list[int]], int]
 # A scorer that also sees what the node has without the pod (v1.36's BalancedAllocation):
 # (requested with the pod, allocated without it, allocatable).
 ChangeScorer = Callable[[list[int], list[int], list[int]], int]
-# A scorer's array form reads one array per resource (None: a resource no node counts).
-Columns = list["np.ndarray | None"]
-
-
-def go_div_columns(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
-    """go_div elementwise on int64 arrays (``b`` nowhere 0): floor division, one up where it rounded a
-    negative quotient down (only where the signs differ)."""
-    q = np.floor_divide(a, b)
-    if a.min(initial=0) >= 0 and np.min(b) > 0:
-        return q
-    return q + ((q * b != a) & ((a < 0) != (np.asarray(b) < 0)))
 
 
 def least_requested_score(requested: int, capacity: int) -> int:
@@ -52,20 +36,9 @@ def most_requested_score(requested: int, capacity: int) -> int:
     return go_div(requested * MAX_NODE_SCORE, capacity)
 
 
-def least_requested_columns(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
-    """least_requested_score of each node (capacity nowhere 0)."""
-    return np.where(requested > capacity, 0, go_div_columns((capacity - requested) * MAX_NODE_SCORE, capacity))
-
-
-def most_requested_columns(requested: np.ndarray, capacity: np.ndarray) -> np.ndarray:
-    """most_requested_score of each node (capacity nowhere 0)."""
-    return go_div_columns(np.minimum(requested, capacity) * MAX_NODE_SCORE, capacity)
-
-
-def _weighted(resources: list[dict], per_resource: Callable[[int, int], int],
-              per_resource_columns: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Scorer:
-    """The weighted mean of a per-resource score over the resources the node has; ``score.columns`` is
-    its array form."""
+def _weighted(resources: list[dict], per_resource: Callable[[int, int], int]) -> Scorer:
+    """The weighted mean of a per-resource score over the resources the node has (``score.per_resource``
+    and ``score.weights`` say which, for its array form)."""
     weights = [int(r.get("weight", 1)) for r in resources]
 
     def score(requested: list[int], allocatable: list[int]) -> int:
@@ -77,33 +50,16 @@ def _weighted(resources: list[dict], per_resource: Callable[[int, int], int],
             weight_sum += weight
         return go_div(node_score, weight_sum) if weight_sum else 0
 
-    def columns(requested: Columns, allocatable: Columns, count: int) -> np.ndarray:
-        node_score = np.zeros(count, dtype=np.int64)
-        weight_sum = 0  # the same for every node while every node has each resource counted so far
-        for req, alloc, weight in zip(requested, allocatable, weights):
-            if alloc is None:
-                continue
-            if alloc.all():
-                node_score += per_resource_columns(req, alloc) * weight
-                weight_sum = weight_sum + weight
-            else:  # the nodes without the resource do not count it
-                counted = alloc != 0
-                node_score += np.where(counted, per_resource_columns(req, np.where(counted, alloc, 1)) * weight, 0)
-                weight_sum = weight_sum + np.where(counted, weight, 0)
-        if isinstance(weight_sum, int):
-            return go_div_columns(node_score, weight_sum) if weight_sum else node_score
-        return np.where(weight_sum == 0, 0, go_div_columns(node_score, np.where(weight_sum == 0, 1, weight_sum)))
-
-    score.columns = columns
+    score.per_resource, score.weights = per_resource, weights
     return score
 
 
 def least_allocated_scorer(resources: list[dict]) -> Scorer:
-    return _weighted(resources, least_requested_score, least_requested_columns)
+    return _weighted(resources, least_requested_score)
 
 
 def most_allocated_scorer(resources: list[dict]) -> Scorer:
-    return _weighted(resources, most_requested_score, most_requested_columns)
+    return _weighted(resources, most_requested_score)
 
 
 def broken_linear_function(shape: list[tuple[int, int]]) -> Callable[[int], int]:
@@ -157,8 +113,6 @@ class ResourceAllocationScorer:
         self.names = [r["name"] for r in resources]
         self.scorer = scorer
         self.change_scorer = change_scorer
-        # The array form of whichever scorer scores (None: that scorer has none, nodes are scored one by one).
-        self.columns_scorer = getattr(change_scorer if change_scorer is not None else scorer, "columns", None)
         self.use_requested = use_requested
         self.feature_gates_applied = feature_gates_applied
 
@@ -208,46 +162,6 @@ class ResourceAllocationScorer:
         if self.change_scorer is not None:
             return self.change_scorer(requested, allocated, allocatable)
         return self.scorer(requested, allocatable)
-
-    def scores_read_at(self, state, key: str, columns: ResourceColumns, index: np.ndarray) -> list[int] | None:
-        """``scores_at`` with the pod's request list its plugin's PreScore wrote under ``key`` (None without one)."""
-        requests = state.read(key)
-        return None if requests is None else self.scores_at(columns, index, requests)
-
-    def scores_at(self, columns: ResourceColumns, index: np.ndarray, pod_requests_list: list[int]) -> list[int] | None:
-        """``score`` of the nodes at positions ``index`` of ``columns``, in that order, computed at once; None
-        when the scorer has no array form or an amount is beyond what int64 arithmetic matches."""
-        scorer = self.columns_scorer
-        if scorer is None:
-            return None
-        requested: Columns = []
-        allocated: Columns = []
-        allocatable: Columns = []
-        node_kind = "requested" if self.use_requested else "non_zero"
-        for name, pod_request in zip(self.names, pod_requests_list):
-            if pod_request == 0 and is_scalar_resource_name(name):  # not counted on any node
-                requested.append(None)
-                allocated.append(None)
-                allocatable.append(None)
-                continue
-            alloc = columns.column(name, "allocatable")
-            used = columns.column(name, node_kind if name in ("cpu", "memory") else "requested")
-            if alloc is None or used is None or not -ResourceColumns.LIMIT < pod_request < ResourceColumns.LIMIT:
-                return None
-            alloc, used = alloc[index], used[index]
-            allocatable.append(alloc)
-            if alloc.all():
-                requested.append(used + pod_request)
-                allocated.append(used)
-            else:  # a node without the resource counts nothing of it
-                has = alloc != 0
-                requested.append(np.where(has, used + pod_request, 0))
-                allocated.append(np.where(has, used, 0))
-        if self.change_scorer is not None:
-            out = scorer(requested, allocated, allocatable, len(index))
-        else:
-            out = scorer(requested, allocatable, len(index))
-        return None if out is None else out.tolist()
 
 
 def _without_pod_level_resources(pod: dict) -> dict:

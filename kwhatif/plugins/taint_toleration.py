@@ -4,20 +4,13 @@ Since v1.34.2 Filter's reason no longer names the taint (kubernetes#135023): one
 node, so a FitError counts them together."""
 
 from kwhatif.framework.interface import MAX_NODE_SCORE, Code, Plugin, Status
-from kwhatif.plugins.helper import (default_normalize_score, default_normalize_values,
-                                   find_matching_untolerated_taint, tolerations_tolerate_taint)
+from kwhatif.plugins.helper import default_normalize_score, find_matching_untolerated_taint, tolerations_tolerate_taint
 from kwhatif.versions import UNTOLERATED_TAINTS_REASON
 
 PRE_SCORE_KEY = "PreScoreTaintToleration"
 
 
 class TaintToleration(Plugin):
-    node_local = True
-    reads_node_only = True
-
-    def reads(self, pod):
-        return pod.spec.get("tolerations")
-
     def filter(self, state, pod, node_info):
         if not node_info.taints:
             return None
@@ -43,6 +36,3 @@ class TaintToleration(Plugin):
 
     def normalize_score(self, state, pod, scores):
         default_normalize_score(MAX_NODE_SCORE, True, scores)
-
-    def normalize_values(self, state, pod, values):
-        return default_normalize_values(MAX_NODE_SCORE, True, values)

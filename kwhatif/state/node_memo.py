@@ -5,7 +5,7 @@ node changed since the last attempt. A value computed from a node's own state an
 (a node-local Filter verdict, a raw score, the node's count of pods matching a spread selector) is
 kept with the node's ``generation`` and reused while the node has that generation and the pod to
 schedule is of the same class (the same pod apart from its name and UID), or, for the node-local
-plugins' verdicts and raw scores, reads the same fields (``Plugin.reads``: requests, tolerations, node
+plugins' verdicts and raw scores, reads the same fields (``Accelerator.reads``: requests, tolerations, node
 selector; ``shared``: pods of many workloads are alike there), and the snapshot's
 cluster-level objects (Services, namespaces, ...: ``objects_generation``) are the same; a node's kept
 Filter rejection by a plugin that reads the node object alone (a taint not tolerated) stays while the
@@ -45,7 +45,7 @@ SHARED_PER_CLASS = 4  # tables shared by classes that read alike, kept per class
 MAX_SHAPES = 8  # lists of nodes whose shape (copy, positions, names) the memo shares between classes
 _generation = attrgetter("generation")
 # The generation a value read from the node (its object and image states), not its pods, depends on
-# (Plugin.reads_node_only).
+# (Accelerator.reads_node_only).
 node_generation = attrgetter("node_generation")
 _name = attrgetter("name")
 # A by-name table's keys for the values ``values`` keeps by position of the list given, and of every node.
@@ -124,7 +124,7 @@ class NodeMemo:
 
     def shared(self, owner: object, kind, reads: bytes) -> dict:
         """The values ``owner`` keeps under ``kind`` for every pod whose plugins read ``reads`` of it
-        (``Plugin.reads``), by node name: a node's value depends on the node and on those fields alone, so
+        (``Accelerator.reads``), by node name: a node's value depends on the node and on those fields alone, so
         pods of different classes (other labels, owners, pod affinity) share it."""
         key = (id(owner), kind, reads, self._snapshot.objects_generation)
         table = self._shared.pop(key, None)

@@ -8,6 +8,7 @@ import copy
 
 import pytest
 
+from kwhatif.accelerators import accelerator_of
 from kwhatif.api.defaults import default_pod
 
 from kwhatif.framework.cycle_state import CycleState
@@ -96,7 +97,7 @@ def run_score(pod: PodInfo, pods, args=None, nodes=NODES):
     scores = [NodeScore(ni.name, plugin.score(state, pod, ni)) for ni in snap.node_info_list]
     plugin.normalize_score(state, pod, scores)
     # every node at once (a sequence's path) gives what Score then NormalizeScore give
-    assert plugin.scores(state, pod, snap.node_info_list) == [s.score for s in scores]
+    assert accelerator_of(plugin).scores(plugin, state, pod, snap.node_info_list) == [s.score for s in scores]
     return {s.name: s.score for s in scores}
 
 

@@ -13,6 +13,7 @@ import random
 
 import pytest
 
+from kwhatif.accelerators import accelerator_of
 from kwhatif.api.defaults import default_pod
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.framework.cycle_state import CycleState
@@ -183,7 +184,7 @@ def _evaluate(framework: Framework, pod: PodInfo, rng_filtered: list[bool]) -> d
         scores = [NodeScore(ni.name, affinity.score(state, pod, ni)) for ni in filtered]
         affinity.normalize_score(state, pod, scores)
         out["affinity", "scores"] = [s.score for s in scores]
-        assert affinity.scores(state, pod, filtered) == out["affinity", "scores"]  # all at once, as a sequence
+        assert accelerator_of(affinity).scores(affinity, state, pod, filtered) == out["affinity", "scores"]  # all at once, as a sequence
     status = spread.pre_score(state, pod, filtered)
     out["spread", "pre_score"] = _status(status)
     if status is None:

@@ -1,0 +1,40 @@
+"""What the memo evaluation may know of a plugin beyond upstream's plugin API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True, slots=True)
+class Accelerator:
+    """A plugin's accelerator: declarations of what its verdicts read, so that the memo evaluation may keep
+    them, and bulk forms of its Filter and Score that give exactly what the plugin's own methods give
+    (tests compare each with them). Every function takes the plugin instance first. Fresh reads none of
+    this; a plugin without an accelerator is run node by node, its verdicts kept only where another
+    plugin's filter_key allows."""
+
+    # The plugin's Filter verdict and raw Score for a node depend only on that node and the pod (not on
+    # other nodes or pods): they may be reused while the node is unchanged.
+    node_local: bool = False
+    # reads(plugin, pod) -> plain data: what a node-local plugin's Filter and Score read of the pod. Pods
+    # equal in it get the same verdict and raw score on every node (they are then shared between pod classes).
+    reads: Callable | None = None
+    # Besides the pod, Filter and Score read the node object and its image states alone, not the pods on
+    # it: their values outlast pods placed on the node (NodeInfo.node_generation).
+    reads_node_only: bool = False
+    # filter_key(plugin, state) -> a value: what a plugin that is not node-local reads of the cycle state;
+    # an equal key (for a pod of the same class) and an unchanged node mean the same Filter verdict.
+    filter_key: Callable | None = None
+    # statuses_at(plugin, state, pod, columns, index) -> Filter's verdicts of the nodes at positions
+    # ``index`` of the memo's resource columns, at once (None: filter them one by one).
+    statuses_at: Callable | None = None
+    # scores_at(plugin, state, pod, columns, index) -> raw Scores of those nodes, at once (None: one by one).
+    scores_at: Callable | None = None
+    # scores(plugin, state, pod, nodes) -> Score and NormalizeScore of every node at once.
+    scores: Callable | None = None
+    # normalize_values(plugin, state, pod, values) -> NormalizeScore of the raw values alone, in node order.
+    normalize_values: Callable | None = None
+
+
+NONE = Accelerator()  # a plugin without one
