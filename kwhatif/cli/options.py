@@ -18,6 +18,8 @@ from typing import Annotated, Optional
 import typer
 import typer.core
 
+from kwhatif.errors import InputError
+
 
 class Output(str, Enum):
     table = "table"
@@ -72,10 +74,40 @@ CompareVersionOption = Annotated[Optional[str], typer.Option(
          "state, with the same configuration and --feature-gates) and show what it answers differently; "
          "-o json adds 'comparison'. The exit status follows the answer of the cluster's version (or "
          "--kubernetes-version).")]
-OutputOption = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT",
-                                              help="Output format: table, wide, json or yaml.")]
-MachineOutputOption = Annotated[MachineOutput, typer.Option("--output", "-o", metavar="FORMAT",
-                                                            help="Output format: table, json or yaml.")]
+def _output_format(formats: type[Enum]):
+    """-o's parser: one of ``formats``, or kubectl's ``name`` and ``jsonpath=TEMPLATE``, which answer as json
+    does and print their projection of the document instead (``render.name_jsonpath``)."""
+
+    def parse(value):
+        from kwhatif.render.name_jsonpath import projection_for, set_projection
+
+        if isinstance(value, formats):  # the default
+            return value
+        try:
+            projection = projection_for(value)
+        except InputError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        set_projection(projection)
+        if projection is not None:
+            return formats.json
+        try:
+            return formats(value)
+        except ValueError:
+            known = ", ".join(f.value for f in formats)
+            raise typer.BadParameter(f"{value!r} is not one of {known}, name, jsonpath=TEMPLATE") from None
+
+    return parse
+
+
+_PROJECTIONS_HELP = ("; name: the objects the answer is about, as TYPE/NAME lines (the nodes the pods land on, the "
+                     "pods pending or evicted, ...); jsonpath=TEMPLATE: kubectl's JSONPath over the json document "
+                     "({range}, filters).")
+OutputOption = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT", parser=_output_format(Output),
+                                              help="Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE"
+                                                   + _PROJECTIONS_HELP)]
+MachineOutputOption = Annotated[MachineOutput, typer.Option(
+    "--output", "-o", metavar="FORMAT", parser=_output_format(MachineOutput),
+    help="Output format: table, json, yaml, name or jsonpath=TEMPLATE" + _PROJECTIONS_HELP)]
 NodeOption = Annotated[Optional[list[str]], typer.Option(
     "--node", metavar="NODE", autocompletion=lambda ctx, incomplete: complete_nodes(ctx, incomplete),
     help="Only show these nodes (repeatable); an unknown name is an error.")]
@@ -242,6 +274,9 @@ class Command(PlainHelp, typer.core.TyperCommand):
     """A kwhatif command (see ``PlainHelp``), whose ``OPTIONAL_VALUES`` options may be given alone."""
 
     def parse_args(self, ctx, args: list[str]) -> list[str]:
+        from kwhatif.render.name_jsonpath import set_projection
+
+        set_projection(None)  # until -o asks for one (one process may run several commands: tests)
         end = args.index("--") if "--" in args else len(args)
         args = [f"{arg}={OPTIONAL_VALUES[arg]}" if arg in OPTIONAL_VALUES and i < end
                 and (i + 1 == len(args) or args[i + 1].startswith("-")) else arg for i, arg in enumerate(args)]

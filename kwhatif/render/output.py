@@ -10,6 +10,7 @@ import sys
 
 import orjson
 
+from kwhatif.render.name_jsonpath import active_projection
 from kwhatif.result import ScheduleResult
 
 
@@ -19,6 +20,9 @@ API_VERSION = "kwhatif.io/v1"
 def machine_output(kind: str, data: dict, fmt: str) -> str:
     """``data`` as a versioned document of ``kind``, in JSON or YAML, ending with a newline."""
     document = {"apiVersion": API_VERSION, "kind": kind, **data}
+    projection = active_projection()  # -o name or -o jsonpath=...: a projection of the json document
+    if projection is not None:
+        return projection(orjson.loads(orjson.dumps(document)))
     if fmt == "json":
         return orjson.dumps(document, option=orjson.OPT_INDENT_2).decode() + "\n"
     import yaml
