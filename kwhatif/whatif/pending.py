@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import Callable
 
 from kwhatif.queue import creation_timestamp, deciding_ties, pod_priority, queue_order
 from kwhatif.result import ScheduleResult
@@ -145,9 +146,10 @@ def is_pending(pod: dict) -> bool:
 
 
 def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, namespace: str | None = None,
-                    at: datetime | None = None) -> PendingReport:
-    """Every pending pod (of ``namespace``, None: all) with its next attempt. Pods of every namespace are
-    attempted, since earlier pods change what later ones find; ``namespace`` only selects the rows."""
+                    at: datetime | None = None, selects: Callable[[dict], bool] | None = None) -> PendingReport:
+    """Every pending pod (of ``namespace``, None: all; those ``selects`` accepts: -l, --field-selector) with
+    its next attempt. Pods of every namespace are attempted, since earlier pods change what later ones find;
+    ``namespace`` and ``selects`` only select the rows."""
     setup = setup or SchedulerSetup()
     served = {profile.scheduler_name for profile in setup.profiles}
     snapshot = Snapshot(cluster)
@@ -193,14 +195,15 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
             skipped.append(PendingPod(pod, 0, outcome, result, created))
         else:
             attempted.append(PendingPod(pod, len(attempted) + 1, outcome, result, created))
-    pods = [p for p in attempted + skipped if namespace is None or p.namespace == namespace]
-    elsewhere = len(attempted) + len(skipped) - len(pods)
+    in_namespace = [p for p in attempted + skipped if namespace is None or p.namespace == namespace]
+    elsewhere = len(attempted) + len(skipped) - len(in_namespace)
+    pods = [p for p in in_namespace if selects is None or selects(p.pod)]
     warnings = list(placer.warnings) + _ties_deciding(queued, attempted)
     for name in sorted(served):
         warning = lease_warning(cluster, setup, name)
         if warning:
             warnings.append(warning)
-    missing = namespace is not None and not pods and namespace_missing(cluster, namespace)
+    missing = namespace is not None and not in_namespace and namespace_missing(cluster, namespace)
     return PendingReport(pods, snapshot.num_nodes(), at or _capture_time(cluster), warnings, setup.features,
                          namespace, elsewhere, missing)
 
