@@ -455,7 +455,7 @@ class _Reporter:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self.progress = Progress(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(),
-                                     TimeElapsedColumn(), console=Console(stderr=True), transient=False)
+                                     TimeElapsedColumn(), console=Console(stderr=True), transient=True)
 
     def __enter__(self) -> "_Reporter":
         if self.progress is not None:

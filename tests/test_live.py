@@ -349,12 +349,15 @@ def test_in_cluster_config_when_no_kubeconfig(tmp_path, monkeypatch):
     assert live.kubeconfig_path(None) == str(tmp_path / ".kube" / "config")
 
 
-def test_quiet_without_a_terminal_progress_with_one(server, kc, capsys):
+def test_quiet_without_a_terminal_progress_with_one(server, kc, capsys, monkeypatch):
+    """On a terminal, a bar per resource while reading, all of them cleared when done."""
     live.read_cluster(kc)
     assert capsys.readouterr().err == ""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich draws as on a terminal
     live.read_cluster(kc, progress=True)
     err = capsys.readouterr().err
     assert "pods" in err and "poddisruptionbudgets.policy" in err
+    assert err.endswith("\x1b[1A\x1b[2K" * len(live.RESOURCES))  # cursor up, erase line: one per bar
 
 
 def test_cli_startup_does_not_import_the_kubernetes_client():

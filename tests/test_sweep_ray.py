@@ -57,8 +57,12 @@ def test_a_sweep_on_two_ray_nodes_gives_the_local_pools_json(hand_file, request)
 def test_a_ray_address_that_does_not_answer_is_exit_3(hand_file):  # noqa: F811
     from tests.conftest import free_port
 
-    result = CliRunner().invoke(app, ["drain", "--each-zone", "-c", hand_file, "--ray", f"127.0.0.1:{free_port()}"])
-    assert result.exit_code == 3 and result.stderr.startswith("error: --ray 127.0.0.1:")
+    port = free_port()
+    result = CliRunner().invoke(app, ["drain", "--each-zone", "-c", hand_file, "--ray", f"127.0.0.1:{port}"])
+    assert result.exit_code == 3
+    said, error = result.stderr.splitlines()
+    assert said == f"Connecting to Ray (127.0.0.1:{port}) for the sweep..."  # before the seconds it may take
+    assert error.startswith(f"error: --ray 127.0.0.1:{port}: cannot connect to Ray: ")
     result = CliRunner().invoke(app, ["drain", "--each-zone", "-c", hand_file, "--ray", "head-without-port"])
     assert result.exit_code == 2
     assert result.stderr == "error: --ray head-without-port: expected auto, HOST:PORT or ray://HOST:PORT\n"

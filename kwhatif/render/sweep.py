@@ -26,20 +26,30 @@ def progress(total: int, what: str) -> Iterator[Callable[[int], None]]:
     if total < 2 or not sys.stderr.isatty():
         yield lambda n: None
         return
-    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TaskProgressColumn, TextColumn,
-                               TimeElapsedColumn, TimeRemainingColumn)
+    from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TaskProgressColumn,
+                               TextColumn, TimeElapsedColumn)
+
+    class SweepRate(ProgressColumn):
+        def render(self, task) -> Text:
+            return Text(sweep_rate(task), style="progress.data.speed")
 
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-               TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+               SweepRate(), TimeElapsedColumn())
     with Progress(*columns, console=Console(file=sys.stderr), transient=True) as bar:
-        task = bar.add_task(what, total=total, rate="")
+        task = bar.add_task(what, total=total)
+        yield lambda n: bar.advance(task, n)
 
-        def advance(n: int) -> None:
-            bar.advance(task, n)
-            speed = bar.tasks[0].speed
-            bar.update(task, rate=f"{speed:.1f}/s" if speed else "")
 
-        yield advance
+def sweep_rate(task) -> str:
+    """Tasks per second over the sweep so far, and the time left at that rate: honest for work that
+    finishes in bursts (a Ray segment, a pool's chunk), where rich's recent-window speed swings from 0
+    to hundreds."""
+    elapsed, done = task.elapsed, task.completed
+    if not elapsed or not done:
+        return ""
+    rate = done / elapsed
+    left = int((task.total - done) / rate) if task.total else 0
+    return f"{rate:.1f}/s ETA {left // 3600}:{left // 60 % 60:02d}:{left % 60:02d}"
 
 
 @contextmanager

@@ -16,6 +16,7 @@ import gc
 import multiprocessing
 import multiprocessing.connection
 import os
+import sys
 from typing import Callable, Sequence
 
 from kwhatif.api.bulk import long_evaluation
@@ -141,15 +142,20 @@ def _ray_task(fn: Callable, wrapped: list, segment: Sequence) -> list:
     return [fn(base, item) for item in segment]
 
 
-def _check_reachable(address: str) -> None:
+def _host_port(address: str) -> tuple[str, int]:
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        return host or "127.0.0.1", int(port)
+    except ValueError:
+        raise InputError(f"--ray {address}: expected auto, HOST:PORT or ray://HOST:PORT") from None
+
+
+def _check_reachable(address: str, host: str, port: int) -> None:
     """A Ray address that does not answer is an error at once (Ray itself retries for minutes)."""
     import socket
 
-    host, _, port = address.removeprefix("ray://").rpartition(":")
     try:
-        socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
-    except ValueError:
-        raise InputError(f"--ray {address}: expected auto, HOST:PORT or ray://HOST:PORT") from None
+        socket.create_connection((host, port), timeout=5).close()
     except OSError as exc:
         raise UnreachableError(f"--ray {address}: cannot connect to Ray: {exc}") from None
 
@@ -164,8 +170,12 @@ def _run_ray(fn: Callable, base, items: Sequence, address: str, workers: int | N
     if not ray.is_initialized():
         options = {"include_dashboard": False, "log_to_driver": False, "logging_level": "ERROR",
                    "configure_logging": True}
-        if address not in ("local", "auto"):
-            _check_reachable(address)
+        remote_at = _host_port(address) if address not in ("local", "auto") else None
+        # Said before the seconds Ray takes to start or connect, on stderr (stdout may be the answer).
+        print(f"Starting a local Ray ({workers or default_workers()} CPUs) for the sweep..." if address == "local"
+              else f"Connecting to Ray ({address}) for the sweep...", file=sys.stderr, flush=True)
+        if remote_at is not None:
+            _check_reachable(address, *remote_at)
         try:
             if address == "local":
                 ray.init(num_cpus=workers or default_workers(), **options)
