@@ -390,6 +390,25 @@ def get_object(kind: str, api_version: str, namespace: str, name: str, kubeconfi
     return obj, connection.server
 
 
+def list_names(kind: str, kubeconfig: str | None = None, context: str | None = None,
+               timeout: float = 5.0) -> list[tuple[str, str]]:
+    """(namespace, name) of every Node, Namespace or Pod of the live cluster, with one list call, for shell
+    completion as kubectl completes names (namespace "" for a cluster-scoped kind)."""
+    from kubernetes import client
+
+    res = Resource(kind, "v1", field_selector=POD_FIELD_SELECTOR if kind == "Pod" else None)
+    connection = connect(kubeconfig, context)
+    try:
+        kwargs = {"_preload_content": False, "_request_timeout": (timeout, timeout)}
+        if res.field_selector:
+            kwargs["field_selector"] = res.field_selector
+        body = _get(res.list_method(client.CoreV1Api(connection.api_client)), kwargs, connection)
+    finally:
+        connection.api_client.close()
+    metas = [item.get("metadata") or {} for item in orjson.loads(body).get("items") or ()]
+    return [(meta.get("namespace") or "", meta.get("name") or "") for meta in metas]
+
+
 def _get(call, kwargs: dict, connection: Connection) -> bytes:
     """The raw body of one GET; connection failures become UnreachableError."""
     import urllib3

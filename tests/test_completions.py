@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
+from tests.apiserver import APIServer, api_node, api_object, api_pod, kubeconfig
 
 COMPLETIONS = Path(__file__).resolve().parent.parent / "completions"
 runner = CliRunner()
@@ -41,9 +42,9 @@ ROOT = COMPLETIONS.parent
 DEMO = "fixtures/clusters/demo.yaml"
 
 
-def bash_complete(line: str) -> list[str]:
+def bash_complete(line: str, **env: str) -> list[str]:
     """What bash offers for ``line`` (the cursor at its end) through completions/kwhatif.bash, with
-    ``kwhatif`` this checkout's ``python -m kwhatif``."""
+    ``kwhatif`` this checkout's ``python -m kwhatif`` (and ``env`` in its environment)."""
     script = (f"source {COMPLETIONS / 'kwhatif.bash'}\n"
               f"kwhatif() {{ {shlex.quote(sys.executable)} -m kwhatif \"$@\"; }}\n"
               f"COMP_LINE={shlex.quote(line)}; read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
@@ -51,7 +52,7 @@ def bash_complete(line: str) -> list[str]:
               f"COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))\n"
               f"_kwhatif_completion kwhatif\n"
               f"printf '%s\\n' \"${{COMPREPLY[@]}}\"\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
     done = subprocess.run(["bash", "--norc", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
@@ -77,9 +78,38 @@ def test_bash_completes_options_and_names_from_the_cluster(line, offered):
      ["shop/db-0", "shop/db-1", "shop/db-2"]),
     (["place", "fixtures/pods/web.yaml", "-c", DEMO, "--node", "ip-10-0-1-2"],
      ["ip-10-0-1-201.eu-west-1.compute.internal", "ip-10-0-1-23.eu-west-1.compute.internal"]),
-    (["place", "fixtures/pods/web.yaml", "--cordon", "ip-"], []),  # no --cluster: nothing to offer
+    (["place", "fixtures/pods/web.yaml", "--cordon", "ip-"], []),  # no --cluster and no live one: nothing
 ])
-def test_names_of_the_cluster_complete(words, offered):
+def test_names_of_the_cluster_complete(words, offered, tmp_path):
     result = complete(_KWHATIF_COMPLETE="complete_bash", COMP_WORDS=shlex.join(["kwhatif", *words]),
-                      COMP_CWORD=str(len(words)))
+                      COMP_CWORD=str(len(words)), KUBECONFIG=str(tmp_path / "none"))
     assert result.stdout.split() == offered
+
+
+@pytest.fixture
+def live_kubeconfig(tmp_path):
+    """The loopback API server with three nodes, two namespaces and their pods; its kubeconfig."""
+    server = APIServer()
+    for i in range(3):
+        server.add_object(api_node(i))
+    for namespace in ("team-a", "team-b"):
+        server.add_object(api_object("Namespace", "v1", namespace))
+    for i, (node, namespace) in enumerate([("node-00000", "team-a"), ("node-00001", "team-a"), (None, "team-b")]):
+        server.add_object(api_pod(i, node, namespace, "web"))
+    url = server.start()
+    yield kubeconfig(url, server.behaviour.token, tmp_path / "kubeconfig")
+    server.stop()
+
+
+def test_without_cluster_names_come_from_the_live_cluster(live_kubeconfig):
+    pods = [f"team-a/{api_pod(i, None, 'team-a', 'web')['metadata']['name']}" for i in range(2)]
+    for words, offered in [
+        (["drain", "node-0000"], ["node-00000", "node-00001", "node-00002"]),
+        (["pending", "-n", "team"], ["team-a", "team-b"]),
+        (["place", "--kubeconfig", live_kubeconfig, "pod/team-a/"], [f"pod/{pod}" for pod in pods]),
+    ]:
+        result = complete(_KWHATIF_COMPLETE="complete_bash", COMP_WORDS=shlex.join(["kwhatif", *words]),
+                          COMP_CWORD=str(len(words)), KUBECONFIG=live_kubeconfig)
+        assert result.stdout.split() == offered, words
+    assert bash_complete("kwhatif place fixtures/pods/web.yaml --cordon node-0000",
+                         KUBECONFIG=live_kubeconfig) == ["node-00000", "node-00001", "node-00002"]

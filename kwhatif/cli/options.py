@@ -221,53 +221,49 @@ class PlainHelp:
         return params
 
 
-def _cluster_to_complete(ctx):
-    """The cluster the command line names with --cluster, for completing names from it (None: no
-    --cluster, or one that cannot be read: completion offers nothing rather than failing)."""
-    path = (ctx.params or {}).get("cluster") if ctx is not None else None
-    if not path or path == "-":
-        return None
+def _names_to_complete(ctx, kind: str) -> list[tuple[str, str]]:
+    """(namespace, name) of the Nodes, Namespaces or Pods of the cluster the command line names: its
+    --cluster, else the live cluster of its --kubeconfig and --context (one list call, as kubectl
+    completes). Nothing when there is no cluster to read (a half-typed command line, stdin, no
+    kubeconfig, an API server that does not answer): completion offers nothing rather than failing."""
+    params = (ctx.params or {}) if ctx is not None else {}
+    path = params.get("cluster")
     try:
+        if not path:
+            from kwhatif.live import list_names
+
+            return list_names(kind, params.get("kubeconfig"), params.get("context"))
+        if path == "-":
+            return []
+        from kwhatif.state.cluster import KINDS
         from kwhatif.whatif import load_cluster
 
-        return load_cluster(path)
-    except Exception:  # a half-typed command line: no candidates
-        return None
-
-
-def _names(objects: list[dict], namespaced: bool = False) -> list[str]:
-    names = []
-    for obj in objects:
-        meta = obj.get("metadata") or {}
-        name = meta.get("name") or ""
-        names.append(f"{meta.get('namespace') or 'default'}/{name}" if namespaced else name)
-    return names
+        objects = getattr(load_cluster(path), KINDS[kind])
+    except Exception:
+        return []
+    metas = [obj.get("metadata") or {} for obj in objects]
+    return [(meta.get("namespace") or ("default" if kind == "Pod" else ""), meta.get("name") or "")
+            for meta in metas]
 
 
 def complete_nodes(ctx, incomplete: str) -> list[str]:
-    """Node names of --cluster, as kubectl completes them."""
-    cluster = _cluster_to_complete(ctx)
-    return [n for n in _names(cluster.nodes) if n.startswith(incomplete)] if cluster else []
+    """Node names of the cluster, as kubectl completes them."""
+    return [name for _, name in _names_to_complete(ctx, "Node") if name.startswith(incomplete)]
 
 
 def complete_namespaces(ctx, incomplete: str) -> list[str]:
-    """Namespaces of --cluster (the Namespace objects, and those its pods are in)."""
-    cluster = _cluster_to_complete(ctx)
-    if cluster is None:
-        return []
-    found = {*_names(cluster.namespaces), *((p.get("metadata") or {}).get("namespace") or "default"
-                                           for p in cluster.pods)}
-    return sorted(n for n in found if n.startswith(incomplete))
+    """Namespaces of the cluster (the Namespace objects, and those of a file's pods)."""
+    found = {name for _, name in _names_to_complete(ctx, "Namespace")}
+    if (ctx.params or {}).get("cluster"):  # a dump may hold pods without their Namespace objects
+        found |= {namespace for namespace, _ in _names_to_complete(ctx, "Pod")}
+    return sorted(n for n in found if n and n.startswith(incomplete))
 
 
 def complete_pods(ctx, incomplete: str) -> list[str]:
-    """NAMESPACE/NAME of the pods of --cluster (after ``pod/``, pod/NAMESPACE/NAME), else files."""
-    cluster = _cluster_to_complete(ctx)
-    if cluster is None:
-        return []
+    """NAMESPACE/NAME of the pods of the cluster (after ``pod/``, pod/NAMESPACE/NAME)."""
     prefix = "pod/" if incomplete.startswith("pod/") else ""
-    return [prefix + key for key in _names(cluster.pods, namespaced=True)
-            if (prefix + key).startswith(incomplete)]
+    keys = [f"{prefix}{namespace}/{name}" for namespace, name in _names_to_complete(ctx, "Pod")]
+    return [key for key in keys if key.startswith(incomplete)]
 
 
 class Command(PlainHelp, typer.core.TyperCommand):
