@@ -28,6 +28,7 @@ NODE = "ip-10-0-{}.eu-west-1.compute.internal".format
     (["drain", NODE("3-19"), "-c", DEMO], 1,  # what blocks it: DaemonSet pods, an unmanaged pod
      ["pod/nightly-report-29394780-j8875", "pod/ingress-nginx-controller-kvtj5", "pod/aws-node-b6wn7",
       "pod/kube-proxy-wsr5f", "pod/checkout-7f6c5b8d9-jknj9"]),
+    (["drain", "--each-node", "-c", "fixtures/clusters/fragmented.yaml"], 1, ["node/cpu-1", "node/cpu-2"]),
     (["drain", "--consolidate", "-c", "fixtures/clusters/consolidate.yaml"], 0, ["node/general-1"]),
     (["leader", "-c", "fixtures/leases/healthy.yaml"], 0, ["lease/kube-scheduler"]),
 ])

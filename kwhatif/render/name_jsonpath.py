@@ -103,7 +103,7 @@ _NAMES: dict[str, Callable[[dict], list[str]]] = {
     "PendingReport": _pending,
     "DrainReport": _drain,
     "NodeSweep": lambda doc: [f"node/{row['node']}" for row in doc.get("nodes") or () if row.get("drainable")],
-    "DomainSweep": lambda doc: [f"{doc.get('label')}/{row['domain']}" for row in doc.get("domains") or ()
+    "DomainSweep": lambda doc: [f"{doc.get('label')}={row['domain']}" for row in doc.get("domains") or ()
                                 if not row.get("pending") and not row.get("notRecreated") and not row.get("error")],
     "Consolidation": lambda doc: [f"node/{node}" for node in doc.get("removable") or ()],
     "LeaderReport": lambda doc: [f"lease/{(row.get('lease') or {}).get('name')}" for row in doc.get("leases") or ()],
