@@ -39,7 +39,8 @@ class MachineOutput(str, Enum):
 PodArgument = Annotated[str, typer.Argument(
     metavar="POD", autocompletion=lambda ctx, incomplete: complete_pods(ctx, incomplete),
     help="Pod or workload manifest (YAML/JSON file, or - for stdin), or pod/NAME (NAMESPACE/NAME) for a pod "
-         "already in the cluster.")]
+         "already in the cluster (place, preempt); place takes a workload of the cluster as TYPE/NAME too "
+         "(deployment/web).")]
 ClusterOption = Annotated[Optional[str], typer.Option(
     "--cluster", "-c", metavar="FILE",
     help="Snapshot (kwhatif snapshot) or dump (kubectl get -o yaml/json, file, directory or - for stdin). "
