@@ -45,3 +45,23 @@ def test_the_table_and_the_gates():
     off = runner.invoke(app, ["capacity", "fixtures/gangs/train-fits.yaml", "--cluster", "fixtures/gangs/cluster.yaml",
                               "--kubernetes-version", "1.36"])
     assert off.exit_code == 2 and "GenericWorkload is off" in off.stderr
+
+
+def test_suggest_the_fewest_nodes_of_each_pool_for_one_more_copy_and_they_are_proven():
+    """Six 3-cpu pods on four 4-cpu nodes: no copy fits (one pod per node); two more nodes of either rack's
+    pool make the copy bind whole, and --add-node with that count (and one fewer) says the same."""
+    data = json.loads(capacity("fixtures/gangs/train-too-big.yaml", "--suggest", "-o", "json").stdout)
+    assert data["instances"] == 0
+    assert [(s["change"], s["poolSize"], s["podsOnNewNodes"], s["apply"]["clusterFlags"]) for s in data["suggestions"]] \
+        == [("add 2 nodes like gpu-a1", 2, 2, ["--add-node", "gpu-a1=2"]),
+            ("add 2 nodes like gpu-b1", 2, 2, ["--add-node", "gpu-b1=2"])]
+    for count, copies in (("2", 1), ("1", 0)):
+        added = json.loads(capacity("fixtures/gangs/train-too-big.yaml", "--add-node", f"gpu-a1={count}", "-o",
+                                    "json").stdout)
+        assert added["instances"] == copies and added["scenario"]
+
+
+def test_suggest_is_for_a_gang():
+    result = runner.invoke(app, ["capacity", "fixtures/pods/worker.yaml", "--cluster", "fixtures/gangs/cluster.yaml",
+                                 "--suggest"])
+    assert result.exit_code == 2 and "--suggest answers for a PodGroup's capacity" in result.stderr

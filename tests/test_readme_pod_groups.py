@@ -28,4 +28,5 @@ def test_readme_example_is_real_output(command, expected, monkeypatch):
 def test_the_section_shows_a_gang_that_fits_one_that_fails_a_rack_constrained_one_its_preemption_and_capacity():
     assert [c.split()[2] for c, _ in EXAMPLES] == [
         "fixtures/gangs/train-fits.yaml", "fixtures/gangs/train-too-big.yaml", "fixtures/gangs/train-one-rack.yaml",
-        "fixtures/gangs/train-urgent.yaml", "fixtures/gangs/train-fits.yaml"]
+        "fixtures/gangs/train-urgent.yaml", "fixtures/gangs/train-fits.yaml", "fixtures/gangs/train-too-big.yaml"]
+    assert EXAMPLES[-1][0].split()[1] == "capacity" and "--suggest" in EXAMPLES[-1][0]

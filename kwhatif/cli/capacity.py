@@ -29,6 +29,10 @@ def capacity(
                                        help="Pick uniformly at random among tied top-scoring nodes "
                                             "(reproducibly) instead of the lowest node name."),
     output: MachineOutputOption = MachineOutput.table,
+    suggest: bool = typer.Option(False, "--suggest",
+                                 help="For a PodGroup: the fewest nodes to add like each node pool so that one "
+                                      "more copy of the whole gang binds (each proven: that many do, one fewer "
+                                      "does not)."),
     optimal: bool = optimal_option(),
     movable: Optional[str] = movable_option(),
     time_limit: float = time_limit_option(),
@@ -48,7 +52,10 @@ def capacity(
     refuse_stdin_twice(pod, inputs.cluster)
     objects = load_objects(pod)
     if any(obj.get("kind") == "PodGroup" for obj, _ in objects):
-        _gang_capacity(objects, inputs, max_instances, seed, output)
+        _gang_capacity(objects, inputs, max_instances, seed, output, suggest)
+    if suggest:
+        raise typer.BadParameter("--suggest answers for a PodGroup's capacity (give the PodGroup and its pods); "
+                                 "for pods, place --suggest", param_hint="--suggest")
     raw, source = single_pod(objects, pod)
     compared = compare_setup(inputs, compare_version)
     cluster_state, setup = load_inputs(inputs)
@@ -94,23 +101,27 @@ def capacity(
     raise typer.Exit(int(ExitStatus.FITS if result.instances else ExitStatus.DOES_NOT_FIT))
 
 
-def _gang_capacity(objects, inputs, max_instances: int | None, seed: int | None, output) -> None:
-    """capacity of a PodGroup and its pods (issue 39): copies of the whole gang until one does not bind whole."""
+def _gang_capacity(objects, inputs, max_instances: int | None, seed: int | None, output, suggest: bool) -> None:
+    """capacity of a PodGroup and its pods (issue 39): copies of the whole gang until one does not bind whole,
+    on the cluster after the command's changes (--add-node ...); with ``suggest``, the nodes to add so one
+    more copy binds."""
     from kwhatif.errors import InputError
     from kwhatif.render.output import machine_output
     from kwhatif.whatif.gang_capacity import gang_capacity
     from kwhatif.whatif.workloads import expand_objects, join_objects
 
     cluster_state, setup = load_inputs(inputs)
+    cluster_state, scenario, _ = apply_current_changes(cluster_state, setup, output.value)
     expansion = expand_objects(objects, cluster_state)
     groups = [o for o in expansion.objects if o["kind"] == "PodGroup"]
     if len(groups) != 1:
         raise InputError(f"capacity takes one PodGroup and its pods, got {len(groups)} PodGroups")
     cluster_state = join_objects(cluster_state, [o for o in expansion.objects if o["kind"] != "PodGroup"])
     result = gang_capacity(groups[0], expansion.pods, cluster_state, setup, max_instances=max_instances or None,
-                           seed=seed)
+                           seed=seed, suggest=suggest)
     if output in (MachineOutput.json, MachineOutput.yaml):
-        typer.echo(machine_output("GangCapacityResult", result.to_dict(), output.value), nl=False)
+        data = {**result.to_dict(), **({"scenario": scenario} if scenario else {})}
+        typer.echo(machine_output("GangCapacityResult", data, output.value), nl=False)
     else:
         from kwhatif.render.pod_groups import render_gang_capacity
 

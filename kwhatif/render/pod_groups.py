@@ -115,3 +115,20 @@ def render_gang_capacity(result, console: Console | None = None) -> None:
     console.print(Text(f"Termination reason: {reason}: {result.stop_reason}"))
     if result.last_group is not None:
         render_pod_groups([result.last_group], console)
+    if result.suggestions is not None:
+        _gang_suggestions(result, console)
+
+
+def _gang_suggestions(result, console: Console) -> None:
+    """capacity --suggest of a gang: per pool, the fewest nodes like it after which one more copy binds."""
+    console.file.write("\n")
+    if not result.suggestions:
+        console.print(Text("No node pool helps: one more copy does not bind whole even with a node like the pool's "
+                           "for each of its pods.", style="red"))
+        return
+    console.print(Text("What would let one more copy bind (each proven by the copy's pod group cycle: that many "
+                       "nodes do, one fewer does not):"))
+    rows = [[entry["change"], f"{entry['podsOnNewNodes']} of {result.pods_per_copy} pods on the new node(s); pool "
+             f"of {entry['poolSize']} node(s); {' '.join(entry['apply']['clusterFlags'])}"]
+            for entry in result.suggestions]
+    print_table(console, [Column("CHANGE"), Column("THEN THE COPY BINDS WHOLE", wrap=True)], rows)

@@ -2,7 +2,8 @@
 after another, each in its own pod group cycle (kwhatif.schedule_one_podgroup) and bound before the next
 copy is tried. Copy *k* is the PodGroup named ``<name>-<k>`` with its pods ``<pod>-<k>`` naming it. A copy
 counts only when every one of its pods is bound: a gang that would fit only in part counts as none, and the
-first such copy ends the count with the reason its group gave."""
+first such copy ends the count with the reason its group gave. With ``suggest``, for each node pool the
+fewest nodes like it (``--add-node NODE=N``) after which that copy binds whole: N nodes do, N - 1 do not."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from kwhatif.state.cluster import Cluster
 from kwhatif.state.pod_group_state import PodGroupStates
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.framework.config import SchedulerSetup
+from kwhatif.whatif.changes import Change, scenario_for
 from kwhatif.whatif.sequence import (PreparedPod, SequencePlacer, created_together, group_report, prepare_pods)
+from kwhatif.whatif.suggest.cluster_changes import pools
 from kwhatif.whatif.workloads import join_objects
 
 
@@ -30,12 +33,13 @@ class GangCapacityResult:
     placements: list = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     features: object = None
+    suggestions: list[dict] | None = None  # --suggest: nodes to add so the copy that ended the count binds
 
     def to_dict(self) -> dict:
         return {**self.features.to_dict(), "podGroup": self.pod_group, "podsPerCopy": self.pods_per_copy,
                 "instances": self.instances, "limitReached": self.limit_reached, "stopReason": self.stop_reason,
                 "lastGroup": self.last_group, "placements": [p.to_dict() for p in self.placements],
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings), "suggestions": self.suggestions}
 
 
 def _copy_of(obj: dict, k: int, group: str) -> dict:
@@ -50,7 +54,7 @@ def _copy_of(obj: dict, k: int, group: str) -> dict:
 
 def gang_capacity(pod_group: dict, pods: list[tuple[dict, str]], cluster: Cluster, setup: SchedulerSetup, *,
                   max_instances: int | None = None, seed: int | None = None,
-                  snapshot: Snapshot | None = None) -> GangCapacityResult:
+                  snapshot: Snapshot | None = None, suggest: bool = False) -> GangCapacityResult:
     """Copies of ``pod_group`` and its ``pods`` (raw manifests, with their source) scheduled until the first
     that does not bind whole, or ``max_instances``."""
     if not setup.features.enabled("GenericWorkload"):
@@ -89,5 +93,56 @@ def gang_capacity(pod_group: dict, pods: list[tuple[dict, str]], cluster: Cluste
         reason = (f"{last['podGroup']}: {last['fit']} of {len(members)} pod(s) fit"
                   + (f" (minCount {last['minCount']})" if last["minCount"] is not None else "")
                   + (f": {misfit}" if misfit else ""))
-    return GangCapacityResult(key_name, len(members), k, False, reason, last, placements, placer.warnings,
-                              setup.features)
+    result = GangCapacityResult(key_name, len(members), k, False, reason, last, placements, placer.warnings,
+                                setup.features)
+    if suggest:
+        result.suggestions = _nodes_to_add(snapshot, setup, seed, prepared)
+    return result
+
+
+def _binds_whole(snapshot: Snapshot, setup: SchedulerSetup, seed: int | None, prepared: list[PreparedPod],
+                 template: str, count: int) -> list | None:
+    """The copy's placements when ``count`` nodes like ``template`` are added (``--add-node``, on a fork of
+    the snapshot) and every one of its pods binds; None when some pod does not."""
+    with snapshot.forked():
+        scenario_for(snapshot.cluster, [Change("add-node", argument=f"{template}={count}")], setup, snapshot)
+        states = PodGroupStates.of(snapshot.cluster.pods, [p.info.pod for p in prepared])
+        placements, _ = SequencePlacer(snapshot, setup, seed=seed).place_group(prepared, states)
+    return placements if all(p.node is not None for p in placements) else None
+
+
+def _nodes_to_add(snapshot: Snapshot, setup: SchedulerSetup, seed: int | None,
+                  prepared: list[PreparedPod]) -> list[dict]:
+    """For each node pool (``pools``: its first node as the template), the fewest nodes like it after
+    which the copy that ended the count binds whole, at most one per pod of the copy: a binary search
+    (the gang is assumed to fit on more nodes whenever it fits on fewer), whose answer N is proven to bind
+    and N - 1 proven not to. Fewest nodes first, then the larger pool."""
+    limit = len(prepared)
+    out = []
+    for template, size in pools(snapshot):
+        if template.unschedulable:
+            continue
+        found = _binds_whole(snapshot, setup, seed, prepared, template.name, limit)
+        if found is None:
+            continue
+        lo, hi = 0, limit  # lo: known not to bind (0: the count itself); hi: known to bind
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            attempt = _binds_whole(snapshot, setup, seed, prepared, template.name, mid)
+            if attempt is None:
+                lo = mid
+            else:
+                hi, found = mid, attempt
+        new = sum(1 for p in found if p.node.startswith(f"{template.name}-whatif-"))
+        out.append({"kind": "add-node", "change": f"add {hi} node{'s' if hi > 1 else ''} like {template.name}",
+                    "template": template.name, "poolSize": size, "nodes": hi, "podsOnNewNodes": new,
+                    "byNode": _by_node(found), "apply": {"clusterFlags": ["--add-node", f"{template.name}={hi}"]}})
+    out.sort(key=lambda entry: (entry["nodes"], -entry["poolSize"], entry["template"]))
+    return out
+
+
+def _by_node(placements: list) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for p in placements:
+        counts[p.node] = counts.get(p.node, 0) + 1
+    return dict(sorted(counts.items()))
