@@ -13,7 +13,23 @@ from kwhatif.versions import DEFAULT, Features
 
 
 def status_dict(status: Status) -> dict:
-    return {"plugin": status.plugin, "code": status.code.label, "reasons": list(status.reasons)}
+    out = {"plugin": status.plugin, "code": status.code.label, "reasons": list(status.reasons)}
+    if status.untolerated_taint is not None:
+        out["untoleratedTaint"] = dict(status.untolerated_taint)
+    return out
+
+
+def untolerated_taints(filtered: dict[str, Status]) -> list[dict]:
+    """The taints TaintToleration rejected nodes for (which its reason stops naming in v1.34.2), each with
+    how many nodes it kept the pod off, most nodes first: what a FitError's "untolerated taint(s)" means."""
+    counts: dict[tuple[str, str, str], int] = {}
+    for status in filtered.values():
+        taint = status.untolerated_taint
+        if taint is not None:
+            key = (taint["key"], taint["value"], taint["effect"])
+            counts[key] = counts.get(key, 0) + 1
+    return [{"key": k, "value": v, "effect": e, "nodes": n}
+            for (k, v, e), n in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
 @dataclass(frozen=True)

@@ -251,11 +251,12 @@ def test_many_added_nodes_are_one_scenario_line_each_kind():
     result = runner.invoke(app, ["place", WEB, "-c", DEMO, "--add-node", f"{EDGE_NODE}=50"])
     assert result.exit_code == 0, result.output
     head = result.stdout.split("\n\n")[0].splitlines()
+    copy = "ip-10-0-3-19-whatif-{}.eu-west-1.compute.internal".format  # named inside the cluster's domain
     assert head == [
-        f"Scenario: add-node {EDGE_NODE}=50 ({EDGE_NODE}-whatif-1 .. {EDGE_NODE}-whatif-50)",
-        f"  started 150 DaemonSet pods on the 50 added nodes, on {EDGE_NODE}-whatif-1: "
-        f"ingress-nginx/ingress-nginx-controller-{EDGE_NODE}-whatif-1, kube-system/aws-node-{EDGE_NODE}-whatif-1, "
-        f"kube-system/kube-proxy-{EDGE_NODE}-whatif-1 (-o json lists each)"]
+        f"Scenario: add-node {EDGE_NODE}=50 ({copy(1)} .. {copy(50)})",
+        f"  started 150 DaemonSet pods on the 50 added nodes, on {copy(1)}: "
+        f"ingress-nginx/ingress-nginx-controller-{copy(1)}, kube-system/aws-node-{copy(1)}, "
+        f"kube-system/kube-proxy-{copy(1)} (-o json lists each)"]
     data = json.loads(runner.invoke(app, ["place", WEB, "-c", DEMO, "--add-node", f"{EDGE_NODE}=50",
                                           "-o", "json"]).stdout)
     assert len(data["scenario"]["started"]) == 150

@@ -52,7 +52,21 @@ def test_taint_message_is_kube_schedulers(version, reason):
         f"0/12 nodes are available: 1 node(s) were unschedulable, 2 {reason}, 9 node(s) didn't match Pod's "
         f"node affinity/selector.")
     gpu = data["filtered"]["ip-10-0-1-201.eu-west-1.compute.internal"]
-    assert gpu == {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable", "reasons": [reason]}
+    # the reason verbatim, and beside it the taint TaintToleration's Filter found (kwhatif's addition)
+    taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+    assert gpu == {"plugin": "TaintToleration", "code": "UnschedulableAndUnresolvable", "reasons": [reason],
+                   "untoleratedTaint": taint}
+    # the REASON cell names it where the reason does not; so does the verdict, and a sequence's pending row
+    table = place(str(PODS / "gpu-no-toleration.yaml"), "--cluster", DEMO, *version).stdout
+    rows = [line for line in table.splitlines() if line.startswith("ip-10-0-1-201.")]
+    named = reason == "node(s) had untolerated taint(s)"
+    assert rows == [f"ip-10-0-1-201.eu-west-1.compute.internal   TaintToleration     {reason}"
+                    + (" (nvidia.com/gpu=present:NoSchedule)" if named else "")]
+    assert ("Untolerated: nvidia.com/gpu=present:NoSchedule on 2 nodes." in table.splitlines()) == named
+    sequence = json.loads(place(str(PODS / "gpu-no-toleration.yaml"), "--cluster", DEMO, "--replicas", "2",
+                                "-o", "json", *version).stdout)
+    first = sequence["placements"][0]
+    assert first.get("untoleratedTaints") == ([{**taint, "nodes": 2}] if named else None)
 
 
 def test_yaml_output_is_the_same_contract():

@@ -283,9 +283,12 @@ def test_identical_pods_after_a_failure_on_an_unchanged_cluster_are_not_attempte
                and (p["message"], p["nominatedNodes"]) == (placements[first]["message"], placements[first]["nominatedNodes"])
                for p in placements[first + 1:])
     table = runner.invoke(app, ["place", str(PODS / "web.yaml"), "-c", DEMO, "--replicas", "300"]).stdout
-    rows = [line for line in table.splitlines() if " Pending " in line]
-    assert len(rows) == 2 and f"{300 - first - 1} more pods identical to {placements[first]['pod']}: the same " \
-                              f"answer (not attempted again on the unchanged cluster)" in rows[1]
+    rows = [line for line in table.splitlines() if " Pending " in line and line.startswith("shop/")]
+    assert len(rows) == 1 and rows[0].startswith(f"{placements[first]['pod']} .. {placements[-1]['pod']} ")
+    assert f"× {300 - first} pending: {placements[first]['message']}" in rows[0]
+    assert (f"{300 - first - 1} pod(s) identical to one that stayed Pending were not attempted again: nothing was "
+            f"bound since, so the answer is the same.") in table
+    assert f"Deployment shop/web-canary: {first} of 300 replicas placed, {300 - first} pending (" in table
 
     from tests.builders import make_pod
 

@@ -52,6 +52,12 @@ CASES = {
     "drain-consolidate": ["drain", "--consolidate", "--cluster", "fixtures/clusters/consolidate.yaml"],
     "snapshot-summary": ["snapshot", "--summary", "./" + DEMO],
     "versions": ["versions"],
+    "versions-verbose": ["versions", "-v"],
+    # the pictures: where a workload's replicas land, and how the scores of the feasible nodes not listed spread
+    "place-replicas": ["place", "fixtures/workloads/cart.yaml", "--cluster", DEMO, "--replicas", "16"],
+    "place-many-nodes": ["place", "fixtures/pods/web.yaml", "--cluster", DEMO,
+                         "--add-node", "ip-10-0-3-66.eu-west-1.compute.internal=12",
+                         "--add-node", "ip-10-0-1-87.eu-west-1.compute.internal=20"],
 }
 
 
@@ -112,8 +118,9 @@ def test_a_broken_token_is_found():
 def test_piped_output_never_wraps_a_line():
     """On a pipe the FailedScheduling message is one line however long, so ``| tail -1`` and grep see it."""
     text = render(CASES["place-does-not-fit"], None, False)
-    verdict = text.splitlines()[-2]
+    verdict, named, _ = text.splitlines()[-3:]
     assert verdict.startswith("Does not fit. 0/12 nodes are available:") and verdict.endswith("for scheduling.")
+    assert named == "Untolerated: nvidia.com/gpu=present:NoSchedule on 2 nodes."  # what "untolerated taint(s)" is
     assert len(verdict) > 250
     assert "\x1b[" not in text
 

@@ -15,7 +15,7 @@ from rich.cells import cell_len
 from kwhatif.render.env import OutputEnv
 from kwhatif.api.goduration import human_duration
 from kwhatif.render.table import MAX_ROWS, render_place
-from kwhatif.render.tables import Column, shared_suffix, table_lines
+from kwhatif.render.tables import Column, histogram, shared_suffix, table_lines
 from kwhatif.whatif import place_pod
 from tests.builders import cluster, make_node, make_pod
 
@@ -240,11 +240,33 @@ def test_bars_on_a_terminal_numbers_alone_on_a_pipe():
     assert with_bars(OutputEnv(io.StringIO(), None, None, False).console(), [0.01, 0.5], texts) == texts
 
 
-def test_the_hidden_scores_spread_as_a_sparkline():
-    from kwhatif.render.tables import sparkline
+@pytest.mark.parametrize("values,lines", [
+    # five equal ranges of the span, each with its count; the largest count fills the bar
+    ([111, 111, 111, 200, 468], ["111-181 ████████████████████ 3", "182-253 ██████▋░░░░░░░░░░░░░ 1",
+                                 "254-324 ░░░░░░░░░░░░░░░░░░░░ 0", "325-396 ░░░░░░░░░░░░░░░░░░░░ 0",
+                                 "397-468 ██████▋░░░░░░░░░░░░░ 1"]),
+    ([5, 6, 6, 7], ["5 ██████████░░░░░░░░░░ 1", "6 ████████████████████ 2", "7 ██████████░░░░░░░░░░ 1"]),  # fewer values
+    ([5, 5], []),  # one score: nothing to picture
+])
+def test_the_hidden_scores_spread_as_a_histogram(values, lines):
+    assert histogram(values) == lines
 
-    assert sparkline([111, 111, 111, 200, 468]) == "█▃     ▃"
-    assert sparkline([5, 5]) == "█       "
+
+def test_the_histogram_is_drawn_below_the_summarized_table_on_a_terminal_only():
+    """A cluster of 120 nodes with scores that differ: the hidden feasible nodes' scores as a histogram at
+    a terminal; piped, the sentence alone (the numbers a script reads)."""
+    nodes = [make_node(f"node-{i:03d}").capacity(cpu=str(2 + i % 7), memory="8Gi", pods="110").obj()
+             for i in range(120)]
+    result = place_pod(make_pod("p").req(cpu="1").obj(), "pod.yaml", cluster(nodes))
+    hidden = sorted(result.scores[n].total_score for n in result.feasible)[:-15]
+    terminal, piped = _render(result, 120).splitlines(), _render(result, None).splitlines()
+    at = next(i for i, line in enumerate(terminal) if line.startswith(f"... {len(hidden)} more feasible nodes, "
+                                                                     f"scores {min(hidden)}-{max(hidden)}, "))
+    assert terminal[at].endswith("(--all-nodes lists them), by score:")
+    bars = terminal[at + 1:at + 6]
+    assert [line.strip() for line in bars] == histogram(hidden) and len(set(hidden)) > 5
+    assert sum(int(line.split()[-1]) for line in bars) == len(hidden)
+    assert not any("█" in line for line in piped) and any(line.endswith("(--all-nodes lists them).") for line in piped)
 
 
 def test_a_word_longer_than_the_hanging_column_puts_the_text_under_its_lead():

@@ -321,7 +321,14 @@ def test_the_versions_table_says_what_each_release_changes_and_how_it_is_verifie
     assert rows["v1.36.3"]["answersFor"] == "v1.36.3 and later v1.36 patches"
     assert {"gate": "OpportunisticBatching", "from": "absent", "to": "on"} in rows["v1.35.7"]["featureGates"]
     assert all(row["preview"] == (row["verified"] == "preview") for row in rows.values())
-    table = runner.invoke(app, ["versions"])
+    short = runner.invoke(app, ["versions"])
+    assert short.exit_code == 0
+    # one line per release (on a pipe), what it changes by name; the details under -v
+    assert [line.split()[0] for line in short.stdout.splitlines()[1:-1]] == list(rows)
+    assert ("v1.34.7   v1.34.2 and later v1.34 patches   upstream unit-test tables" in short.stdout
+            and "TaintToleration, 1 gate default\n" in short.stdout)
+    assert short.stdout.splitlines()[-1].startswith("kwhatif versions -v: ")
+    table = runner.invoke(app, ["versions", "-v"])
     assert table.exit_code == 0
     lines = table.stdout.splitlines()
     assert lines[0] == ("v1.34.1 answers for v1.34.0 to v1.34.1 · verified against reference cases (351 single-pod "

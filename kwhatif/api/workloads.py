@@ -106,6 +106,8 @@ class Expansion:
     objects: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     workloads: list[tuple[str, int]] = field(default_factory=list)  # (``Kind ns/name``, pods made), as input
+    # ``ns/name`` of each pod a workload (or a Pod with --replicas) made -> that object as ``Kind ns/name``
+    origins: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"workloads": [{"object": what, "pods": count} for what, count in self.workloads],
@@ -681,6 +683,7 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
     cluster_objects: list[dict] = []
     ignored: dict[str, int] = {}
     workloads: list[tuple[str, int]] = []
+    origins: dict[str, str] = {}
     for obj, source in _last_of_each(objects, expander.notes):
         kind = obj.get("kind") or ""
         if _is_helm_test(obj):
@@ -695,6 +698,10 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
             pods.extend((pod, source) for pod in made)
             if kind != "Pod":
                 workloads.append((describe(_with_namespace(obj)), len(made)))
+            if kind != "Pod" or len(made) > 1:
+                origin = describe(_with_namespace(obj))
+                origins.update((f"{_field(pod, ('metadata', 'namespace')) or 'default'}/"
+                                f"{_field(pod, ('metadata', 'name'))}", origin) for pod in made)
         elif kind in CLUSTER_KINDS:
             placed = _with_namespace(obj)
             if kind in pod_groups.KINDS:
@@ -719,4 +726,4 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
         [*storage_classes, *(o for o in cluster_objects if o["kind"] == "StorageClass")])
     objects = [_admit_claim(o, default_class) if o["kind"] == "PersistentVolumeClaim" else o
                for o in cluster_objects + expander.objects]
-    return Expansion(pods=pods, objects=objects, notes=expander.notes, workloads=workloads)
+    return Expansion(pods=pods, objects=objects, notes=expander.notes, workloads=workloads, origins=origins)

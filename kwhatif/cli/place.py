@@ -233,7 +233,7 @@ def _place_sequence(expansion, cluster_state, setup, output: Output, seed: int |
         from kwhatif.render.workloads import render_expansion
 
         render_expansion(expansion)
-        render_sequence(result)
+        render_sequence(result, origins=expansion.origins)
         if result.pod_groups:
             from kwhatif.render.pod_groups import render_pod_groups
 

@@ -7,7 +7,9 @@ import typer
 from kwhatif.cli.options import MachineOutput, MachineOutputOption
 
 
-def versions(output: MachineOutputOption = MachineOutput.table) -> None:
+def versions(output: MachineOutputOption = MachineOutput.table,
+             verbose: bool = typer.Option(False, "--verbose", "-v",
+                                          help="Each change in full, with its source and how it is verified.")) -> None:
     """The kube-scheduler releases kwhatif models (--kubernetes-version), what each changes against the one
     before it and how each change is verified: against cases made by the real scheduler, upstream's unit-test
     tables, or only upstream's text (a preview, said in every answer)."""
@@ -21,4 +23,4 @@ def versions(output: MachineOutputOption = MachineOutput.table) -> None:
         return
     from kwhatif.render.versions import render_versions
 
-    render_versions(rows)
+    render_versions(rows, verbose=verbose)

@@ -75,6 +75,9 @@ class Status:
     code: Code = Code.SUCCESS
     reasons: list[str] = field(default_factory=list)
     plugin: str = ""
+    # TaintToleration's rejection: the taint it found (key, value, effect), which the reason no longer names
+    # since v1.34.2; kwhatif's own addition, so it takes no part in comparing statuses.
+    untolerated_taint: dict | None = field(default=None, compare=False)
 
     @classmethod
     def new(cls, code: Code, *reasons: str) -> "Status":

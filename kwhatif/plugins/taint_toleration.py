@@ -18,9 +18,13 @@ class TaintToleration(Plugin):
         if taint is None:
             return None
         if self.features.has(UNTOLERATED_TAINTS_REASON):
-            return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint(s)")
-        reason = f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}"
-        return Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+            reason = "node(s) had untolerated taint(s)"
+        else:
+            reason = f"node(s) had untolerated taint {{{taint.get('key', '')}: {taint.get('value', '')}}}"
+        status = Status.new(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+        status.untolerated_taint = {"key": taint.get("key", ""), "value": taint.get("value", ""),
+                                    "effect": taint.get("effect", "")}
+        return status
 
     def pre_score(self, state, pod, nodes):
         prefer = [t for t in pod.spec.get("tolerations") or [] if (t.get("effect") or "PreferNoSchedule")

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from kwhatif.render.scenario import print_scenario_lines
 from kwhatif.render.table import make_console
+from kwhatif.render.taints import with_taints
 from kwhatif.render.tables import (Column, console_width, print_hanging, print_table, print_version, print_warnings,
                                    shared_suffix)
 
@@ -93,7 +94,8 @@ def render_drain(report: dict, console: Console) -> None:
                 where, score = short(placement["node"]), str(placement["total"])
                 why = why or (f"{ties} nodes tied" if ties > 1 else "")
             elif placement:
-                where, why = ("Pending", "red"), placement["message"]
+                where, why = ("Pending", "red"), with_taints(placement["message"] or "",
+                                                              placement.get("untoleratedTaints") or [])
             elif p["action"] in ("evict", "delete"):
                 where = "(not re-created)"
             if p["action"] == "blocked" and PDB_REFUSAL.search(p["reason"] or "") and refusal is None:

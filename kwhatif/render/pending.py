@@ -9,7 +9,9 @@ from rich.text import Text
 
 from kwhatif.api.goduration import human_duration
 from kwhatif.render.table import make_console
+from kwhatif.render.taints import UNNAMED, with_taints
 from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
+from kwhatif.result import untolerated_taints
 from kwhatif.whatif.pending import FITS, UNSCHEDULABLE, PendingPod, PendingReport
 
 COLUMNS = [Column("#", right=True), Column("POD"), Column("AGE"), Column("PRIORITY", right=True),
@@ -40,7 +42,7 @@ def render_pending(report: PendingReport, explain: bool = False, console: Consol
         console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
     groups: dict[str, list[PendingPod]] = {}
     for pod in report.pods:
-        groups.setdefault(pod.reason(), []).append(pod)
+        groups.setdefault(_reason(pod), []).append(pod)
     for reason, pods in sorted(groups.items(), key=lambda item: _group_order(item[1])):
         console.print()
         console.print(Text(f"{reason} · {len(pods)} pod(s)", style="bold"))
@@ -50,6 +52,14 @@ def render_pending(report: PendingReport, explain: bool = False, console: Consol
     print_warnings(console, report.warnings)
     if explain:
         _explain(report, console)
+
+
+def _reason(pod: PendingPod) -> str:
+    """The group a pod is listed under: what it waits for, with the taints behind "untolerated taint(s)"."""
+    reason = pod.reason()
+    if pod.outcome == UNSCHEDULABLE and UNNAMED in reason:
+        return with_taints(reason, untolerated_taints(pod.result.filtered))
+    return reason
 
 
 def _elsewhere(report: PendingReport) -> str:

@@ -17,6 +17,7 @@ from kwhatif.preemption import (
     criteria_dict,
     display_time,
 )
+from kwhatif.render.taints import reason_cell
 from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
 from kwhatif.result import ScheduleResult, status_dict
 from kwhatif.state.nodeinfo import PodInfo
@@ -60,17 +61,20 @@ def cannot_help_groups(outcome: PreemptionOutcome) -> list[dict]:
     unresolvable, or evicting every lower-priority pod is not enough (or there is none)."""
     groups: dict[tuple, list[str]] = {}
     for node, status in outcome.unresolvable.items():
-        groups.setdefault(("filter", status.plugin, status.code.label, status.message), []).append(node)
+        taint = status.untolerated_taint  # one group per taint: the reason no longer names it (v1.34.2)
+        groups.setdefault(("filter", status.plugin, status.code.label, status.message,
+                           tuple(taint.items()) if taint else None), []).append(node)
     for node, run in outcome.dry_runs.items():
         if run.status is not None:
             s = run.status
-            groups.setdefault(("dryRun", s.plugin, s.code.label, s.message), []).append(node)
+            groups.setdefault(("dryRun", s.plugin, s.code.label, s.message, None), []).append(node)
     for step in outcome.extender_steps:
         for node in step.dropped:
-            groups.setdefault(("extender", step.extender, "", "dropped by the extender's preempt verb"),
+            groups.setdefault(("extender", step.extender, "", "dropped by the extender's preempt verb", None),
                               []).append(node)
-    out = [{"stage": stage, "plugin": plugin, "code": code, "reason": reason, "nodes": nodes}
-           for (stage, plugin, code, reason), nodes in groups.items()]
+    out = [{"stage": stage, "plugin": plugin, "code": code, "reason": reason,
+            **({"untoleratedTaint": dict(taint)} if taint else {}), "nodes": nodes}
+           for (stage, plugin, code, reason, taint), nodes in groups.items()]
     return sorted(out, key=lambda g: (-len(g["nodes"]), g["stage"], g["reason"]))
 
 
@@ -270,7 +274,7 @@ def _cannot_help_table(outcome: PreemptionOutcome, suffix: str, console: Console
 def _why(group: dict) -> str:
     stage, plugin, code, reason = group["stage"], group["plugin"], group["code"], group["reason"]
     if stage == "filter":
-        return f"{plugin}: {reason} ({code}: evicting pods cannot fix it)"
+        return f"{plugin}: {reason_cell([reason], group.get('untoleratedTaint'))} ({code}: evicting pods cannot fix it)"
     if stage == "extender":
         return f"{plugin}: {reason}"
     if reason == NO_VICTIMS:

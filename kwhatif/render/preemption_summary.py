@@ -22,4 +22,5 @@ def render_preemption_summary(result: ScheduleResult, console: Console) -> None:
                                     f"{tie_note}, evicting {len(victims)} pod(s): {', '.join(victims) or '-'}. "
                                     f"Run `kwhatif preempt --explain` for the full reasoning."))
     elif outcome.message:
-        console.print(Text.assemble(("Preemption cannot help:", "yellow"), f" {outcome.message}"))
+        # the FitError printed just above ends with PostFilter's message (FitError.Error): not said twice
+        console.print(Text.assemble(("Preemption cannot help", "yellow"), " (the end of the message above says why)."))

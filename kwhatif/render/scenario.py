@@ -7,6 +7,7 @@ import sys
 from rich.console import Console
 
 from kwhatif.render.tables import print_hanging
+from kwhatif.render.taints import with_taints
 
 
 def placement_text(placement: dict | None) -> str:
@@ -15,7 +16,7 @@ def placement_text(placement: dict | None) -> str:
     if placement["node"]:
         ties = len(placement["tieSet"])
         return f"{placement['node']} (score {placement['total']}{f', {ties} tied' if ties > 1 else ''})"
-    return f"Pending: {placement['message']}"
+    return f"Pending: {with_taints(placement['message'] or '', placement.get('untoleratedTaints') or [])}"
 
 
 def scenario_lines(scenario: dict) -> list[tuple[str, str]]:

@@ -3,48 +3,97 @@ where the new pods went (with the cpu and memory those nodes have left)."""
 
 from __future__ import annotations
 
+import re
+
 from rich.console import Console
 from rich.text import Text
 
 from kwhatif.render.table import TIE_PICK_RULE, _cpu, _mem, make_console
 from kwhatif.render.tables import (Column, console_width, print_skipped_kinds, print_table, print_version,
                                    print_warnings, shared_suffix, with_bars)
+from kwhatif.render.taints import with_taints
+from kwhatif.whatif.pending import fit_error
 
 
-def _pending_row(p, short) -> list:
-    reason = p.message or ""
+def _pending_reason(p, short) -> str:
+    reason = with_taints(p.message or "", p.untolerated_taints)
     if p.nominated_nodes:
         reason += f" Preemption would nominate {', '.join(map(short, p.nominated_nodes))} (not applied)."
-    return [p.pod, ("Pending", "red"), "", "", reason]
+    return reason
 
 
 def _placement_rows(placements, short) -> list[list[str]]:
+    """One row per pod, but a run of pods that stay Pending for the same reason is one row with their count:
+    a Deployment's replicas that do not fit say so once, not once per replica."""
     rows = []
-    repeated: list = []  # a run of pods not attempted, identical to the one before them that did not fit
+    run: list = []  # consecutive Pending pods with the same reason
 
     def end_run() -> None:
-        if len(repeated) > 1:
-            rows.append([f"{repeated[0].pod} .. {repeated[-1].pod}", ("Pending", "red"), "", "",
-                         f"{len(repeated):,} more pods identical to {repeated[0].same_as}: the same answer "
-                         f"(not attempted again on the unchanged cluster)"])
-        elif repeated:
-            rows.append(_pending_row(repeated[0], short))
-        repeated.clear()
+        if len(run) > 1:
+            rows.append([f"{run[0].pod} .. {run[-1].pod}", ("Pending", "red"), "", "",
+                         f"× {len(run):,} pending: {_pending_reason(run[0], short)}"])
+        elif run:
+            rows.append([run[0].pod, ("Pending", "red"), "", "", _pending_reason(run[0], short)])
+        run.clear()
 
     for p in placements:
-        if p.same_as is not None:
-            repeated.append(p)
+        if p.node is None and not p.gated:
+            if run and _pending_reason(run[0], short) != _pending_reason(p, short):
+                end_run()
+            run.append(p)
             continue
         end_run()
         if p.gated:
             rows.append([p.pod, ("Gated", "yellow"), "", "", "scheduling gates: never attempted"])
-        elif p.node is None:
-            rows.append(_pending_row(p, short))
         else:
             rows.append([p.pod, (short(p.node), "green"), str(p.total), str(len(p.tie_set)) if len(p.tie_set) > 1
                          else "", ""])
     end_run()
     return rows
+
+
+_FIT_ERROR_REASON = re.compile(r"(\d+) ([^,]+?)(?:,|$)")
+
+
+def _main_reason(message: str) -> str:
+    """A FitError's most common filter reason as "Insufficient cpu on 4,998 nodes" (the message itself when
+    it is no FitError, such as a pod group's)."""
+    reasons = fit_error(message).rstrip(".")
+    if reasons == message.rstrip("."):
+        return message
+    counted = [(int(n), text) for n, text in _FIT_ERROR_REASON.findall(reasons)]
+    if not counted:
+        return message
+    count, text = max(counted, key=lambda item: item[0])  # the first of the largest (upstream sorts the reasons)
+    return f"{text.strip()} on {count:,} node{'s' if count != 1 else ''}"
+
+
+def workload_verdicts(placements, origins: dict[str, str]) -> list[tuple[str, bool]]:
+    """One line per workload (a controller's pods, or a Pod's --replicas copies), in the order its first pod
+    was placed: how many of its replicas were placed and, for those that were not, the most common reason;
+    and whether all of them were placed."""
+    by_origin: dict[str, list] = {}
+    for p in placements:
+        origin = origins.get(p.pod)
+        if origin is not None:
+            by_origin.setdefault(origin, []).append(p)
+    lines = []
+    for origin, pods in by_origin.items():
+        what = "pods" if origin.split(" ", 1)[0] in ("DaemonSet", "Job", "CronJob") else "replicas"
+        placed = sum(1 for p in pods if p.node is not None)
+        gated = sum(1 for p in pods if p.gated)
+        pending = [p for p in pods if p.node is None and not p.gated]
+        if placed == len(pods):
+            lines.append((f"{origin}: all {len(pods):,} {what} placed.", True))
+            continue
+        line = f"{origin}: {placed:,} of {len(pods):,} {what} placed"
+        if pending:
+            first = next((p.message for p in pending if p.message), None)
+            line += f", {len(pending):,} pending" + (f" ({_main_reason(first)})" if first else "")
+        if gated:
+            line += f", {gated:,} gated"
+        lines.append((line + ".", False))
+    return lines
 
 
 def _distribution(sequence, console: Console, said: str = "") -> None:
@@ -109,7 +158,9 @@ def _footer(sequence, console: Console) -> None:
     print_warnings(console, sequence.warnings)
 
 
-def render_sequence(sequence, console: Console | None = None) -> None:
+def render_sequence(sequence, console: Console | None = None, origins: dict[str, str] | None = None) -> None:
+    """The placements, then a verdict per workload (``origins``: Expansion.origins) or, for pods given one by
+    one, the count placed."""
     console = make_console(console)
     print_version(console, sequence.features.to_dict())
     if not sequence.placements:  # a suspended Job, a DaemonSet no node takes: the notes above say why
@@ -126,13 +177,21 @@ def render_sequence(sequence, console: Console | None = None) -> None:
         console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
     print_table(console, [Column("POD"), Column("NODE"), Column("SCORE", right=True), Column("TIES", right=True),
                           Column("REASON", wrap=True)], _placement_rows(sequence.placements, short))
-    pending = sequence.pending
-    line = f"{sequence.placed}/{len(sequence.placements)} placed"
-    if pending:
-        first = next((p.message for p in pending if p.message), None)
-        line += f"; {len(pending)} do not fit" + (f": {first}" if first else " (gated)")
     console.file.write("\n")
-    console.print(Text(line, style="green" if not pending else "red"))
+    verdicts = workload_verdicts(sequence.placements, origins or {})
+    if sum(1 for p in sequence.placements if p.pod in (origins or {})) < len(sequence.placements):
+        pending = sequence.pending  # pods given one by one: the whole sequence's count
+        line = f"{sequence.placed}/{len(sequence.placements)} placed"
+        if pending:
+            first = next((p.message for p in pending if p.message), None)
+            line += f"; {len(pending)} do not fit" + (f": {first}" if first else " (gated)")
+        console.print(Text(line, style="green" if not pending else "red"))
+    for line, placed in verdicts:
+        console.print(Text(line, style="green" if placed else "red"))
+    repeated = sum(1 for p in sequence.placements if p.same_as is not None)
+    if repeated:
+        console.print(Text(f"{repeated:,} pod(s) identical to one that stayed Pending were not attempted again: "
+                           f"nothing was bound since, so the answer is the same.", style="dim"))
     _ties(sequence, console)
     _hinted(sequence, console)
     _sampling(sequence, console)

@@ -7,9 +7,10 @@ from rich.text import Text
 
 from kwhatif.plugins.dra_explain import summarize as summarize_dra
 from kwhatif.render import env
-from kwhatif.render.tables import (Column, console_width, print_skipped_kinds, print_table, print_version,
-                                   print_warnings, shared_suffix, sparkline, table_lines)
-from kwhatif.result import NodeUsage, ScheduleResult
+from kwhatif.render.tables import (Column, console_width, histogram, print_skipped_kinds, print_table,
+                                   print_version, print_warnings, shared_suffix, table_lines)
+from kwhatif.render.taints import UNNAMED, fit_error_taints, status_reason
+from kwhatif.result import NodeUsage, ScheduleResult, untolerated_taints
 
 # Why a tie has one answer, as `kwhatif versions` says of TopScoreHeap (the single-pod table and sequences).
 TIE_PICK_RULE = ("with one worker (parallelism 1) and no extender, its pick among tied nodes follows the "
@@ -33,10 +34,8 @@ def _cpu(milli: int) -> str:
 
 
 def _mem(value: int) -> str:
-    for unit, size in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
-        if value >= size:
-            return f"{value / size:.1f}{unit}"
-    return str(value)
+    """Memory in Gi on every row, whatever its size: a column reads at a glance in one unit (-o json has bytes)."""
+    return f"{value / (1 << 30):.1f}Gi"
 
 
 def _rows_in_order(result: ScheduleResult, nodes: list[str] | None) -> list[str]:
@@ -147,11 +146,13 @@ def _feasible_table(result: ScheduleResult, names: list[str], hidden: list[str],
     if hidden:
         totals = [result.scores[n].total_score for n in hidden if n in result.scores]
         span = f", scores {min(totals)}-{max(totals)}" if totals else ""
-        if totals and min(totals) < max(totals) and console_width(console) is not None:
-            span += f" {sparkline(totals)}"  # how they spread between the two
         tied = sum(1 for n in hidden if n in result.selected)
         also = f", {tied:,} of them tied for the top score" if tied else ""
-        console.print(Text(f"... {len(hidden):,} more feasible nodes{span}{also} (--all-nodes lists them)."))
+        picture = histogram(totals) if totals and console_width(console) is not None else []
+        console.print(Text(f"... {len(hidden):,} more feasible nodes{span}{also} (--all-nodes lists them)"
+                           + (", by score:" if picture else ".")))
+        for line in picture:  # how their scores spread, on a terminal (a pipe gets the numbers alone)
+            console.print(Text("    " + line, style="cyan"))
     notes = []
     if constant:
         notes.append(", ".join(f"{name} {score}" for name, score in constant) + " on every feasible node")
@@ -234,7 +235,7 @@ def _rejected_table(result: ScheduleResult, names: list[str], wide: bool, suffix
     rows = []
     for name in names:
         status = result.filtered[name]
-        row = [name[:-cut] if cut else name, (status.plugin, "red"), "; ".join(status.reasons)]
+        row = [name[:-cut] if cut else name, (status.plugin, "red"), status_reason(status)]
         if wide:
             row += _wide_columns(result.usage.get(name))
             if result.dra:
@@ -249,7 +250,7 @@ def _rejected_groups(result: ScheduleResult, ordered: list[str], suffix: str, co
     for name in ordered:
         status = result.filtered.get(name)
         if status is not None:
-            groups.setdefault((status.plugin, "; ".join(status.reasons)), []).append(name)
+            groups.setdefault((status.plugin, status_reason(status)), []).append(name)
     if not groups:
         return
     cut = len(suffix)
@@ -315,6 +316,10 @@ def _footer(result: ScheduleResult, console: Console) -> None:
                           "the pod later; it does not try preemption."))
     elif result.message:
         say(Text.assemble(("Does not fit.", "red"), f" {result.message}"))
+        if UNNAMED in result.message:
+            named = fit_error_taints(untolerated_taints(result.filtered))
+            if named:
+                say(Text(named, style="dim"))
     if result.preemption is not None:
         from kwhatif.render.preemption_summary import render_preemption_summary
 

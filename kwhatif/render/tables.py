@@ -326,14 +326,21 @@ def with_bars(console: Console, fractions: list[float], texts: list[str]) -> lis
     return [f"{' ' * (width - _len(text))}{text} {bar(fraction)}" for fraction, text in zip(fractions, texts)]
 
 
-def sparkline(values: list[int], bins: int = 8) -> str:
-    """How ``values`` spread between their lowest and highest, as ``bins`` bars of their counts."""
+def histogram(values: list[int], bins: int = 5, width: int = 2 * BAR_WIDTH) -> list[str]:
+    """How ``values`` spread between their lowest and highest: ``bins`` equal ranges, each a line with its
+    range, a bar of its count (the largest count fills ``width``) and the count; none for a single value."""
     low, high = min(values), max(values)
+    if low == high:
+        return []
+    bins = min(bins, high - low + 1)
     counts = [0] * bins
     for value in values:
-        counts[min(bins - 1, (value - low) * bins // (high - low + 1))] += 1
+        counts[(value - low) * bins // (high - low + 1)] += 1
+    edges = [low + (high - low + 1) * i // bins for i in range(bins + 1)]
+    ranges = [f"{edges[i]}-{edges[i + 1] - 1}" if edges[i + 1] - 1 > edges[i] else str(edges[i]) for i in range(bins)]
+    label = max(map(len, ranges))
     top = max(counts)
-    return "".join(" " if not n else _SPARKS[max(0, -(-n * len(_SPARKS) // top) - 1)] for n in counts)
+    return [f"{ranges[i]:>{label}} {bar(counts[i] / top, width)} {counts[i]:,}" for i in range(bins)]
 
 
 def print_skipped_kinds(skipped: dict[str, int]) -> None:

@@ -547,7 +547,7 @@ def _add_node(scenario: Scenario, change: Change) -> str:
     existing = {(n.get("metadata") or {}).get("name"): n for n in cluster.nodes}
     if source in existing:
         template, daemon_pods = existing[source], _daemon_pods_on(cluster, source)
-        names = _fresh_names(existing, f"{source}-whatif", count, numbered=True)
+        names = _fresh_names(existing, source, count, numbered=True, infix="-whatif")
     elif os.path.exists(source):
         template = _node_from_file(source)
         daemon_pods = None
@@ -583,15 +583,22 @@ def _split_count(text: str) -> tuple[str, int]:
     return text, 1
 
 
-def _fresh_names(existing: dict, base: str, count: int, numbered: bool) -> list[str]:
+def copy_name(base: str, suffix: str) -> str:
+    """``base`` with ``suffix`` at the end of its host name, inside the domain a node name has
+    (``ip-10-0-3-19-whatif-1.eu-west-1.compute.internal``), so a copy shares the cluster's suffix."""
+    host, dot, domain = base.partition(".")
+    return f"{host}{suffix}{dot}{domain}"
+
+
+def _fresh_names(existing: dict, base: str, count: int, numbered: bool, infix: str = "") -> list[str]:
     if not numbered:
         if base in existing:
             raise InputError(f"--add-node: node {base!r} already exists in the cluster")
         return [base]
     names, i = [], 1
     while len(names) < count:
-        if f"{base}-{i}" not in existing:
-            names.append(f"{base}-{i}")
+        if copy_name(base, f"{infix}-{i}") not in existing:
+            names.append(copy_name(base, f"{infix}-{i}"))
         i += 1
     return names
 

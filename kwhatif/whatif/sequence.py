@@ -33,7 +33,7 @@ from kwhatif.framework.runtime import framework_for
 from kwhatif.plugins.gang_scheduling import WAITING_FOR_PODS, find_pod_group
 from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.queue import queue_order
-from kwhatif.result import NodeUsage, ScheduleResult
+from kwhatif.result import NodeUsage, ScheduleResult, untolerated_taints
 from kwhatif.sampling import NodeWalk
 from kwhatif.schedule_one_podgroup import (PodGroupResult, group_key, pod_group_scheduling_algorithm,
                                            pod_group_scheduling_placement_algorithm, run_workload_aware_preemption)
@@ -89,6 +89,8 @@ class Placement:
     # Not attempted: a pod identical to ``same_as`` (but for its name), which did not fit on the cluster as it
     # still is (nothing was bound since), so its attempt would be the same.
     same_as: str | None = None
+    # A pod that stays Pending: the taints behind its FitError's "untolerated taint(s)" (result.untolerated_taints).
+    untolerated_taints: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         out = {"pod": self.pod, "node": self.node, "tieSet": list(self.tie_set),
@@ -105,6 +107,8 @@ class Placement:
             out["sameAs"] = self.same_as
         if self.gated:
             out["gated"] = True
+        if self.untolerated_taints:
+            out["untoleratedTaints"] = [dict(t) for t in self.untolerated_taints]
         return out
 
 
@@ -298,7 +302,8 @@ class SequencePlacer:
         if not result.selected:
             nominated = list(result.preemption.nominated_nodes) if result.preemption is not None else []
             return Placement(info.key, None, [], len(result.feasible), None, result.message, nominated,
-                             info.priority), result
+                             info.priority, untolerated_taints=untolerated_taints(result.filtered)
+                             if "untolerated taint(s)" in (result.message or "") else []), result
         tie_set = result.selected  # sorted by the scheduler
         node = self._pick(result)
         if not every_node:

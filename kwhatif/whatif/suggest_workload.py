@@ -29,7 +29,7 @@ from kwhatif.framework.config import SchedulerSetup
 from kwhatif.whatif.changes import Change, apply_json_patch, daemon_pod_on, new_node, scenario_for
 from kwhatif.whatif.sequence import SequencePlacer, prepare_pods
 from kwhatif.whatif.suggest import Suggestion, Suggestions
-from kwhatif.whatif.suggest.cluster_changes import add_like, daemon_pods, fresh_name, like, pools
+from kwhatif.whatif.suggest.cluster_changes import add_like, daemon_pods, fresh_name, is_copy_of, like, pools
 from kwhatif.whatif.suggest.pod_changes import toleration
 from kwhatif.whatif.suggest.probe import get_path, pointer
 from kwhatif.whatif.suggest.rejections import INSUFFICIENT, blocking, rejecting_plugins, taint_groups, taint_text
@@ -507,7 +507,7 @@ def _add_nodes(workload: _Workload, baseline: _Run) -> list[WorkloadSuggestion]:
         if found is None:
             continue
         n, run, fewer = found
-        new = sum(count for node, count in run.by_node.items() if node.startswith(f"{name}-whatif-"))
+        new = sum(count for node, count in run.by_node.items() if is_copy_of(node, name))
         note = f"{new} on the new node(s); pool of {sizes[name]} node(s)"
         if fewer is not None:
             note += f"; with {n - 1} node(s): {fewer.placed}/{fewer.pods} placed"

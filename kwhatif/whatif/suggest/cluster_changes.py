@@ -7,8 +7,8 @@ from kwhatif.result import ScheduleResult
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif.changes import (Change, daemon_pod_on, is_daemonset_pod, is_recreated, new_node,
-                                    set_unschedulable)
+from kwhatif.whatif.changes import (Change, copy_name, daemon_pod_on, is_daemonset_pod, is_recreated,
+                                    new_node, set_unschedulable)
 from kwhatif.whatif.suggest.claims import devices_wanted, node_devices
 from kwhatif.whatif.suggest.probe import Prober, Suggestion, verify_flags, would_select
 from kwhatif.whatif.suggest.rejections import taint_text
@@ -177,7 +177,14 @@ def add_like(snapshot: Snapshot, templates: dict[str, tuple[dict, list[dict]]]) 
 
 
 def fresh_name(existing: set[str], base: str) -> str:
+    """The first name ``--add-node base`` gives a copy that ``existing`` does not hold."""
     i = 1
-    while f"{base}-whatif-{i}" in existing:
+    while copy_name(base, f"-whatif-{i}") in existing:
         i += 1
-    return f"{base}-whatif-{i}"
+    return copy_name(base, f"-whatif-{i}")
+
+
+def is_copy_of(node: str, base: str) -> bool:
+    """Whether ``node`` is named as a copy of ``base`` (fresh_name)."""
+    host, dot, domain = base.partition(".")
+    return node.startswith(f"{host}-whatif-") and node.endswith(f"{dot}{domain}")
