@@ -38,10 +38,20 @@ def test_name_lists_what_the_answer_is_about(args, exit_code, names):
     assert result.stdout.splitlines() == names
 
 
+def test_jsonpath_file_reads_the_template_from_a_file(tmp_path):
+    template = tmp_path / "template"
+    template.write_text('{range .selected[*]}{@}{"\\n"}{end}')
+    result = runner.invoke(app, ["place", "fixtures/pods/web.yaml", "-c", DEMO, "-o", f"jsonpath-file={template}"])
+    assert result.stdout == f"{NODE('3-19')}\n"
+
+
 def test_name_on_capacity_and_versions():
     capacity = runner.invoke(app, ["capacity", "fixtures/pods/web.yaml", "-c", DEMO, "-o", "name"])
     assert capacity.stdout.splitlines()[:2] == [f"node/{NODE('3-19')}", f"node/{NODE('3-66')}"]
     assert len(capacity.stdout.splitlines()) == 8  # the nodes the 41 copies land on
+    gang = runner.invoke(app, ["capacity", "fixtures/gangs/train-fits.yaml", "-c", "fixtures/gangs/cluster.yaml",
+                               "--feature-gates", "GenericWorkload=true,GangScheduling=true", "-o", "name"])
+    assert gang.stdout.splitlines() == ["node/gpu-a2", "node/gpu-b1", "node/gpu-b2", "node/gpu-a1"]
     versions = runner.invoke(app, ["versions", "-o", "name"]).stdout.splitlines()
     assert versions[:2] == ["v1.34.1", "v1.34.7"] and versions[-1] == "v1.37.0"
 
@@ -73,7 +83,8 @@ def test_jsonpath_prints_kubectls_template(args, template, text):
 
 
 @pytest.mark.parametrize("value,message", [
-    ("names", "'names' is not one of table, wide, json, yaml, name, jsonpath=TEMPLATE"),
+    ("names", "'names' is not one of table, wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE"),
+    ("jsonpath-file=no-such-file", "-o jsonpath-file=no-such-file: No such file or directory"),
     ("jsonpath={range .selected[*]}{@}", "-o jsonpath={range .selected[*]}{@}: {range .selected[*]} has no {end}"),
     ("jsonpath={end}", "-o jsonpath={end}: {end} without a {range}"),
     ("jsonpath={.selected[?(}", "-o jsonpath={.selected[?(}: cannot parse {.selected[?(}: Parse error near the end "

@@ -95,14 +95,15 @@ def _output_format(formats: type[Enum]):
             return formats(value)
         except ValueError:
             known = ", ".join(f.value for f in formats)
-            raise typer.BadParameter(f"{value!r} is not one of {known}, name, jsonpath=TEMPLATE") from None
+            raise typer.BadParameter(f"{value!r} is not one of {known}, name, jsonpath=TEMPLATE, "
+                                     f"jsonpath-file=FILE") from None
 
     return parse
 
 
 _PROJECTIONS_HELP = ("; name: the objects the answer is about, as TYPE/NAME lines (the nodes the pods land on, the "
                      "pods pending or evicted, ...); jsonpath=TEMPLATE: kubectl's JSONPath over the json document "
-                     "({range}, filters).")
+                     "({range}, filters; jsonpath-file=FILE reads it from a file).")
 OutputOption = Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT", parser=_output_format(Output),
                                               help="Output format: table, wide, json, yaml, name or jsonpath=TEMPLATE"
                                                    + _PROJECTIONS_HELP)]

@@ -39,6 +39,15 @@ def projection_for(value: str) -> Projection | None:
     a template that does not parse is an error here, before the cluster is read."""
     if value == "name":
         return Projection(None)
+    if value.startswith("jsonpath-file="):  # kubectl's: the template in a file
+        path = value[len("jsonpath-file="):]
+        try:
+            with open(path, encoding="utf-8") as f:
+                template = f.read()
+        except OSError as exc:
+            raise InputError(f"-o jsonpath-file={path}: {exc.strerror or exc}") from None
+        parse_template(template)
+        return Projection(template)
     if not value.startswith("jsonpath="):
         return None
     template = value[len("jsonpath="):]
@@ -90,15 +99,11 @@ def _drain(doc: dict) -> list[str]:
             if p.get("action") == "blocked" or (p.get("action") in ("evict", "delete") and not p.get("placement"))]
 
 
-def _gang(doc: dict) -> list[str]:
-    return [f"node/{node}" for node in doc.get("byNode") or ()]
-
-
 _NAMES: dict[str, Callable[[dict], list[str]]] = {
     "PlaceResult": _place,
     "PlaceSequence": _placements,
     "CapacityResult": _placements,
-    "GangCapacityResult": _gang,
+    "GangCapacityResult": _placements,
     "PreemptResult": _victims,
     "PendingReport": _pending,
     "DrainReport": _drain,
