@@ -19,14 +19,23 @@ import os
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
+import orjson
+
 from kwhatif.api import labels as labelsel
 from kwhatif.api.defaults import default_uid
+from kwhatif.api.documents import describe
+from kwhatif.api.dra_shape import SCHEMAS as DRA_SCHEMAS
+from kwhatif.api.dra_shape import check as check_dra_shape
+from kwhatif.api.shape import OBJECT, SHAPES, check_shape
 from kwhatif.errors import InputError
+from kwhatif.loader import load_objects
 from kwhatif.plugins.helper import tolerations_tolerate_taint
-from kwhatif.state.claims import claims_after_pods_deleted
+from kwhatif.state.claims import claim_key, claims_after_pods_deleted
+from kwhatif.state.cluster import KINDS as CLUSTER_KINDS
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif import cluster_pods
 from kwhatif.whatif.eviction import Budgets, pod_key, pod_phase
 
 UNSCHEDULABLE_TAINT_KEY = "node.kubernetes.io/unschedulable"
@@ -223,8 +232,6 @@ class Scenario:
         if snapshot is None:
             return
         if attr == "resource_claims":
-            from kwhatif.state.claims import claim_key
-
             snapshot.resource_claims.replace(claim_key(old), obj)
             self.cluster.resource_claims = snapshot.resource_claims.objects()
         elif attr == "resource_claim_templates":
@@ -245,12 +252,10 @@ class Scenario:
         """The scenario's pod ``namespace/name`` for ``place pod/NAME`` (``cluster_pods.take_pod``): a bound
         pod taken off its node in the cluster and the snapshot, its claims left as the cluster holds them
         (allocated and reserved for it: the pod asked about is that same pod)."""
-        from kwhatif.whatif.cluster_pods import find_pod, take_pod
-
-        taken = take_pod(self.cluster, namespace, name)
+        taken = cluster_pods.take_pod(self.cluster, namespace, name)
         snapshot = self.state()
         if taken.bound_to:
-            snapshot.forget_pod(PodInfo(_without_claims(find_pod(self.cluster, namespace, name))))
+            snapshot.forget_pod(PodInfo(_without_claims(cluster_pods.find_pod(self.cluster, namespace, name))))
         self.cluster = taken.cluster
         self._positions = None
         if snapshot.cluster is not taken.cluster:
@@ -604,8 +609,6 @@ def _fresh_names(existing: dict, base: str, count: int, numbered: bool, infix: s
 
 
 def _node_from_file(path: str) -> dict:
-    from kwhatif.loader import load_objects
-
     loaded = Cluster.from_objects(load_objects(path), source=path)
     if len(loaded.nodes) != 1 or loaded.pods or sum(loaded.counts().values()) != 1:
         raise InputError(f"--add-node {path}: expected exactly one Node manifest")
@@ -762,14 +765,6 @@ def apply_json_patch(doc: dict, patch: list[dict]) -> dict:
 def _patch(scenario: Scenario, change: Change) -> str:
     """An object of the cluster as if re-created with a JSON Patch applied (a ResourceClaim's or a
     PersistentVolumeClaim's spec cannot be edited in place, but it can be re-created so)."""
-    import orjson
-
-    from kwhatif.api.dra_shape import SCHEMAS as DRA_SCHEMAS
-    from kwhatif.api.documents import describe
-    from kwhatif.api.dra_shape import check as check_dra_shape
-    from kwhatif.api.shape import OBJECT, SHAPES, check_shape
-    from kwhatif.state.cluster import KINDS as CLUSTER_KINDS
-
     ref = change.target or ""
     kind_text, _, rest = ref.partition("/")
     kinds = {k.lower(): k for k in CLUSTER_KINDS if k not in ("Node", "Pod")}
@@ -819,6 +814,7 @@ _HANDLERS = {
 def scenario_for(cluster: Cluster, changes: list[Change], setup=None, snapshot: Snapshot | None = None) -> Scenario:
     """Apply ``changes`` in order, then place the pods they displaced (queue order); ``snapshot`` as
     ``new_scenario`` takes it."""
+    # deferred: the CLI imports this module for its flags at startup, and replacing pods needs the engine
     from kwhatif.whatif.replace import place_displaced
 
     scenario = apply_changes(cluster, changes, snapshot)
