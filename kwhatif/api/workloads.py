@@ -657,6 +657,26 @@ def _last_of_each(objects: Sequence[tuple[dict, str]], notes: list[str]) -> list
     return [item for i, item in enumerate(objects) if identities[i] is None or last[identities[i]] == i]
 
 
+def _check_replicas(replicas: int | None) -> None:
+    """--replicas overrides every workload's count: 0 or more, at most the pods kwhatif is built for."""
+    if replicas is not None and replicas < 0:
+        raise InputError(f"--replicas must be 0 or more, got {replicas}")
+    if replicas is not None and replicas > MAX_PODS:
+        raise InputError(f"--replicas {replicas}: more pods than kwhatif is built for ({MAX_PODS:,}, the "
+                         f"Kubernetes scalability limit)")
+
+
+def _nothing_to_place(objects: Sequence[tuple[dict, str]]) -> InputError:
+    """The error for input that makes no pod: its one kind, or the kinds it holds, and what was expected."""
+    kinds = sorted({o.get("kind") or "<no kind>" for o, _ in objects})
+    where = objects[0][1] if objects else "input"
+    expected = f"a Pod or a workload with a pod template ({', '.join(sorted(WORKLOAD_KINDS))})"
+    if len(kinds) == 1:
+        return InputError(f"{where}: kind {kinds[0]!r} is not {expected}")
+    return InputError(f"{where}: nothing to place: kinds {', '.join(kinds)}; expected {expected}, or a List "
+                      "or release holding them")
+
+
 def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = (),
            replicas: int | None = None, node_checks: NodeChecks | None = None, existing_pods: Iterable[tuple[str, str]] = (),
            daemon_pods_on: Mapping[tuple[str, str], Iterable[str]] | None = None,
@@ -670,11 +690,7 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
     where the cluster already runs its pod. Claims without a class get the default of
     ``storage_classes`` and the input's StorageClasses.
     """
-    if replicas is not None and replicas < 0:
-        raise InputError(f"--replicas must be 0 or more, got {replicas}")
-    if replicas is not None and replicas > MAX_PODS:
-        raise InputError(f"--replicas {replicas}: more pods than kwhatif is built for ({MAX_PODS:,}, the "
-                         f"Kubernetes scalability limit)")
+    _check_replicas(replicas)
     expander = _Expander(nodes, node_checks, replicas, existing_pods, daemon_pods_on or {})
     by_kind = {"Pod": expander.pod, "Deployment": expander.deployment, "ReplicaSet": expander.replica_set,
                "ReplicationController": expander.replica_set, "StatefulSet": expander.stateful_set,
@@ -710,13 +726,7 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
         else:
             ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1
     if not workloads and not pods:
-        kinds = sorted({o.get("kind") or "<no kind>" for o, _ in objects})
-        where = objects[0][1] if objects else "input"
-        expected = f"a Pod or a workload with a pod template ({', '.join(sorted(WORKLOAD_KINDS))})"
-        if len(kinds) == 1:
-            raise InputError(f"{where}: kind {kinds[0]!r} is not {expected}")
-        raise InputError(f"{where}: nothing to place: kinds {', '.join(kinds)}; expected {expected}, or a List "
-                         "or release holding them")
+        raise _nothing_to_place(objects)
     if ignored:
         what = ", ".join(f"{kind} {n}" for kind, n in sorted(ignored.items()))
         expander.notes.append(f"not read by scheduling, ignored: {what}")
