@@ -28,7 +28,7 @@ def scores(pl, state, pod, nodes) -> list[int]:
     totals: list[int] | None = None
     for key, by_value in s.topology_score.items():
         # a node without the key adds 0 (None is no label value of by_value)
-        column = list(map(by_value.get, node_label_values(pl.handle.memo, nodes, key), repeat(0)))
+        column = list(map(by_value.get, node_label_values(pl.handle.pod_index, nodes, key), repeat(0)))
         totals = column if totals is None else list(map(add, totals, column))
     if totals is None or not nodes:
         return [0] * len(nodes)

@@ -198,9 +198,10 @@ class Handle:
         self._queued: dict[str, bool] = {}
 
     @property
-    def memo(self):
-        """The per-node values the engine keeps between attempts (None: compute everything)."""
-        return self.framework.memo if self.framework is not None else None
+    def pod_index(self):
+        """The engine's pod-index service (kwhatif.state.pod_index.PodIndexService) when it keeps values
+        between attempts; None for a single attempt (the plugins then walk the pods)."""
+        return self.framework.pod_index if self.framework is not None else None
 
     def nominated_pods_for_node(self, node_name: str) -> list["PodInfo"]:
         """The nominator's pods for the node: only pods in the scheduling queue, which holds no pod of

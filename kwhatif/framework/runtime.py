@@ -26,6 +26,7 @@ from kwhatif.framework.interface import (
 from kwhatif.framework.registry import extends, plugin_class
 from kwhatif.framework.types import NodeToStatus
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+from kwhatif.state.pod_index import PodIndexService
 
 _SUCCESS = Code.SUCCESS
 _name = attrgetter("name")
@@ -141,6 +142,7 @@ class Framework:
         # Per-node values kept between attempts (state.node_memo.NodeMemo): the engine that runs a
         # sequence gives one; the memo evaluation (kwhatif.evaluation.memo) and the plugins read it.
         self.memo = memo
+        self.pod_index = PodIndexService(snapshot, memo) if memo else None
         self.features = profile.features
         self.handle = Handle(snapshot, self, profile.features)
         plugins_cfg = profile.plugins

@@ -13,10 +13,10 @@ from kwhatif.framework.interface import NOTES_KEY, NodeScore
 _labels = attrgetter("labels")
 
 
-def node_label_values(memo, nodes: list, key: str) -> list:
-    """Each node's value of label ``key`` (None where it has none): gathered in C by the engine's memo
-    when it has the nodes (a sequence), else read node by node."""
-    values = memo.label_values(nodes, key) if memo else None
+def node_label_values(pod_index, nodes: list, key: str) -> list:
+    """Each node's value of label ``key`` (None where it has none): gathered in C by the engine's pod-index
+    service when it has the nodes (a sequence), else read node by node."""
+    values = pod_index.label_values(nodes, key) if pod_index else None
     return values if values is not None else list(map(dict.get, map(_labels, nodes), repeat(key)))
 
 

@@ -219,16 +219,16 @@ class InterPodAffinity(Plugin):
         return None, None
 
     def _index(self, state, nodes: list[NodeInfo]) -> pod_index.PodIndex | None:
-        """The pod index in a sequence (the engine keeps a memo), where pods of many classes are scheduled
+        """The pod index in a sequence (the handle offers one), where pods of many classes are scheduled
         on one snapshot; a single attempt walks the pods (building the index would cost more)."""
-        snapshot = self.handle.snapshot
-        if not self.handle.memo or nodes is not snapshot.node_info_list:
+        service = self.handle.pod_index
+        if not service or nodes is not self.handle.snapshot.node_info_list:
             return None
-        return pod_index.synced(snapshot, state)
+        return service.index(state)
 
     def _kept(self, *question) -> dict:
-        """Where the index keeps its answer to ``question`` for the pod class (the memo's table)."""
-        return self.handle.memo.table(self, ("groups", *question))
+        """Where the index keeps its answer to ``question`` for the pod class."""
+        return self.handle.pod_index.answers(self, ("groups", *question))
 
     def _existing_anti_affinity_counts(self, s: PreFilterState) -> TopologyCounts:
         """getExistingAntiAffinityCounts over the nodes hosting pods with required anti-affinity."""

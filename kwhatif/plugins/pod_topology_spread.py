@@ -556,8 +556,8 @@ class PodTopologySpread(Plugin):
             return out
 
         snapshot = self.handle.snapshot
-        if self.handle.memo and nodes is snapshot.node_info_list:  # a sequence: the pod index
-            counts = self._indexed_pre_filter_counts(pod_index.synced(snapshot, state), pod, constraints,
+        if self.handle.pod_index and nodes is snapshot.node_info_list:  # a sequence: the pod index
+            counts = self._indexed_pre_filter_counts(self.handle.pod_index.index(state), pod, constraints,
                                                      inclusion, nodes)
         else:
             for entries in map(node_counts, nodes):
@@ -576,9 +576,9 @@ class PodTopologySpread(Plugin):
                                    inclusion: _NodeInclusion, nodes: list[NodeInfo]) -> list[dict[str, int]]:
         """The counts of ``node_counts`` summed in node order, from the pod index: the domains (in the order
         the nodes give them) and the nodes each constraint counts depend on the nodes' labels and taints
-        and the pod's class only, so they are kept in the memo until a node's labels or taints change; the
+        and the pod's class only, so they are kept for the class until a node's labels or taints change; the
         matching pods are the index's groups on those nodes."""
-        table = self.handle.memo.table(self, "pre_filter_domains")
+        table = self.handle.pod_index.answers(self, "pre_filter_domains")
         layout = table.get("layout")
         if layout is None or layout[0] is not index or layout[1] != index.layout_version:
             domains: list[dict[str, int]] = [{} for _ in constraints]
@@ -601,7 +601,7 @@ class PodTopologySpread(Plugin):
             def domain(node_info: NodeInfo, key=c.topology_key, counted=counted):
                 return node_info.labels[key] if node_info in counted else pod_index.NOT_COUNTED
 
-            kept = self.handle.memo.table(self, ("groups", DO_NOT_SCHEDULE, i))
+            kept = self.handle.pod_index.answers(self, ("groups", DO_NOT_SCHEDULE, i))
             groups = index.matching((pod.namespace,), c.selector, terminating=False, kept=kept)
             for value, num in pod_index.totals(index, groups, domain, kept).totals.items():
                 tp_counts[value] += num
@@ -695,7 +695,7 @@ class PodTopologySpread(Plugin):
 
     def _label_values(self, nodes: list[NodeInfo], key: str) -> list[str | None]:
         """Each node's value of label ``key``, None where it has none."""
-        return node_label_values(self.handle.memo, nodes, key)
+        return node_label_values(self.handle.pod_index, nodes, key)
 
     def pre_score(self, state, pod, nodes):
         all_nodes = self.handle.snapshot.node_info_list
@@ -715,8 +715,8 @@ class PodTopologySpread(Plugin):
         inclusion = _NodeInclusion(pod)
         counts = s.topology_value_to_pod_counts
         constraints = s.constraints
-        memo = self.handle.memo
-        if not memo:
+        service = self.handle.pod_index
+        if not service:
             for node_info in all_nodes:
                 node_labels = node_info.labels
                 if require_all_topologies and not node_labels_match_spread_constraints(node_labels, constraints):
@@ -734,7 +734,7 @@ class PodTopologySpread(Plugin):
                         pods = _eligible_pods(node_info, pod.namespace)
                     counts[i][value] += _count_matching(pods, c.selector)
         else:  # a sequence: the matching pods of the pod index, on the nodes counted
-            index = pod_index.synced(self.handle.snapshot, state)
+            index = service.index(state)
             for i, c in enumerate(constraints):
                 domains = counts[i]
                 if c.topology_key == LABEL_HOSTNAME or c.selector.is_everything or not domains:
@@ -747,7 +747,7 @@ class PodTopologySpread(Plugin):
                         return pod_index.NOT_COUNTED
                     return node_labels.get(c.topology_key, "")
 
-                kept = memo.table(self, ("groups", SCHEDULE_ANYWAY, i))
+                kept = service.answers(self, ("groups", SCHEDULE_ANYWAY, i))
                 groups = index.matching((pod.namespace,), c.selector, terminating=False, kept=kept)
                 totals = pod_index.totals(index, groups, domain, kept).totals
                 for value in domains:
@@ -767,10 +767,10 @@ class PodTopologySpread(Plugin):
             if tp_val is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                memo = self.handle.memo
-                if memo:
-                    cnt = memo.value(memo.table(self, ("host", i)), node_info,
-                                     lambda ni: count_pods_match_selector(ni.pods, c.selector, pod.namespace))
+                service = self.handle.pod_index
+                if service:
+                    cnt = service.node_value(self, ("host", i), node_info,
+                                             lambda ni: count_pods_match_selector(ni.pods, c.selector, pod.namespace))
                 else:
                     cnt = count_pods_match_selector(node_info.pods, c.selector, pod.namespace)
             else:
@@ -851,7 +851,7 @@ class PodTopologySpread(Plugin):
         def count(ni: NodeInfo) -> int:
             return count_pods_match_selector(ni.pods_in(pod.namespace), selector, pod.namespace)
 
-        if self.handle.memo:
+        if self.handle.pod_index:
             return self._indexed_host_counts(state, pod, selector, i, nodes, count)
         return [count(ni) for ni in nodes]
 
@@ -861,12 +861,12 @@ class PodTopologySpread(Plugin):
         is counted from its pods)."""
         if selector.is_everything:
             return [0] * len(nodes)
-        snapshot = self.handle.snapshot
-        index = pod_index.synced(snapshot, state)
-        kept = self.handle.memo.table(self, ("groups", "host", i))
+        snapshot, service = self.handle.snapshot, self.handle.pod_index
+        index = service.index(state)
+        kept = service.answers(self, ("groups", "host", i))
         groups = index.matching((pod.namespace,), selector, terminating=False, kept=kept)
         per_node = pod_index.totals(index, groups, _not_counted, kept).per_node
-        if self.handle.memo.positions(nodes) is not None:  # the snapshot's own nodes (a sequence's window): in C
+        if service.snapshot_nodes(nodes):  # the snapshot's own nodes (a sequence's window): in C
             return list(map(per_node.get, nodes, repeat(0)))
         live = snapshot.node_info_map
         return [per_node.get(ni, 0) if live.get(ni.name) is ni else count(ni) for ni in nodes]

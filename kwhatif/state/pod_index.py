@@ -538,3 +538,36 @@ def label_domain(topology_key: str):
         return labels[topology_key] if topology_key in labels else NOT_COUNTED
 
     return domain
+
+
+class PodIndexService:
+    """What plugins may ask of the engine's kept state, as upstream plugins ask the shared lister: the
+    snapshot's pod index, where a pod class's answers from it are kept, and each node's value of a
+    label. Offered by the handle only when the engine keeps values between attempts (a sequence, a drain);
+    a single attempt walks the pods (building the index would cost more)."""
+
+    __slots__ = ("_snapshot", "_memo")
+
+    def __init__(self, snapshot, memo) -> None:
+        self._snapshot, self._memo = snapshot, memo
+
+    def index(self, state) -> PodIndex:
+        """The snapshot's pod index, brought up to date (once per cycle)."""
+        return synced(self._snapshot, state)
+
+    def answers(self, owner: object, question) -> dict:
+        """Where ``owner`` (a plugin) keeps its answers to ``question`` for the pod class being scheduled."""
+        return self._memo.table(owner, question)
+
+    def node_value(self, owner: object, question, node_info: NodeInfo, compute):
+        """``compute(node_info)``, kept for the pod class while the node is unchanged."""
+        return self._memo.value(self._memo.table(owner, question), node_info, compute)
+
+    def label_values(self, nodes: list[NodeInfo], key: str) -> list | None:
+        """Each node's value of label ``key`` (None: it has none), gathered in C; None when a node is not
+        the snapshot's own (a copy)."""
+        return self._memo.label_values(nodes, key)
+
+    def snapshot_nodes(self, nodes: list[NodeInfo]) -> bool:
+        """Whether every one of ``nodes`` is the snapshot's own (not a copy: preemption's dry runs)."""
+        return self._memo.positions(nodes) is not None
