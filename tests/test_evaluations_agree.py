@@ -21,19 +21,22 @@ from kwhatif.framework.registry import REGISTRY, plugin_class
 from kwhatif.framework.runtime import framework_for
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.snapshot import Snapshot
+from kwhatif.versions import features_for
 from kwhatif.whatif import SchedulerSetup, place_pod
 from kwhatif.whatif.sequence import SequencePlacer, created_together, prepare_pods
 from tests.test_sequence_incremental import clock, generate
 
-AGREE = settings(max_examples=8, derandomize=True, deadline=None, database=None,
+# The releases whose scheduling differs (v1.35's OpportunisticBatching and v1.36's BalancedAllocation among them).
+RELEASES = st.sampled_from(["1.34.1", "1.35", "1.36"])
+AGREE = settings(max_examples=10, derandomize=True, deadline=None, database=None,
                  suppress_health_check=list(HealthCheck))
 
 
-def _sequence(objects: list[dict], raws: list[dict], evaluation: str) -> list:
+def _sequence(objects: list[dict], raws: list[dict], evaluation: str, setup: SchedulerSetup) -> list:
     """Every step's placement and whole answer, placing ``raws`` in turn with ``evaluation``."""
     cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
     pods = created_together(prepare_pods([(copy.deepcopy(p), "pods") for p in raws], cluster))
-    placer = SequencePlacer(Snapshot(cluster), SchedulerSetup(), clock=clock, evaluation=evaluation)
+    placer = SequencePlacer(Snapshot(cluster), setup, clock=clock, evaluation=evaluation)
     steps = []
     for pod in pods:
         placement, result = placer.place(pod)
@@ -42,25 +45,27 @@ def _sequence(objects: list[dict], raws: list[dict], evaluation: str) -> list:
 
 
 @AGREE
-@given(seed=st.integers(0, 2**32 - 1))
-def test_fresh_and_memo_sequences_agree_at_every_step(seed):
+@given(seed=st.integers(0, 2**32 - 1), release=RELEASES)
+def test_fresh_and_memo_sequences_agree_at_every_step(seed, release):
     objects, raws = generate(seed)
-    fresh, memo = (_sequence(objects, raws, name) for name in ("fresh", "memo"))
+    setup = SchedulerSetup.defaults(features_for(release))
+    fresh, memo = (_sequence(objects, raws, name, setup) for name in ("fresh", "memo"))
     for step, (want, got) in enumerate(zip(fresh, memo), 1):
-        assert got == want, f"seed {seed}, step {step}"
+        assert got == want, f"seed {seed}, v{release}, step {step}"
 
 
 @AGREE
-@given(seed=st.integers(0, 2**32 - 1), index=st.integers(0, 15))
-def test_fresh_and_memo_single_attempts_agree(seed, index):
+@given(seed=st.integers(0, 2**32 - 1), index=st.integers(0, 15), release=RELEASES)
+def test_fresh_and_memo_single_attempts_agree(seed, index, release):
     objects, raws = generate(seed)
     raw = raws[index % len(raws)]
     answers = []
     for name in ("fresh", "memo"):
         cluster = Cluster.from_objects([(copy.deepcopy(o), "gen") for o in objects])
         with mock.patch.dict(os.environ, {EVALUATION_ENV: name}):
-            answers.append(place_pod(copy.deepcopy(raw), "pods", cluster, SchedulerSetup(), clock=clock).to_dict())
-    assert answers[0] == answers[1], f"seed {seed}, pod {raw['metadata']['name']}"
+            answers.append(place_pod(copy.deepcopy(raw), "pods", cluster, SchedulerSetup.defaults(features_for(release)),
+                                     clock=clock).to_dict())
+    assert answers[0] == answers[1], f"seed {seed}, v{release}, pod {raw['metadata']['name']}"
 
 
 @pytest.mark.parametrize("value, want", [(None, Memo), ("", Memo), ("memo", Memo), ("fresh", Fresh),
