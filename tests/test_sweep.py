@@ -454,3 +454,28 @@ def test_progress_bar_counts_on_a_terminal(monkeypatch):
     with progress(3, "x") as advance:
         advance(3)
     assert sys.stderr.getvalue() == ""
+
+
+def test_the_untolerated_taint_is_named_where_a_pod_stays_pending(tmp_path):
+    """n0's web-1 has nowhere to go but n1, whose taint it does not tolerate: the FitError says
+    `untolerated taint(s)` (v1.36.3), so the drain, the sweep rows and -o json name the taint."""
+    nodes = [make_node("n0").capacity(cpu="4", memory="8Gi", pods="110").label(ZONE, "a").obj(),
+             make_node("n1").capacity(cpu="4", memory="8Gi", pods="110").label(ZONE, "b")
+             .taint("dedicated", "infra").obj()]
+    path = write_list(tmp_path / "cluster.json", [*nodes, running("web-1", "n0", "1", "web", owned("ReplicaSet", "web-5d4f"))])
+    taints = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule", "nodes": 1}]
+    named = "Untolerated: dedicated=infra:NoSchedule on 1 node."
+    _, single = cli("drain", "n0", "-c", path, "-o", "json")
+    placement, = [p["placement"] for p in single["pods"]]
+    assert "had untolerated taint(s)" in placement["message"] and placement["untoleratedTaints"] == taints
+    _, table = cli("drain", "n0", "-c", path)
+    assert named in " ".join(table.split())
+    _, nodes_report = cli("drain", "--each-node", "-c", path, "-o", "json", "--workers", "1")
+    row, = [r for r in nodes_report["nodes"] if r["node"] == "n0"]
+    assert row["pendingPods"][0]["untoleratedTaints"] == taints
+    _, zones = cli("drain", "--each-zone", "-c", path, "-o", "json", "--workers", "1")
+    zone, = [r for r in zones["domains"] if r["domain"] == "a"]
+    assert zone["pendingReasons"][0]["untoleratedTaints"] == taints
+    for args in (["--each-node"], ["--each-zone"]):
+        _, out = cli("drain", *args, "-c", path, "--workers", "1")
+        assert named in " ".join(out.split())

@@ -13,6 +13,7 @@ from rich.text import Text
 from kwhatif.render.drain import short_reason
 from kwhatif.render.table import make_console
 from kwhatif.render.tables import Column, print_table, print_version, print_warnings, shared_suffix, with_bars
+from kwhatif.render.taints import with_taints
 from kwhatif.whatif.pending import fit_error
 
 ROWS_SHOWN = 15  # worst rows before the grouped summary (--all: every row)
@@ -120,7 +121,8 @@ def _why(row: dict) -> str:
     if row["pendingPods"]:
         first = row["pendingPods"][0]
         more = len(row["pendingPods"]) - 1
-        return f"{first['pod']}: {fit_error(first['reason'])}" + (f" (+{more} more pod(s))" if more else "")
+        return (f"{first['pod']}: {with_taints(fit_error(first['reason']), first.get('untoleratedTaints') or [])}"
+                + (f" (+{more} more pod(s))" if more else ""))
     return ""
 
 
@@ -176,7 +178,8 @@ def render_domains(report: dict, console: Console, all_rows: bool) -> None:
                 [[r["domain"], str(len(r["nodes"])), f"{r['podsLost']:,}", f"{r['recreated']:,}", placed,
                   (f"{r['pending']:,}", "red" if r["pending"] else ""), str(len(r["allReplicasLost"])),
                   f"error: {r['error']}" if r["error"] else
-                  (fit_error(r["pendingReasons"][0]["reason"]) + (f" (+{len(r['pendingReasons']) - 1} other reasons)"
+                  (with_taints(fit_error(r["pendingReasons"][0]["reason"]),
+                               r["pendingReasons"][0].get("untoleratedTaints") or []) + (f" (+{len(r['pendingReasons']) - 1} other reasons)"
                                                         if len(r["pendingReasons"]) > 1 else ""))
                   if r["pendingReasons"] else ""]
                  for r, placed in zip(rows, with_bars(console, [r["placed"] / (r["recreated"] or 1) for r in rows],

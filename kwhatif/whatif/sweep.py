@@ -247,6 +247,11 @@ def drain_node(base: SweepBase, node: str) -> dict:
         return node_summary(report.to_dict(), node)
 
 
+def _taints(placement: dict) -> dict:
+    """A Pending placement's untoleratedTaints (what its "untolerated taint(s)" stands for), when it has any."""
+    return {"untoleratedTaints": placement["untoleratedTaints"]} if placement.get("untoleratedTaints") else {}
+
+
 def node_summary(report: dict, node: str) -> dict:
     """A DrainReport (as data) of one node, summed up for a sweep row."""
     pods = [p for p in report["pods"] if p["from"] == node]
@@ -267,7 +272,8 @@ def node_summary(report: dict, node: str) -> dict:
         "placed": len(recreated) - len(pending),
         "pending": len(pending),
         "blockers": blockers,
-        "pendingPods": [{"pod": p["pod"], "reason": p["placement"]["message"] or ""} for p in pending],
+        "pendingPods": [{"pod": p["pod"], "reason": p["placement"]["message"] or "", **_taints(p["placement"])}
+                        for p in pending],
         "placements": {p["pod"]: p["placement"]["node"] for p in recreated if p["placement"]},
     }
 
@@ -328,10 +334,12 @@ def domain_summary(base: SweepBase, value: str, names: tuple[str, ...], on_nodes
         row["replicas"] = totals.get(key, row["lost"])
         row["allReplicasLost"] = row["lost"] >= row["replicas"]
     reasons: dict[str, int] = {}
+    taints: dict[str, dict] = {}  # a message's untoleratedTaints, as its first pod found them
     for r in scenario.replaced:
         if not r["placement"]["node"]:
             message = r["placement"]["message"] or ""
             reasons[message] = reasons.get(message, 0) + 1
+            taints.setdefault(message, _taints(r["placement"]))
     pending = sum(reasons.values())
     rows = sorted(workloads.values(), key=lambda w: (-w["pending"], -w["lost"], w["namespace"], w["workload"]))
     return {
@@ -346,7 +354,8 @@ def domain_summary(base: SweepBase, value: str, names: tuple[str, ...], on_nodes
         "nodeBound": sum(1 for pod in running if is_daemonset_pod(pod) or is_mirror_pod(pod)),
         "workloads": rows,
         "allReplicasLost": [f"{w['namespace']}/{w['workload']}" for w in rows if w["allReplicasLost"]],
-        "pendingReasons": [{"reason": k, "pods": v} for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "pendingReasons": [{"reason": k, "pods": v, **taints[k]}
+                           for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))],
         "placements": {r["pod"]: r["placement"]["node"] for r in scenario.replaced},
     }
 
