@@ -37,7 +37,8 @@ from pathlib import Path
 
 import orjson
 
-from kwhatif.api.shape import NODE_IMAGE, NODE_OF_IMAGE_TABLE, OBJECT, SHAPES, check_shapes, defer_check
+from kwhatif.api.shape import (NODE_IMAGE, NODE_OF_IMAGE_TABLE, OBJECT, POD_METADATA, SHAPES, check_shapes,
+                                defer_check)
 from kwhatif.errors import InputError
 from kwhatif.api.documents import describe
 from kwhatif.api.bulk import bulk_allocation
@@ -340,6 +341,7 @@ def expand_pods(templates: list, instances: list, path: str) -> TemplatedPods:
                                and own_status.issuperset(status) else -1)
     except (KeyError, IndexError, TypeError) as exc:
         raise InputError(f"{path}: malformed snapshot: pod {len(pods)}: bad template reference ({exc!r})") from None
+    check_shapes(pods, POD_METADATA, path, describe)
     return TemplatedPods(pods, template_of, len(templates))
 
 
@@ -387,8 +389,9 @@ def expand_pod_columns(doc: dict, path: str) -> TemplatedPods:
     overrides = columns.get("overrides") or {}
     if not isinstance(overrides, dict):
         raise InputError(f"{path}: malformed snapshot: pods.overrides must be a map of pod index to fields")
+    by_name = dict(zip(POD_COLUMNS[1:], cols))
     if not overrides:  # every pod's own fields are its columns' values
-        by_name = dict(zip(POD_COLUMNS[1:], cols))
+        _check_pod_metadata(pods, [tm for tm, _, _ in parts], (by_name["name"], by_name["uid"]), [], path)
         return TemplatedPods(pods, template_of, len(parts), tuple(by_name[name] for name in TemplatedPods.OWN_COLUMNS))
     template_of = list(template_of)
     for index, own in overrides.items():
@@ -402,7 +405,28 @@ def expand_pod_columns(doc: dict, path: str) -> TemplatedPods:
                     template_of[n] = -1  # fields of its own beyond the per-pod ones: its own PodInfo
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise InputError(f"{path}: malformed snapshot: pods.overrides.{index}: ({exc!r})") from None
+    _check_pod_metadata(pods, [tm for tm, _, _ in parts], (by_name["name"], by_name["uid"]),
+                        [pods[int(index)] for index in overrides], path)
     return TemplatedPods(pods, template_of, len(parts))
+
+
+def _check_pod_metadata(pods: list[dict], template_metadata: list[dict], own_columns: tuple[list, ...],
+                        edited: list[dict], path: str) -> None:
+    """What selectors and owners read of every pod (``POD_METADATA``), as a dump's pods are checked when
+    loaded: a pod's metadata is its template's plus its name and uid columns, so each template is checked
+    once and the columns' types at once; the pods with overrides alone. On any failure, every pod in
+    order, so that the error names the first bad pod as a dump's would."""
+    try:
+        check_shapes([{"metadata": meta} for meta in template_metadata], POD_METADATA, path, lambda _: "")
+        check_shapes(edited, POD_METADATA, path, describe)
+        fine = all(set(map(type, column)) <= _STRING_OR_NULL for column in own_columns)
+    except InputError:
+        fine = False
+    if not fine:
+        check_shapes(pods, POD_METADATA, path, describe)
+
+
+_STRING_OR_NULL = {str, type(None)}
 
 
 def compact_node_images(nodes: list[dict]) -> tuple[list[dict], list[dict]]:

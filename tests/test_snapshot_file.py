@@ -508,3 +508,26 @@ def test_a_bad_image_table_entry_is_named_by_the_first_node_that_has_it(tmp_path
     with pytest.raises(InputError) as raised:
         cluster_from_snapshot(str(path))
     assert str(raised.value) == f"{path}: objects.Node: Node {first['metadata']['name']}: " + message.format(i=position)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda doc: doc["podValues"].__setitem__(doc["podTemplates"][1]["metadata"]["labels"], "app=web"),
+     "metadata.labels: expected a mapping, got 'app=web'"),
+    (lambda doc: doc["pods"]["uid"].__setitem__(1, 7), "metadata.uid: expected a string, got 7"),
+    (lambda doc: doc["pods"].setdefault("overrides", {}).__setitem__(
+        "1", {"metadata": {"name": doc["pods"]["name"][1], "ownerReferences": "rs"}, "spec": {}, "status": {}}),
+     "metadata.ownerReferences: expected a list, got 'rs'"),
+], ids=["template-labels", "uid-column", "override"])
+def test_pods_metadata_is_checked_when_loaded_as_a_dumps_is(tmp_path, edit, message):
+    """What selectors and owners read of a pod is checked when a snapshot file is loaded, once per
+    template and column, the error naming the first bad pod in the file's order (as for a dump)."""
+    path = tmp_path / "c.kwi.json.gz"
+    write_snapshot(cluster_of([api_node(0)] + [api_pod(i, "node-00000", "shop", f"app{i % 2}") for i in range(4)]),
+                   str(path))
+    doc = orjson.loads(gzip.decompress(path.read_bytes()))
+    assert doc["pods"]["template"][:2] == [0, 1]
+    edit(doc)
+    path.write_bytes(gzip.compress(orjson.dumps(doc)))
+    with pytest.raises(InputError) as raised:
+        cluster_from_snapshot(str(path))
+    assert str(raised.value) == f"{path}: Pod shop/{doc['pods']['name'][1]}: {message}"
