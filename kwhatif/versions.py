@@ -53,6 +53,8 @@ DRA_SCORE_READS_ALLOCATED_CLAIMS = "DynamicResourcesScoreReadsAllocatedClaims"
 DRA_EXTENDED_RESOURCE = "DRAExtendedResource"
 FIT_SIGNS_WITHOUT_DRA_RESOURCES = "NodeResourcesFitSignsWithoutDRAResources"
 NODE_DECLARED_FEATURES = "NodeDeclaredFeaturesOn"
+WORKLOAD_API_V1ALPHA2 = "WorkloadAPIv1alpha2PodGroupCycle"
+WORKLOAD_API_V1BETA1 = "WorkloadAPIv1beta1"
 
 CHANGES: dict[str, Change] = {c.id: c for c in (
     Change(UNTOLERATED_TAINTS_REASON, _v("1.34.2"), "TaintToleration",
@@ -114,6 +116,16 @@ CHANGES: dict[str, Change] = {c.id: c for c in (
            "a device the allocator rejects gives back what it reserved (shared counters, constraints, in-use "
            "marks, results), so partitionable devices no longer leak counters within one allocation attempt",
            "v1.36.3 k8s.io/dynamic-resource-allocation structured/internal/*/allocator.go", (UPSTREAM_CODE,)),
+    Change(WORKLOAD_API_V1ALPHA2, _v("1.36.0"), "Workload API, GangScheduling",
+           "scheduling.k8s.io/v1alpha2 replaces v1alpha1: a standalone PodGroup that pods join with "
+           "spec.schedulingGroup (v1.35: spec.workloadRef into the Workload's spec.podGroups), scheduled in one pod "
+           "group cycle (v1.35: pod by pod, each gang pod that fits waits at Permit until minCount are assumed, "
+           "else is rejected after 5m0s)",
+           "v1.35.4 gangscheduling.go, workloadmanager, schedule_one.go; v1.36.2 schedule_one_podgroup.go",
+           (UPSTREAM_CODE,)),
+    Change(WORKLOAD_API_V1BETA1, _v("1.37.0"), "Workload API",
+           "scheduling.k8s.io/v1beta1 served, read in the v1alpha2 shape (v1alpha2 still taken)",
+           "versions-1.36.md's 1.37 notes (KEP text)", (PREVIEW,)),
     Change(IMAGE_LOCALITY_VOLUME_THRESHOLD, _v("1.37.0"), "ImageLocality",
            "image volumes count in the threshold too: 1000MB per container, init container and image volume",
            "kubernetes#138951 (PR text)", (PREVIEW,)),

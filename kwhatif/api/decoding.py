@@ -74,6 +74,26 @@ def model_fields(model: str) -> dict[str, str]:
     return {names.get(attr, attr): kind for attr, kind in types.items()}
 
 
+# v1.35's pod field for its v1alpha1 Workload API, which the client no longer has (v1.36 replaced it with
+# spec.schedulingGroup): a release's API server knows one of the two.
+_WORKLOAD_REFERENCE = {"name": "str", "podGroup": "str", "podGroupReplicaKey": "str"}
+
+
+def release_fields(model: str) -> dict[str, str]:
+    """``model_fields`` as the validating API server's release serves the model."""
+    if model == "V1WorkloadReference":
+        return _WORKLOAD_REFERENCE
+    fields = model_fields(model)
+    if model == "V1PodSpec":
+        from kwhatif.api.validation import api_server_features
+        from kwhatif.versions import WORKLOAD_API_V1ALPHA2
+
+        if not api_server_features().has(WORKLOAD_API_V1ALPHA2):
+            fields = {**{k: v for k, v in fields.items() if k != "schedulingGroup"},
+                      "workloadRef": "V1WorkloadReference"}
+    return fields
+
+
 def _go_type(kind: str) -> str:
     if kind.startswith("List["):
         return "[]" + _go_type(kind[5:-1])
@@ -153,7 +173,7 @@ class _Decoder:
     def object(self, value, model: str, path: str) -> dict:
         if not isinstance(value, dict):
             return self.mismatch(value, model, path)
-        fields = model_fields(model)
+        fields = release_fields(model)
         if not fields:
             return value
         out = {}

@@ -179,6 +179,11 @@ def validation_scope() -> Iterator[None]:
         _refusals.reset(token)
 
 
+def api_server_features() -> Features:
+    """The release and gates of the API server that validates (set_api_server, api_server)."""
+    return _api_server.get()
+
+
 def set_api_server(features: Features) -> None:
     """Validate as the API server of this release and gates for the rest of the command's run."""
     _api_server.set(features)
@@ -943,6 +948,20 @@ _DNS_POLICIES = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"]
 _PREEMPTION_POLICIES = ["PreemptLowerPriority", "Never"]
 
 
+def _validate_workload_reference(ref: dict, path: str) -> list[FieldError]:
+    """v1.35's spec.workloadRef: the Workload's name a DNS subdomain, its pod group's and the (optional)
+    replica key DNS labels."""
+    errs: list[FieldError] = []
+    for key, check, optional in (("name", name_is_dns_subdomain, False), ("podGroup", name_is_dns_label, False),
+                                 ("podGroupReplicaKey", name_is_dns_label, True)):
+        value = ref.get(key) or ""
+        if value:
+            errs += [invalid(f"{path}.{key}", value, m) for m in check(value, False)]
+        elif not optional:
+            errs.append(required(f"{path}.{key}"))
+    return errs
+
+
 def validate_pod_spec(spec: dict, labels: dict, pod_name: str, path: str,
                       claim_templates: tuple[str, ...] = ()) -> list[FieldError]:
     """ValidatePodSpec, on a spec whose fields have the right types (after strict decoding).
@@ -965,6 +984,8 @@ def validate_pod_spec(spec: dict, labels: dict, pod_name: str, path: str,
     errs += _validate_affinity(spec.get("affinity"), labels, f"{path}.affinity")
     errs += _validate_readiness_gates(spec.get("readinessGates") or [], f"{path}.readinessGates")
     errs += _validate_scheduling_gates(spec.get("schedulingGates") or [], f"{path}.schedulingGates")
+    if isinstance(spec.get("workloadRef"), dict):  # v1.35 only: strict decoding refuses it in later releases
+        errs += _validate_workload_reference(spec["workloadRef"], f"{path}.workloadRef")
     errs += _validate_topology_spread(spec.get("topologySpreadConstraints") or [], labels,
                                       f"{path}.topologySpreadConstraints")
     for field_name, check in (("serviceAccountName", name_is_dns_subdomain), ("nodeName", name_is_dns_subdomain)):

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
-from kwhatif.api import pod_groups
+from kwhatif.api import pod_groups, workload_versions
 from kwhatif.api.manifest_validation import check_workload
 from kwhatif.api.validation import refuse
 from kwhatif.errors import InputError
@@ -721,7 +721,7 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
         elif kind in CLUSTER_KINDS:
             placed = _with_namespace(obj)
             if kind in pod_groups.KINDS:
-                refuse(source, describe(placed), pod_groups.validate(placed))
+                refuse(source, describe(placed), workload_versions.validate(placed))
             cluster_objects.append(placed)
         else:
             ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1

@@ -63,6 +63,7 @@ def place(
     PriorityClasses, claims ... it holds added to the cluster first; several pods are placed one after
     another, each bound in the in-memory cluster before the next is tried."""
     from kwhatif import whatif
+    from kwhatif.api.workload_versions import check_served
     from kwhatif.loader import load_manifests
     from kwhatif.whatif.workloads import expand_objects, join_objects
 
@@ -105,6 +106,7 @@ def place(
     expansion = expand_objects(objects, cluster_state, replicas, in_order)
     before_objects = cluster_state
     cluster_state = join_objects(cluster_state, expansion.objects)
+    check_served([*cluster_state.workloads, *cluster_state.pod_groups], setup.features)
     if (collection or replicas is not None or len(expansion.pods) != 1 or options.enabled
             or _in_pod_group(expansion, setup)):
         suggestions = (objects, before_objects, replicas, in_order) if suggest else None
@@ -143,10 +145,13 @@ def _refuse_trace_without_extenders(trace_extenders: bool, setup) -> None:
 
 
 def _in_pod_group(expansion, setup) -> bool:
-    """A pod naming a PodGroup while GenericWorkload is on goes through a pod group cycle (the sequence's)."""
+    """A pod naming a PodGroup (v1.35: a Workload) while GenericWorkload is on goes through the sequence: its
+    pod group cycle, or v1.35's Permit waiting for the gang."""
     from kwhatif.api.pod_groups import pod_group_name
+    from kwhatif.api.workload_versions import workload_ref
 
-    return setup.features.enabled("GenericWorkload") and any(pod_group_name(raw) for raw, _ in expansion.pods)
+    return setup.features.enabled("GenericWorkload") and any(pod_group_name(raw) or workload_ref(raw)
+                                                             for raw, _ in expansion.pods)
 
 
 def _compare_single(attempt, compared) -> None:

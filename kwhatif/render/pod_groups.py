@@ -22,7 +22,10 @@ def _headline(report: dict) -> tuple[str, str]:
               if report["policy"] == "gang" else f"basic policy: {report['fit']} of {report['queued']} pod(s) fit")
     if report["scheduled"]:
         return f"PodGroup {name} is scheduled all at once ({quorum}).", "green"
-    condition = report["condition"] or {}
+    condition = report["condition"]
+    if condition is None:  # v1.35: no PodGroup object; the pods that fit waited at Permit, then timed out
+        return (f"PodGroup {name} is not scheduled, nothing of it binds ({quorum}); its pods that fit waited at "
+                "Permit for the quorum and were rejected when the scheduling timeout (5m0s) passed"), "red"
     return (f"PodGroup {name} is not scheduled, nothing of it binds ({quorum}); condition "
             f"{condition.get('type')}={condition.get('status')} {condition.get('reason')}: "
             f"{condition.get('message')}"), "red"

@@ -13,7 +13,7 @@ from kwhatif.api.dra_shape import SCHEMAS as DRA_SCHEMAS
 from kwhatif.api.dra_shape import check as check_dra_shape
 from kwhatif.api.defaults import PriorityResolver, default_node, default_pod, default_uid
 from kwhatif.api.shape import OBJECT, POD_METADATA, SHAPES, check_shape, defer_check
-from kwhatif.api import pod_groups
+from kwhatif.api import pod_groups, workload_versions
 from kwhatif.api.validation import check_resource_list, refuse, validate_pod_quantities
 from kwhatif.errors import InputError
 from kwhatif.api.documents import describe
@@ -227,7 +227,7 @@ class Cluster:
                 cluster.nodes.append(default_node(obj))
             else:
                 if kind in pod_groups.KINDS:  # a hand-made dump may hold what the API server refuses
-                    refuse(origin, describe(obj), pod_groups.validate(obj))
+                    refuse(origin, describe(obj), workload_versions.validate(obj))
                 if kind in DRA_SCHEMAS:
                     problem = check_dra_shape(obj)
                     if problem:

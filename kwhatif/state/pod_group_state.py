@@ -36,12 +36,14 @@ class PodGroupState:
 class PodGroupStates:
     """Every pod group's state, from the cluster's pods that have not finished and the pods to place."""
 
-    def __init__(self) -> None:
+    def __init__(self, name_of=pod_group_name) -> None:
+        self._name_of = name_of
         self._states: dict[tuple[str, str], PodGroupState] = {}
 
     @classmethod
-    def of(cls, cluster_pods, queued_pods=()) -> "PodGroupStates":
-        states = cls()
+    def of(cls, cluster_pods, queued_pods=(), name_of=pod_group_name) -> "PodGroupStates":
+        """``name_of(pod)``: the group a pod is in (v1.35's gangs are named from spec.workloadRef)."""
+        states = cls(name_of)
         for pod in cluster_pods:
             if "schedulingGroup" in (pod.get("spec") or ()):  # most cluster pods join no group: skip them fast
                 states.add(pod)
@@ -50,7 +52,7 @@ class PodGroupStates:
         return states
 
     def add(self, pod: dict) -> None:
-        name = pod_group_name(pod)
+        name = self._name_of(pod)
         if name is None:
             return
         meta = pod.get("metadata") or {}

@@ -27,6 +27,7 @@ from typing import Callable, Iterable, Iterator
 
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME, Admission
 from kwhatif.api.pod_groups import gang_min_count
+from kwhatif.api.workload_versions import check_served, gang_name
 from kwhatif.errors import InputError
 from kwhatif.evaluation import keeps_values, selected
 from kwhatif.framework.runtime import framework_for
@@ -43,7 +44,7 @@ from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.pod_group_state import PodGroupStates
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.versions import DEFAULT, Features
+from kwhatif.versions import DEFAULT, WORKLOAD_API_V1ALPHA2, Features
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.whatif.service import create_resource_claims, lease_warning, prepare_pod
 
@@ -470,7 +471,11 @@ def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: Scheduler
     placements: list[Placement] = []
     reports: list[dict] = []
     pods = list(pods) if pod_groups else pods  # a group gathers its pods from the whole queue
-    if pod_groups and any(group_key(p.info) for p in pods):
+    if pod_groups and not placer.setup.features.has(WORKLOAD_API_V1ALPHA2):  # v1.35: pod by pod, Permit waits
+        from kwhatif.whatif.gang_permit import place_waiting_on_permit
+
+        placements, reports = place_waiting_on_permit(placer, pods)
+    elif pod_groups and any(group_key(p.info) for p in pods):
         states = PodGroupStates.of(snapshot.cluster.pods, [p.info.pod for p in pods])
         done: set[tuple[str, str]] = set()
         for pod in pods:
@@ -580,13 +585,19 @@ def place_sequence(raws: list[tuple[dict, str]], cluster: Cluster, setup: Schedu
     if not in_order:
         pods = created_together(pods)
     together = setup.features.enabled("GenericWorkload")
+    check_served([*cluster.workloads, *cluster.pod_groups], setup.features)
     result = place_pods(pods, snapshot or Snapshot(cluster), setup, seed=seed, pod_groups=together)
-    groups = sorted({"/".join(key) for key in map(group_key, (p.info for p in pods)) if key})
+    v1alpha2 = setup.features.has(WORKLOAD_API_V1ALPHA2)
+    names = (lambda p: "/".join(group_key(p.info) or ())) if v1alpha2 else (
+        lambda p: gang_name(p.info.pod) and f"{p.info.namespace}/{gang_name(p.info.pod)}")
+    groups = sorted({name for name in map(names, pods) if name})
     if groups and not together:
+        field = "spec.schedulingGroup" if v1alpha2 else "spec.workloadRef"
         result.warnings.append(
             f"PodGroup {', '.join(groups)}: GenericWorkload is off in {setup.features.release.name} (alpha), so the API "
-            "server drops spec.schedulingGroup and kube-scheduler schedules these pods one by one; "
-            "--feature-gates GenericWorkload=true,GangScheduling=true schedules each group at once")
+            f"server drops {field} and kube-scheduler schedules these pods one by one; "
+            "--feature-gates GenericWorkload=true,GangScheduling=true schedules each group "
+            + ("at once" if v1alpha2 else "all or nothing"))
     _add_lease_warning(result, cluster, setup, [p.info.spec.get("schedulerName") for p in pods])
     return result
 

@@ -1,0 +1,148 @@
+"""Which version of the Workload API (``scheduling.k8s.io``) each release serves, and v1.35's shape of it.
+
+v1.35 serves ``v1alpha1``: a ``Workload`` whose ``spec.podGroups[]`` hold each group's name and
+``policy.{basic | gang.minCount}``, and no PodGroup kind; a pod joins a group with ``spec.workloadRef``
+{name, podGroup, podGroupReplicaKey}, each replica key being a gang of its own. v1.36 replaced it with
+``v1alpha2`` (Workload templates, the standalone PodGroup, ``spec.schedulingGroup``: kwhatif.api.pod_groups)
+and 1.37 serves ``v1beta1`` in the same shape (a preview: no v1.37 tree was readable). An object of a
+version the cluster's release does not serve is refused as kubectl reports it (the API server has no
+resource there).
+
+v1.35's Workload validation is read from the rules its types document (``k8s.io/api/scheduling/v1alpha1``
+v0.35.4, the types' comments and markers): a DNS-subdomain name, ``podGroups`` required, at most
+``WorkloadMaxPodGroups`` (8) with unique DNS-label names, exactly one policy, ``minCount`` positive, a
+controllerRef's kind and name path segments and its apiGroup a DNS subdomain.
+"""
+
+from __future__ import annotations
+
+from kwhatif.api import pod_groups
+from kwhatif.api.pod_groups import _controller_ref, _union
+from kwhatif.api.validation import (FieldError, api_server_features, duplicate, invalid, name_is_dns_label, required,
+                                    validate_object_meta)
+from kwhatif.errors import InputError
+from kwhatif.versions import WORKLOAD_API_V1ALPHA2, WORKLOAD_API_V1BETA1, Features
+
+GROUP = "scheduling.k8s.io"
+V1ALPHA1, V1ALPHA2, V1BETA1 = f"{GROUP}/v1alpha1", f"{GROUP}/v1alpha2", f"{GROUP}/v1beta1"
+KINDS = ("Workload", "PodGroup")
+MAX_POD_GROUPS = 8  # WorkloadMaxPodGroups
+
+
+def served(features: Features) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The Workload API versions the release serves and their kinds (None: a release before the API). The 1.37
+    preview takes v1alpha2 beside v1beta1 (whether 1.37 still serves it is not known)."""
+    if "GenericWorkload" not in features.release.gates:
+        return None
+    if features.has(WORKLOAD_API_V1BETA1):
+        return (V1BETA1, V1ALPHA2), KINDS
+    if features.has(WORKLOAD_API_V1ALPHA2):
+        return (V1ALPHA2,), KINDS
+    return (V1ALPHA1,), ("Workload",)
+
+
+def is_served(obj: dict, features: Features) -> bool:
+    """Whether the release serves ``obj``'s kind at its version (a release before the API: kwhatif reads the
+    objects as v1.36's, ignored while GenericWorkload is off)."""
+    api = served(features)
+    return api is None or (obj.get("apiVersion") in api[0] and obj.get("kind") in api[1])
+
+
+def check_served(objects, features: Features) -> None:
+    """Refuse a Workload or PodGroup of a version (or a kind) the release does not serve, as ``kubectl
+    create`` does: there is no resource mapping for it."""
+    for obj in objects:
+        if obj.get("kind") not in KINDS or is_served(obj, features):
+            continue
+        versions, kinds = served(features)
+        meta = obj.get("metadata") or {}
+        raise InputError(
+            f'{obj["kind"]} {meta.get("namespace") or "default"}/{meta.get("name") or ""}: resource mapping not '
+            f'found: no matches for kind "{obj["kind"]}" in version "{obj.get("apiVersion")}" (kube-apiserver '
+            f'{features.release.minor} serves {" and ".join(versions)} {" and ".join(kinds)})')
+
+
+def workload_ref(pod: dict) -> dict | None:
+    """v1.35's ``spec.workloadRef`` (None: the pod is in no Workload)."""
+    ref = (pod.get("spec") or {}).get("workloadRef")
+    return ref if isinstance(ref, dict) and ref.get("name") else None
+
+
+def gang_name(pod: dict) -> str | None:
+    """The pod group a v1.35 pod is in, as one name: ``workload/podGroup[/replicaKey]`` (podGroupKey: the
+    namespace and the whole workloadRef)."""
+    ref = workload_ref(pod)
+    if ref is None:
+        return None
+    parts = [ref.get("name") or "", ref.get("podGroup") or ""]
+    if ref.get("podGroupReplicaKey"):
+        parts.append(ref["podGroupReplicaKey"])
+    return "/".join(parts)
+
+
+def find_workload(cluster, namespace: str, name: str) -> dict | None:
+    """The Workload lister's Get."""
+    for workload in cluster.workloads:
+        meta = workload.get("metadata") or {}
+        if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+            return workload
+    return None
+
+
+def pod_group_policy(workload: dict, pod_group: str) -> dict | None:
+    """podGroupPolicy: the ``policy`` of the Workload's group of that name (None: no such group)."""
+    for group in (workload.get("spec") or {}).get("podGroups") or ():
+        if isinstance(group, dict) and group.get("name") == pod_group:
+            return group.get("policy") or {}
+    return None
+
+
+def gang_min_count(policy: dict) -> int | None:
+    gang = policy.get("gang")
+    return int(gang.get("minCount") or 0) if isinstance(gang, dict) else None
+
+
+def validate(obj: dict) -> list[FieldError]:
+    """The errors the validating API server (its release) reports creating the Workload or PodGroup ``obj``: one
+    of a version it does not serve is left to ``check_served``, which refuses it once the objects are joined."""
+    if not is_served(obj, api_server_features()):
+        return []
+    if obj.get("apiVersion") == V1ALPHA1:
+        return validate_workload(obj)
+    return pod_groups.validate(obj)
+
+
+def validate_workload(workload: dict) -> list[FieldError]:
+    """The errors v1.35's API server reports creating the v1alpha1 Workload ``workload``."""
+    errs = validate_object_meta(workload.get("metadata") or {}, "metadata")
+    spec = workload.get("spec") or {}
+    if spec.get("controllerRef") is not None:
+        errs += _controller_ref(spec["controllerRef"], "spec.controllerRef")
+    path = "spec.podGroups"
+    groups = spec.get("podGroups") or []
+    if not groups:
+        return errs + [required(path)]
+    if len(groups) > MAX_POD_GROUPS:
+        return errs + [FieldError(path, "Too many", len(groups), f"must have at most {MAX_POD_GROUPS} items")]
+    seen: set[str] = set()
+    for i, group in enumerate(groups):
+        where = f"{path}[{i}]"
+        name = (group or {}).get("name") or ""
+        if not name:
+            errs.append(required(f"{where}.name"))
+        else:
+            errs += [invalid(f"{where}.name", name, m) for m in name_is_dns_label(name, False)]
+            if name in seen:
+                errs.append(duplicate(f"{where}.name", name))
+            seen.add(name)
+        policy = (group or {}).get("policy") or {}
+        errs += _union(policy, ("basic", "gang"), f"{where}.policy")
+        gang = policy.get("gang")
+        if isinstance(gang, dict):
+            min_count = gang.get("minCount")
+            if not min_count:
+                errs.append(required(f"{where}.policy.gang.minCount"))
+            elif min_count < 1:
+                errs.append(invalid(f"{where}.policy.gang.minCount", min_count, "must be greater than zero"))
+    return errs
+
