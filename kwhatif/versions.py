@@ -124,8 +124,12 @@ CHANGES: dict[str, Change] = {c.id: c for c in (
            "v1.35.4 gangscheduling.go, workloadmanager, schedule_one.go; v1.36.2 schedule_one_podgroup.go",
            (UPSTREAM_CODE,)),
     Change(WORKLOAD_API_V1BETA1, _v("1.37.0"), "Workload API",
-           "scheduling.k8s.io/v1beta1 served, read in the v1alpha2 shape (v1alpha2 still taken)",
-           "versions-1.36.md's 1.37 notes (KEP text)", (PREVIEW,)),
+           "scheduling.k8s.io/v1beta1 (v1alpha2 still taken): the v1alpha2 shape but disruptionMode a union, "
+           "{single: {}} or {all: {}} (v1alpha2's Pod or PodGroup), and a PodGroup's spec.workloadRef "
+           "{workloadName, templateName} (v1alpha2's podGroupTemplateRef.workload); WorkloadAwarePreemption folded "
+           "into GenericWorkload; GangScheduling beta, still off",
+           "versions-1.36.md's 1.37 notes; the v1.37 development tree's workload-aware preemption e2e test",
+           (PREVIEW,)),
     Change(IMAGE_LOCALITY_VOLUME_THRESHOLD, _v("1.37.0"), "ImageLocality",
            "image volumes count in the threshold too: 1000MB per container, init container and image volume",
            "kubernetes#138951 (PR text)", (PREVIEW,)),
@@ -207,6 +211,9 @@ _GATES_1_37_0 = {
     "NodeDeclaredFeatures": Gate(True, locked=True), "PodGroupPreemptionPolicy": Gate(False),
     "SchedulerPreQueueingHints": Gate(False), "StorageCapacityScoring": Gate(True), "VolumeLimitScaling": Gate(True),
 }
+# Gates 1.37 folds into others (the e2e tests of workload-aware preemption need only GenericWorkload).
+_FOLDED_1_37_0 = {"WorkloadAwarePreemption": "GenericWorkload"}
+_GATES_1_37_0 = {name: gate for name, gate in _GATES_1_37_0.items() if name not in _FOLDED_1_37_0}
 
 # getDefaultPlugins' MultiPoint set (apis/config/v1/default_plugins.go) before applyFeatureGates; the
 # weight None is no weight.
@@ -252,6 +259,9 @@ _NOT_MODELLED_1_37 = (
     "CSIDriver.spec.preventPodSchedulingIfMissing is not modelled",
     "a nominated pod reserving space behind a gate (kubernetes#139057) and resize request aggregation "
     "max(spec, actuated, allocated)",
+    "the Workload API's v1beta1 beyond the v1alpha2 shape: CompositePodGroup (alpha) and a PodGroup's "
+    "parentCompositePodGroupName, preemptionPolicy (PodGroupPreemptionPolicy), a minCount changed after creation, "
+    "the queue holding the PodGroup rather than its pods (the cycle's outcome is the same), Job .spec.scheduling",
 )
 
 
@@ -268,6 +278,8 @@ class Release:
     # What the release changes that kwhatif does not model (it answers as the release before would).
     not_modelled: tuple[str, ...] = ()
     checked: str = ""  # the reference cases made by this release that kwhatif passes, when there are any
+    # Gates the release no longer has because it folded them into another (read as that one).
+    folded: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def version(self) -> tuple[int, int, int]:
@@ -315,7 +327,7 @@ RELEASES: tuple[Release, ...] = (
     Release("v1.37.0", 0, MappingProxyType(_GATES_1_37_0), PREVIEW,
             "no vendored tree: v1.36.2 and on it PR texts, the kube-scheduler feature-gate file of the v1.37 "
             "development tree, CHANGELOG-1.37 to alpha.1; VolumeBinding's StorageCapacityScoring path as in v1.35",
-            _NOT_MODELLED_1_36 + _NOT_MODELLED_1_37),
+            _NOT_MODELLED_1_36 + _NOT_MODELLED_1_37, folded=MappingProxyType(_FOLDED_1_37_0)),
 )
 BASELINE = RELEASES[0]  # the library's default (SchedulerSetup()): the release kwhatif was first verified on
 NEWEST_VERIFIED = max((r for r in RELEASES if not r.preview), key=lambda r: r.version)
@@ -401,6 +413,8 @@ class Features:
         if gate in self.overrides:
             return self.overrides[gate]
         known = self.release.gates.get(gate)
+        if known is None and gate in self.release.folded:
+            return self.enabled(self.release.folded[gate])
         return known is not None and known.default
 
     def has(self, change: str) -> bool:

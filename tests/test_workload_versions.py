@@ -14,7 +14,7 @@ from kwhatif.cli.app import app
 
 runner = CliRunner()
 V135 = ("--kubernetes-version", "1.35", "--feature-gates", "GenericWorkload=true,GangScheduling=true")
-TIMED_OUT = "0/1 nodes are available: rejected due to timeout after waiting 5m0s at plugin GangScheduling."
+TIMED_OUT = "0/1 nodes are available: 1 rejected due to timeout after waiting 5m0s at plugin GangScheduling."
 NO_CPU_2 = ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
             "available: 2 No preemption victims found for incoming pod.")
 
@@ -174,3 +174,59 @@ def test_v1_35_validates_a_v1alpha1_workload(tmp_path, spec, message):
     result = place(tmp_path, [bad_workload(spec), pod("t0")], 1, *V135)
     assert result.exit_code == 2
     assert result.output.startswith("error: ") and message in result.output, result.output
+
+
+def v1beta1_pod_group(name: str, priority: int, mode: str, min_count: int = 1) -> dict:
+    return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}, "priority": priority,
+                     "disruptionMode": {mode: {}}}}
+
+
+def group_pod(name: str, group: str, node_name: str | None = None, start: str | None = None) -> dict:
+    raw = pod(name, group=None)
+    raw["spec"]["schedulingGroup"] = {"podGroupName": group}
+    if node_name:
+        raw["spec"]["nodeName"] = node_name
+        raw["status"] = {"phase": "Running", "startTime": start}
+    return raw
+
+
+@pytest.mark.parametrize("mode,victims", [
+    # {all: {}} (v1alpha2's PodGroup): the batch group is one victim, both its pods go
+    ("all", [("PodGroup", "default/batch", ["default/b0", "default/b1"])]),
+    # {single: {}} (v1alpha2's Pod): pod by pod, the older b0 is reprieved
+    ("single", [("Pod", None, ["default/b1"])]),
+])
+def test_v1_37_preview_reads_v1beta1_and_preempts_under_generic_workload_alone(tmp_path, mode, victims):
+    """1.37 folds WorkloadAwarePreemption into GenericWorkload: the two gates given preempt for the whole group."""
+    (tmp_path / "c.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        node("n1"), node("n2"), v1beta1_pod_group("batch", 10, mode, 2),
+        group_pod("b0", "batch", "n1", "2026-01-01T00:00:00Z"), group_pod("b1", "batch", "n2", "2026-01-01T01:00:00Z")]}))
+    (tmp_path / "m.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        v1beta1_pod_group("train", 100, "all"), group_pod("t0", "train")]}))
+    result = runner.invoke(app, ["place", str(tmp_path / "m.json"), "--cluster", str(tmp_path / "c.json"),
+                                 "--kubernetes-version", "1.37", "--feature-gates",
+                                 "GenericWorkload=true,GangScheduling=true", "-o", "json"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.stdout)
+    assert data["kubernetesVersion"] == "v1.37.0" and data["preview"] is True
+    outcome = data["podGroups"][0]["preemption"]
+    assert outcome["status"] == "Success"
+    assert [(v["kind"], v["podGroup"], [p["pod"] for p in v["pods"]]) for v in outcome["victims"]] == victims
+
+
+def test_v1_37_preview_has_no_workload_aware_preemption_gate(tmp_path):
+    result = place(tmp_path, [pod("t0", group=None)], 1, "--kubernetes-version", "1.37", "--feature-gates",
+                   "WorkloadAwarePreemption=true")
+    assert result.exit_code == 2
+    assert "unrecognized feature gate 'WorkloadAwarePreemption' for kube-scheduler v1.37.0" in result.output
+
+
+def test_v1_37_preview_validates_the_v1beta1_disruption_mode_union(tmp_path):
+    group = v1beta1_pod_group("train", 1, "all")
+    group["spec"]["disruptionMode"] = {"all": {}, "single": {}}
+    result = place(tmp_path, [group, group_pod("t0", "train")], 1, "--kubernetes-version", "1.37")
+    assert result.exit_code == 2
+    assert ('spec.disruptionMode: Invalid value: "{single, all}": must specify exactly one of: `single`, `all`'
+            in result.output), result.output

@@ -102,6 +102,45 @@ def gang_min_count(policy: dict) -> int | None:
     return int(gang.get("minCount") or 0) if isinstance(gang, dict) else None
 
 
+def to_internal(obj: dict) -> dict:
+    """The object as kwhatif reads it (the v1alpha2 shape), as the API server converts a version to its internal
+    one: a v1beta1 disruptionMode {single: {}} / {all: {}} is Pod / PodGroup, a PodGroup's workloadRef its
+    podGroupTemplateRef. The apiVersion stays (check_served reads it)."""
+    if obj.get("apiVersion") != V1BETA1:
+        return obj
+    spec = dict(obj.get("spec") or {})
+    ref = spec.pop("workloadRef", None)
+    if isinstance(ref, dict):
+        spec["podGroupTemplateRef"] = {"workload": {"workloadName": ref.get("workloadName"),
+                                                    "podGroupTemplateName": ref.get("templateName")}}
+    if obj.get("kind") == "Workload":
+        spec["podGroupTemplates"] = [_modes_as_v1alpha2(t) for t in spec.get("podGroupTemplates") or ()]
+    else:
+        spec = _modes_as_v1alpha2(spec)
+    return {**obj, "spec": spec}
+
+
+def _modes_as_v1alpha2(spec):
+    mode = spec.get("disruptionMode") if isinstance(spec, dict) else None
+    if not isinstance(mode, dict):
+        return spec
+    return {**spec, "disruptionMode": "PodGroup" if mode.get("all") is not None else "Pod"}
+
+
+def _v1beta1_modes(obj: dict) -> list[FieldError]:
+    """v1beta1's disruptionMode: exactly one of ``single`` and ``all``."""
+    spec = obj.get("spec") or {}
+    where = [(spec, "spec")] if obj.get("kind") == "PodGroup" else [
+        (t, f"spec.podGroupTemplates[{i}]") for i, t in enumerate(spec.get("podGroupTemplates") or ())
+        if isinstance(t, dict)]
+    errs = []
+    for holder, path in where:
+        mode = holder.get("disruptionMode")
+        if mode is not None:
+            errs += _union(mode if isinstance(mode, dict) else {}, ("single", "all"), f"{path}.disruptionMode")
+    return errs
+
+
 def validate(obj: dict) -> list[FieldError]:
     """The errors the validating API server (its release) reports creating the Workload or PodGroup ``obj``: one
     of a version it does not serve is left to ``check_served``, which refuses it once the objects are joined."""
@@ -109,6 +148,8 @@ def validate(obj: dict) -> list[FieldError]:
         return []
     if obj.get("apiVersion") == V1ALPHA1:
         return validate_workload(obj)
+    if obj.get("apiVersion") == V1BETA1:
+        return _v1beta1_modes(obj) + pod_groups.validate(to_internal(obj))
     return pod_groups.validate(obj)
 
 

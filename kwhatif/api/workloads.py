@@ -722,6 +722,7 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
             placed = _with_namespace(obj)
             if kind in pod_groups.KINDS:
                 refuse(source, describe(placed), workload_versions.validate(placed))
+                placed = workload_versions.to_internal(placed)
             cluster_objects.append(placed)
         else:
             ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1

@@ -91,7 +91,8 @@ def render_pod_groups(reports: list[dict], console: Console | None = None) -> No
             if pod["ownFitError"] is not None:
                 rows.append([pod["pod"], ("fits nowhere", "red"), pod["ownFitError"]])
             elif pod["fitIn"] is not None:
-                rows.append([pod["pod"], (pod["fitIn"], "yellow"), "fit there in the cycle, waited at Permit"])
+                rows.append([pod["pod"], (pod["fitIn"], "yellow"), "fit there in the cycle, waited at Permit"
+                             if report["condition"] is not None else "fit there, waited at Permit, timed out"])
         print_table(console, [Column("POD", wrap=True, min_width=20), Column("IN THE CYCLE"),
                               Column("WHY", wrap=True)], rows)
         if report["byNode"]:

@@ -228,6 +228,7 @@ class Cluster:
             else:
                 if kind in pod_groups.KINDS:  # a hand-made dump may hold what the API server refuses
                     refuse(origin, describe(obj), workload_versions.validate(obj))
+                    obj = workload_versions.to_internal(obj)
                 if kind in DRA_SCHEMAS:
                     problem = check_dra_shape(obj)
                     if problem:

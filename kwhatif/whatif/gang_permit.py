@@ -19,8 +19,10 @@ from kwhatif.schedule_one_podgroup import run_permit_plugins
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.pod_group_state import PodGroupStates
 
-PERMIT_TIMEOUT = "5m0s"  # DefaultSchedulingTimeoutDuration, as Go prints it
-TIMED_OUT = f"0/1 nodes are available: rejected due to timeout after waiting {PERMIT_TIMEOUT} at plugin GangScheduling."
+# DefaultSchedulingTimeoutDuration as Go prints it: the first pod to wait waits all of it, each later one the
+# time left until the gang's deadline (a little less: kwhatif says 5m0s for every one).
+PERMIT_TIMEOUT = "5m0s"
+TIMED_OUT = f"0/1 nodes are available: 1 rejected due to timeout after waiting {PERMIT_TIMEOUT} at plugin GangScheduling."
 
 
 def place_waiting_on_permit(placer, pods: list) -> tuple[list, list[dict]]:
