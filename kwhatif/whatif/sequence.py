@@ -471,7 +471,8 @@ def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: Scheduler
     placements: list[Placement] = []
     reports: list[dict] = []
     pods = list(pods) if pod_groups else pods  # a group gathers its pods from the whole queue
-    if pod_groups and not placer.setup.features.has(WORKLOAD_API_V1ALPHA2):  # v1.35: pod by pod, Permit waits
+    if (pod_groups and not placer.setup.features.has(WORKLOAD_API_V1ALPHA2)
+            and any(gang_name(p.info.pod) for p in pods)):  # v1.35: pod by pod, each gang pod waiting at Permit
         from kwhatif.whatif.gang_permit import place_waiting_on_permit
 
         placements, reports = place_waiting_on_permit(placer, pods)
