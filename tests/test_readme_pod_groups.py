@@ -25,8 +25,9 @@ def test_readme_example_is_real_output(command, expected, monkeypatch):
     assert [g.rstrip() for g in result.stdout.splitlines()] == [e.rstrip() for e in expected.splitlines()]
 
 
-def test_the_section_shows_a_gang_that_fits_one_that_fails_a_rack_constrained_one_its_preemption_and_capacity():
+def test_the_section_shows_a_gang_that_fits_one_that_fails_a_rack_constrained_one_its_preemption_capacity_and_v1_35():
     assert [c.split()[2] for c, _ in EXAMPLES] == [
         "fixtures/gangs/train-fits.yaml", "fixtures/gangs/train-too-big.yaml", "fixtures/gangs/train-one-rack.yaml",
-        "fixtures/gangs/train-urgent.yaml", "fixtures/gangs/train-fits.yaml", "fixtures/gangs/train-too-big.yaml"]
-    assert EXAMPLES[-1][0].split()[1] == "capacity" and "--suggest" in EXAMPLES[-1][0]
+        "fixtures/gangs/train-urgent.yaml", "fixtures/gangs/train-fits.yaml", "fixtures/gangs/train-too-big.yaml",
+        "fixtures/gangs/train-v1.35.yaml"]
+    assert EXAMPLES[-2][0].split()[1] == "capacity" and "--suggest" in EXAMPLES[-2][0]
