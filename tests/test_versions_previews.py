@@ -45,8 +45,9 @@ def test_each_difference_says_how_it_is_verified():
                        "DynamicResourcesScoreReadsAllocatedClaims": (UPSTREAM_CODE,),
                        "DRAExtendedResource": (UNIT_TESTS, UPSTREAM_CODE),
                        "NodeResourcesFitSignsWithoutDRAResources": (UPSTREAM_CODE,),
-                       "NodeDeclaredFeaturesOn": (REFERENCE, UNIT_TESTS)}
-    assert new_137 == {"ImageLocalityImageVolumeThreshold": (PREVIEW,)}
+                       "NodeDeclaredFeaturesOn": (REFERENCE, UNIT_TESTS),
+                       "WorkloadAPIv1alpha2PodGroupCycle": (UPSTREAM_CODE,)}
+    assert new_137 == {"ImageLocalityImageVolumeThreshold": (PREVIEW,), "WorkloadAPIv1beta1": (PREVIEW,)}
     assert all(c.source for c in CHANGES.values())
 
 
