@@ -46,66 +46,76 @@ def claim_changes(raw: dict, result: ScheduleResult, cluster: Cluster, setup, so
     claim re-created so (``--patch``); all three together when no one alone is enough."""
     if "DynamicResources" not in rejecting_plugins(result):
         return []
-    classes = sorted((c.get("metadata") or {}).get("name", "") for c in cluster.device_classes)
-    out: list[Suggestion] = []
-
-    def attempt(ref: str, ops: list[dict]) -> ScheduleResult | None:
-        return verify_flags(raw, source, cluster, setup, [Change("patch", target=ref, argument=compact_json(ops))],
-                            prober)
-
-    def suggestion(ref: str, ops: list[dict], r: ScheduleResult, change: str, size: int = 1) -> Suggestion:
-        return Suggestion("claim", change, len(r.feasible), would_select(r), size=size,
-                          cluster_flags=["--patch", ref, compact_json(ops)], note=f"re-create {ref} so")
-
+    probe = _ClaimProbe(raw, cluster, setup, source, prober)
     for ref, path, exact, request, claim in claim_requests(raw, cluster):
         label = f"claim {claim} request {request}"
-        relaxed: list[dict] = []
-        current_class = exact.get("deviceClassName")
-        if current_class not in classes:
-            for name in classes:
-                ops = [{"op": "replace", "path": pointer(*path, "deviceClassName"), "value": name}]
-                r = attempt(ref, ops)
-                if r is not None:
-                    out.append(suggestion(ref, ops, r, f"{label}: device class {name} instead of {current_class} "
-                                          f"(which does not exist)"))
-                    break
-            else:
-                relaxed += [{"op": "replace", "path": pointer(*path, "deviceClassName"), "value": name}
-                            for name in classes[:1]]
-        if exact.get("selectors"):
-            ops = [{"op": "remove", "path": pointer(*path, "selectors")}]
-            r = attempt(ref, ops)
-            if r is not None:
-                out.append(suggestion(ref, ops, r, f"{label}: without its selectors"))
-            else:
-                relaxed += ops
+        relaxed = probe.device_class(ref, path, exact, label) + probe.selectors(ref, path, exact, label)
+        relaxed += probe.count(ref, path, exact, label)
+        if len(relaxed) > 1:
+            probe.try_ops(ref, relaxed, f"{label}: " + ", ".join(_relaxed_text(op) for op in relaxed),
+                          size=len(relaxed))
+    return probe.found
+
+
+class _ClaimProbe:
+    """Tries changes of one pod's claim requests, each verified by placing the pod with the claim
+    re-created so; what fits is kept in ``found``. Each step returns the operations that relax its
+    field, for the all-together try when no change alone is enough."""
+
+    def __init__(self, raw: dict, cluster: Cluster, setup, source, prober: Prober) -> None:
+        self.raw, self.cluster, self.setup, self.source, self.prober = raw, cluster, setup, source, prober
+        self.classes = sorted((c.get("metadata") or {}).get("name", "") for c in cluster.device_classes)
+        self.found: list[Suggestion] = []
+
+    def try_ops(self, ref: str, ops: list[dict], change: str, size: int = 1) -> bool:
+        """Place the pod with ``ref`` patched by ``ops``; when it fits, the suggestion is kept."""
+        r = verify_flags(self.raw, self.source, self.cluster, self.setup,
+                         [Change("patch", target=ref, argument=compact_json(ops))], self.prober)
+        if r is None:
+            return False
+        self.found.append(Suggestion("claim", change, len(r.feasible), would_select(r), size=size,
+                                     cluster_flags=["--patch", ref, compact_json(ops)], note=f"re-create {ref} so"))
+        return True
+
+    def device_class(self, ref: str, path: tuple, exact: dict, label: str) -> list[dict]:
+        """A class that exists for one that does not: the first with which the pod fits."""
+        current = exact.get("deviceClassName")
+        if current in self.classes:
+            return []
+        for name in self.classes:
+            ops = [{"op": "replace", "path": pointer(*path, "deviceClassName"), "value": name}]
+            if self.try_ops(ref, ops, f"{label}: device class {name} instead of {current} (which does not exist)"):
+                return []
+        return [{"op": "replace", "path": pointer(*path, "deviceClassName"), "value": name}
+                for name in self.classes[:1]]
+
+    def selectors(self, ref: str, path: tuple, exact: dict, label: str) -> list[dict]:
+        """The request without its selectors."""
+        if not exact.get("selectors"):
+            return []
+        ops = [{"op": "remove", "path": pointer(*path, "selectors")}]
+        return [] if self.try_ops(ref, ops, f"{label}: without its selectors") else ops
+
+    def count(self, ref: str, path: tuple, exact: dict, label: str) -> list[dict]:
+        """Fewer devices: one instead of all, or the count halved until the pod fits."""
         count = exact.get("count", 1)
         mode = exact.get("allocationMode", "ExactCount")
         if mode == "All":
             ops = [{"op": "add", "path": pointer(*path, "allocationMode"), "value": "ExactCount"},
                    {"op": "add", "path": pointer(*path, "count"), "value": 1}]
-            r = attempt(ref, ops)
-            if r is not None:
-                out.append(suggestion(ref, ops, r, f"{label}: 1 device instead of all"))
-        elif mode == "ExactCount" and isinstance(count, int) and count > 1:
-            # Halving, not bisecting: an allocation that fails searches every combination, so each
-            # failing count is costly.
-            fewer = count // 2
-            while fewer >= 1:
-                ops = [{"op": "add", "path": pointer(*path, "count"), "value": fewer}]
-                r = attempt(ref, ops)
-                if r is not None:
-                    out.append(suggestion(ref, ops, r, f"{label}: {fewer} device(s) instead of {count}"))
-                    break
-                fewer //= 2
-            else:
-                relaxed.append({"op": "add", "path": pointer(*path, "count"), "value": 1})
-        if len(relaxed) > 1:
-            r = attempt(ref, relaxed)
-            if r is not None:
-                out.append(suggestion(ref, relaxed, r, f"{label}: " + ", ".join(_relaxed_text(op) for op in relaxed),
-                                      size=len(relaxed)))
-    return out
+            self.try_ops(ref, ops, f"{label}: 1 device instead of all")
+            return []
+        if mode != "ExactCount" or not isinstance(count, int) or count <= 1:
+            return []
+        # Halving, not bisecting: an allocation that fails searches every combination, so each
+        # failing count is costly.
+        fewer = count // 2
+        while fewer >= 1:
+            ops = [{"op": "add", "path": pointer(*path, "count"), "value": fewer}]
+            if self.try_ops(ref, ops, f"{label}: {fewer} device(s) instead of {count}"):
+                return []
+            fewer //= 2
+        return [{"op": "add", "path": pointer(*path, "count"), "value": 1}]
 
 
 def _relaxed_text(op: dict) -> str:
