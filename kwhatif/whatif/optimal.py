@@ -215,6 +215,35 @@ def _without_required_pod_affinity(info: PodInfo) -> PodInfo:
     return PodInfo({**info.pod, "spec": spec})
 
 
+def _model_affinity(model: TypeModel, fw: Framework, state: CycleState, static_pod: PodInfo,
+                    nodes: list[NodeInfo]) -> None:
+    """The type's required pod affinity and anti-affinity terms for the solver, from InterPodAffinity's
+    PreFilter state (run again on the pod as it is when its required affinity was taken out)."""
+    info = model.ptype.info
+    s = state.read(inter_pod_affinity.PRE_FILTER_STATE_KEY)
+    if static_pod is not info:  # the required affinity terms, from the pod as it is
+        s_state = CycleState()
+        fw.plugins_map[inter_pod_affinity.NAME].pre_filter(s_state, info, nodes)
+        s = s_state.read(inter_pod_affinity.PRE_FILTER_STATE_KEY)
+    if s is not None:
+        model.affinity = s if s.affinity_terms else None
+        model.anti_terms = list(s.anti_affinity_terms)
+        model.raw_anti_terms = list(info.required_anti_affinity_terms)
+
+
+def _spreads(spread_state, nodes: list[NodeInfo]) -> list[Spread]:
+    """Each topology spread constraint with the cluster's matching counts and the nodes its node
+    inclusion policies count."""
+    spreads = []
+    for i, c in enumerate(spread_state.constraints):
+        included = set()
+        for ni in nodes:
+            if c.topology_key in ni.labels and spread_state.inclusion.includer(ni)(c):
+                included.add(ni.name)
+        spreads.append(Spread(c, dict(spread_state.tp_value_to_match_num[i]), included))
+    return spreads
+
+
 def static_model(ptype: PodType, snapshot: Snapshot, setup: SchedulerSetup, frameworks: dict[str, Framework],
                  filtered: dict[bytes, list[NodeInfo]]) -> TypeModel:
     """Run the profile's PreFilter and Filter plugins for the type on the cluster without the placed
@@ -242,23 +271,10 @@ def static_model(ptype: PodType, snapshot: Snapshot, setup: SchedulerSetup, fram
     if pre_status is not None and not pre_status.is_success():
         return model
     if model.check_affinity:
-        s = state.read(inter_pod_affinity.PRE_FILTER_STATE_KEY)
-        if static_pod is not info:  # the required affinity terms, from the pod as it is
-            s_state = CycleState()
-            fw.plugins_map[inter_pod_affinity.NAME].pre_filter(s_state, info, nodes)
-            s = s_state.read(inter_pod_affinity.PRE_FILTER_STATE_KEY)
-        if s is not None:
-            model.affinity = s if s.affinity_terms else None
-            model.anti_terms = list(s.anti_affinity_terms)
-            model.raw_anti_terms = list(info.required_anti_affinity_terms)
+        _model_affinity(model, fw, state, static_pod, nodes)
     spread_state = state.read(pod_topology_spread.PRE_FILTER_KEY)
     if pod_topology_spread.NAME in filters and spread_state is not None:
-        for i, c in enumerate(spread_state.constraints):
-            included = set()
-            for ni in nodes:
-                if c.topology_key in ni.labels and spread_state.inclusion.includer(ni)(c):
-                    included.add(ni.name)
-            model.spreads.append(Spread(c, dict(spread_state.tp_value_to_match_num[i]), included))
+        model.spreads = _spreads(spread_state, nodes)
     state.skip_filter_plugins.update(MODELLED_FILTERS)
     affinity_keys = [t.topology_key for t in model.affinity.affinity_terms] if model.affinity else []
     restricted = pre_result is not None and not pre_result.all_nodes()
