@@ -84,6 +84,20 @@ def test_the_answer_is_the_manifests_and_replicas_overrides(dump, tmp_path):
     assert two["summary"]["pods"] == 2
 
 
+def test_capacity_copies_the_template_of_a_workload_of_the_cluster(dump, tmp_path):
+    manifest = tmp_path / "cart.json"
+    manifest.write_text(json.dumps(WORKLOADS[0]))
+    answers = [runner.invoke(app, ["capacity", *source, "--cluster", dump, "-o", "json"])
+               for source in (["deployment/cart", "-n", "shop"], [str(manifest)])]
+    assert [a.exit_code for a in answers] == [0, 0]
+    by_name, from_file = (json.loads(a.stdout) for a in answers)
+    assert by_name == from_file and by_name["instances"] > 0
+    refused = runner.invoke(app, ["capacity", "pod/db-1", "-n", "shop", "--cluster", dump])
+    assert refused.exit_code == 2
+    assert refused.stderr.splitlines() == ["error: pod/db-1: capacity copies a manifest or a workload of the "
+                                           "cluster (TYPE/NAME, e.g. deployment/web), not one of its pods"]
+
+
 @pytest.mark.parametrize("args,message", [
     (["deployment/carts", "-n", "shop"],
      'error: deployments.apps "carts" not found in namespace "shop" ({dump} holds 1 Deployment(s) in shop: '

@@ -8,17 +8,16 @@ import typer
 
 from kwhatif.cli.changes import apply_current_changes, changes_under
 from kwhatif.api.validation import start_validation
-from kwhatif.cli.common import compare_setup, load_inputs, refuse_stdin_twice, validation_report
+from kwhatif.cli.common import (cluster_reference, compare_setup, load_inputs, refuse_stdin_twice, validation_report,
+                                workload_inputs)
 from kwhatif.cli.optimal import (OptimalOptions, capacity_comparison, movable_option, optimal_option,
                                  time_limit_option)
-from kwhatif.cli.options import (ClusterInputs, CompareVersionOption, MachineOutput, MachineOutputOption, PodArgument,
-                                ValidateOption)
-from kwhatif.errors import ExitStatus
+from kwhatif.cli.options import CompareVersionOption, MachineOutput, MachineOutputOption, PodInputs, ValidateOption
+from kwhatif.errors import ExitStatus, InputError
 
 
 def capacity(
-    pod: PodArgument,
-    inputs: ClusterInputs,
+    inputs: PodInputs,
     max_instances: Optional[int] = typer.Option(None, "--max", min=0, metavar="N",
                                                 help="Stop after this many instances (default, or 0 as "
                                                      "cluster-capacity's --max-limit 0: until one does not "
@@ -40,7 +39,10 @@ def capacity(
     compare_version: CompareVersionOption = None,
 ) -> None:
     """Copies of a pod placed one after another until the first that does not fit (or --max): how many
-    fit, why the next one does not, and where they went."""
+    fit, why the next one does not, and where they went.
+
+    TYPE/NAME (deployment/web -n shop) copies the pod template of that workload of the cluster: how many
+    more replicas would fit."""
     from kwhatif.loader import load_objects, single_pod
     from kwhatif.render.output import machine_output
     from kwhatif.state.snapshot import Snapshot
@@ -49,16 +51,25 @@ def capacity(
     options = OptimalOptions(optimal, movable, time_limit)
     options.check()
     refusals = start_validation(validate)
+    pod = inputs.pod
     refuse_stdin_twice(pod, inputs.cluster)
-    objects = load_objects(pod)
-    if any(obj.get("kind") == "PodGroup" for obj, _ in objects):
-        _gang_capacity(objects, inputs, max_instances, seed, output, suggest)
+    reference = cluster_reference(inputs)
+    compared = compare_setup(inputs, compare_version)
+    if reference is not None and reference.kind == "Pod":
+        raise InputError(f"{pod}: capacity copies a manifest or a workload of the cluster (TYPE/NAME, e.g. "
+                         f"deployment/web), not one of its pods")
+    if reference is not None:
+        objects, cluster_state, setup = workload_inputs(inputs, reference)
+    else:
+        objects = load_objects(pod)
+        if any(obj.get("kind") == "PodGroup" for obj, _ in objects):
+            _gang_capacity(objects, inputs, max_instances, seed, output, suggest)
     if suggest:
         raise typer.BadParameter("--suggest answers for a PodGroup's capacity (give the PodGroup and its pods); "
                                  "for pods, place --suggest", param_hint="--suggest")
     raw, source = single_pod(objects, pod)
-    compared = compare_setup(inputs, compare_version)
-    cluster_state, setup = load_inputs(inputs)
+    if reference is None:
+        cluster_state, setup = load_inputs(inputs)
     other = changes_under(cluster_state, compared)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     max_instances = max_instances or None  # 0: no limit, as cluster-capacity's --max-limit 0

@@ -39,8 +39,8 @@ class MachineOutput(str, Enum):
 PodArgument = Annotated[str, typer.Argument(
     metavar="POD", autocompletion=lambda ctx, incomplete: complete_pods(ctx, incomplete),
     help="Pod or workload manifest (YAML/JSON file, or - for stdin), or pod/NAME (NAMESPACE/NAME) for a pod "
-         "already in the cluster (place, preempt); place takes a workload of the cluster as TYPE/NAME too "
-         "(deployment/web).")]
+         "already in the cluster (place, preempt), or TYPE/NAME (deployment/web) for a workload of the cluster "
+         "(place, capacity).")]
 ClusterOption = Annotated[Optional[str], typer.Option(
     "--cluster", "-c", metavar="FILE",
     help="Snapshot (kwhatif snapshot) or dump (kubectl get -o yaml/json, file, directory or - for stdin). "
@@ -59,7 +59,7 @@ ContextOption = Annotated[Optional[str], typer.Option(
 NamespaceOption = Annotated[Optional[str], typer.Option(
     "--namespace", "-n", metavar="NAMESPACE",
     autocompletion=lambda ctx, incomplete: complete_namespaces(ctx, incomplete),
-    help="Namespace of pod/NAME (default: the kubeconfig context's namespace, else default).")]
+    help="Namespace of pod/NAME or TYPE/NAME (default: the kubeconfig context's namespace, else default).")]
 KubernetesVersionOption = Annotated[Optional[str], typer.Option(
     "--kubernetes-version", metavar="VERSION", envvar="KWHATIF_KUBERNETES_VERSION", show_envvar=False,
     help="Answer as this kube-scheduler release: 1.34, v1.34.1, 1.35 ... (a minor means its newest modelled "
