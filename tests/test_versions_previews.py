@@ -46,7 +46,7 @@ def test_each_difference_says_how_it_is_verified():
                        "DRAExtendedResource": (UNIT_TESTS, UPSTREAM_CODE),
                        "NodeResourcesFitSignsWithoutDRAResources": (UPSTREAM_CODE,),
                        "NodeDeclaredFeaturesOn": (REFERENCE, UNIT_TESTS),
-                       "WorkloadAPIv1alpha2PodGroupCycle": (UPSTREAM_CODE,)}
+                       "WorkloadAPIv1alpha2PodGroupCycle": (UNIT_TESTS, UPSTREAM_CODE)}
     assert new_137 == {"ImageLocalityImageVolumeThreshold": (PREVIEW,), "WorkloadAPIv1beta1": (PREVIEW,)}
     assert all(c.source for c in CHANGES.values())
 
