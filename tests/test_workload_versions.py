@@ -230,3 +230,12 @@ def test_v1_37_preview_validates_the_v1beta1_disruption_mode_union(tmp_path):
     assert result.exit_code == 2
     assert ('spec.disruptionMode: Invalid value: "{single, all}": must specify exactly one of: `single`, `all`'
             in result.output), result.output
+
+
+def test_capacity_of_a_v1_35_workload_gang_is_refused_as_not_modelled(tmp_path):
+    (tmp_path / "m.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                                "items": [workload(("workers", 2)), pod("t0"), pod("t1")]}))
+    (tmp_path / "c.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node("n1")]}))
+    result = runner.invoke(app, ["capacity", str(tmp_path / "m.json"), "--cluster", str(tmp_path / "c.json"), *V135])
+    assert result.exit_code == 2
+    assert "capacity of a v1.35 Workload's gang (scheduling.k8s.io/v1alpha1) is not modelled" in result.output

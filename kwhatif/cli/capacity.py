@@ -64,6 +64,10 @@ def capacity(
         objects = load_objects(pod)
         if any(obj.get("kind") == "PodGroup" for obj, _ in objects):
             _gang_capacity(objects, inputs, max_instances, seed, output, suggest)
+        if any(obj.get("kind") == "Workload" and obj.get("apiVersion") == "scheduling.k8s.io/v1alpha1"
+               for obj, _ in objects):
+            raise InputError(f"{pod}: capacity of a v1.35 Workload's gang (scheduling.k8s.io/v1alpha1) is not "
+                             "modelled; place answers whether the gang binds")
     if suggest:
         raise typer.BadParameter("--suggest answers for a PodGroup's capacity (give the PodGroup and its pods); "
                                  "for pods, place --suggest", param_hint="--suggest")
