@@ -51,7 +51,7 @@ def render_pending(report: PendingReport, explain: bool = False, console: Consol
                      for p in pods])
     print_warnings(console, report.warnings)
     if explain:
-        _explain(report, console)
+        _explain(report, console, suffix)
 
 
 def _reason(pod: PendingPod) -> str:
@@ -114,9 +114,9 @@ def _age(created: str | None, at: datetime) -> str:
     return human_duration(int((at - then).total_seconds()))
 
 
-def _explain(report: PendingReport, console: Console) -> None:
+def _explain(report: PendingReport, console: Console, suffix: str) -> None:
     """Every attempted pod's own answer, as ``place pod/NAME`` prints it, in queue order (the release that
-    answered said once, above)."""
+    answered and the node names' shared ``suffix`` said once, above)."""
     from kwhatif.render.table import render_place
 
     for pod in report.pods:
@@ -124,4 +124,4 @@ def _explain(report: PendingReport, console: Console) -> None:
             continue
         console.print()
         console.print(Text(f"#{pod.position} {pod.key}", style="bold"))
-        render_place(pod.result, console=console, banner=False)
+        render_place(pod.result, console=console, banner=False, said_suffix=suffix)

@@ -75,9 +75,11 @@ def _score_columns(result: ScheduleResult) -> tuple[list[str], list[str]]:
 
 
 def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | None = None,
-                 console: Console | None = None, all_nodes: bool = False, banner: bool = True) -> None:
+                 console: Console | None = None, all_nodes: bool = False, banner: bool = True,
+                 said_suffix: str = "") -> None:
     """The placement: one row per node (a large cluster summarized unless ``all_nodes`` or ``nodes``),
-    then kube-scheduler's own summary lines; ``banner``: first the release that answered."""
+    then kube-scheduler's own summary lines; ``banner``: first the release that answered. ``said_suffix``:
+    the node names' shared suffix already said above (pending --explain says it once for every pod)."""
     console = make_console(console)
     if banner:
         print_version(console, result.features.to_dict())
@@ -114,7 +116,7 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
         feasible = [n for n in ordered if n not in result.filtered]
         shown = feasible[:TOP_FEASIBLE]
     suffix = shared_suffix(result.node_names or ordered) if console_width(console) is not None else ""
-    if suffix:
+    if suffix and suffix != said_suffix:
         console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
     feasible = [n for n in shown if n not in result.filtered]
     rejected = [n for n in shown if n in result.filtered]
