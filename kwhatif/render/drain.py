@@ -12,7 +12,7 @@ from kwhatif.render.scenario import print_scenario_lines
 from kwhatif.render.table import make_console
 from kwhatif.render.taints import with_taints
 from kwhatif.render.tables import (Column, console_width, print_hanging, print_table, print_version, print_warnings,
-                                   shared_suffix)
+                                   say_suffix, shared_suffix)
 
 
 def emit(report: dict, fmt: str, console: Console | None = None) -> None:
@@ -62,7 +62,7 @@ def render_drain(report: dict, console: Console) -> None:
     print_scenario_lines(report["scenario"], console)
     suffix = node_suffix(report, console)
     if suffix:
-        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
+        say_suffix(console, suffix)
 
     def short(node: str) -> str:
         return node[:-len(suffix)] if suffix and node.endswith(suffix) else node

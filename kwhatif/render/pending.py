@@ -10,7 +10,8 @@ from rich.text import Text
 from kwhatif.api.goduration import human_duration
 from kwhatif.render.table import make_console
 from kwhatif.render.taints import UNNAMED, with_taints
-from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
+from kwhatif.render.tables import (Column, console_width, print_table, print_version, print_warnings, say_suffix,
+                                   shared_suffix)
 from kwhatif.result import untolerated_taints
 from kwhatif.whatif.pending import FITS, UNSCHEDULABLE, PendingPod, PendingReport
 
@@ -39,7 +40,7 @@ def render_pending(report: PendingReport, explain: bool = False, console: Consol
                   if p.result is not None and (p.result.feasible or p.result.filtered)), [])
     suffix = shared_suffix(names) if console_width(console) is not None else ""
     if suffix:
-        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
+        say_suffix(console, suffix)
     groups: dict[str, list[PendingPod]] = {}
     for pod in report.pods:
         groups.setdefault(_reason(pod), []).append(pod)

@@ -18,7 +18,8 @@ from kwhatif.preemption import (
     display_time,
 )
 from kwhatif.render.taints import reason_cell
-from kwhatif.render.tables import Column, console_width, print_table, print_version, print_warnings, shared_suffix
+from kwhatif.render.tables import (Column, console_width, print_table, print_version, print_warnings, say_suffix,
+                                   shared_suffix)
 from kwhatif.result import ScheduleResult, status_dict
 from kwhatif.state.nodeinfo import PodInfo
 
@@ -179,7 +180,7 @@ def render_preempt(result: ScheduleResult, explain: bool, console: Console, all_
     names = result.node_names or list(outcome.candidates)
     suffix = shared_suffix(names) if console_width(console) is not None else ""
     if suffix and (outcome.candidates or explain):
-        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
+        say_suffix(console, suffix)
     if outcome.candidates and explain:
         _criteria_table(outcome, ranked, suffix, console)
     if outcome.candidates:

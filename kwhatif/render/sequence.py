@@ -10,7 +10,7 @@ from rich.text import Text
 
 from kwhatif.render.table import TIE_PICK_RULE, _cpu, _mem, make_console
 from kwhatif.render.tables import (Column, console_width, print_skipped_kinds, print_table, print_version,
-                                   print_warnings, shared_suffix, with_bars)
+                                   print_warnings, say_suffix, shared_suffix, with_bars)
 from kwhatif.render.taints import with_taints
 from kwhatif.whatif.pending import fit_error
 
@@ -113,7 +113,7 @@ def _distribution(sequence, console: Console, said: str = "") -> None:
     rows = [[name[: len(name) - len(suffix)], *cells] for (name, _), *cells in zip(ranked, *columns)]
     console.file.write("\n")
     if suffix and suffix != said:
-        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
+        say_suffix(console, suffix)
     print_table(console, [Column("NODE"), Column("NEW PODS", right=True), Column("CPU LEFT", right=True),
                           Column("MEMORY LEFT", right=True)], rows)
 
@@ -174,7 +174,7 @@ def render_sequence(sequence, console: Console | None = None, origins: dict[str,
         return node[:-len(suffix)] if suffix and node.endswith(suffix) else node
 
     if suffix:
-        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
+        say_suffix(console, suffix)
     print_table(console, [Column("POD"), Column("NODE"), Column("SCORE", right=True), Column("TIES", right=True),
                           Column("REASON", wrap=True)], _placement_rows(sequence.placements, short))
     console.file.write("\n")

@@ -12,7 +12,8 @@ from rich.text import Text
 
 from kwhatif.render.drain import short_reason
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table, print_version, print_warnings, shared_suffix, with_bars
+from kwhatif.render.tables import (Column, print_table, print_version, print_warnings, say_suffix, shared_suffix,
+                                   with_bars)
 from kwhatif.render.taints import with_taints
 from kwhatif.whatif.pending import fit_error
 
@@ -133,7 +134,7 @@ def render_nodes(report: dict, console: Console, all_rows: bool) -> None:
                        + (f" matching -l {report['selector']}" if report["selector"] else "")))
     suffix, short = _cut([r["node"] for r in rows])
     if suffix:
-        console.print(Text(f"Node names end in {suffix} (left out below)."))
+        say_suffix(console, suffix, style="")
     shown = rows if all_rows else [r for r in rows if not r["drainable"]][:ROWS_SHOWN]
     if shown:
         console.file.write("\n")
@@ -242,7 +243,7 @@ def render_consolidation(report: dict, console: Console, all_rows: bool) -> None
                          f"(GPU nodes {report['gpuThreshold']:g})"))
     suffix, short = _cut([r["node"] for r in rows])
     if suffix:
-        console.print(Text(f"Node names end in {suffix} (left out below)."))
+        say_suffix(console, suffix, style="")
     position = {name: k for k, name in enumerate(report["removable"])}
     chosen = sorted((r for r in rows if r["removable"]), key=lambda r: position[r["node"]])
     if chosen:

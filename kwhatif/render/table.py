@@ -7,8 +7,8 @@ from rich.text import Text
 
 from kwhatif.plugins.dra_explain import summarize as summarize_dra
 from kwhatif.render import env
-from kwhatif.render.tables import (Column, console_width, histogram, print_skipped_kinds, print_table,
-                                   print_version, print_warnings, shared_suffix, table_lines)
+from kwhatif.render.tables import (Column, console_width, histogram, print_skipped_kinds, print_table, print_version,
+                                   print_warnings, say_suffix, shared_suffix, table_lines)
 from kwhatif.render.taints import UNNAMED, fit_error_taints, status_reason
 from kwhatif.result import NodeUsage, ScheduleResult, untolerated_taints
 
@@ -117,7 +117,7 @@ def render_place(result: ScheduleResult, wide: bool = False, nodes: list[str] | 
         shown = feasible[:TOP_FEASIBLE]
     suffix = shared_suffix(result.node_names or ordered) if console_width(console) is not None else ""
     if suffix and suffix != said_suffix:
-        console.print(Text(f"Node names end in {suffix} (left out below).", style="dim"))
+        say_suffix(console, suffix)
     feasible = [n for n in shown if n not in result.filtered]
     rejected = [n for n in shown if n in result.filtered]
     hidden = [n for n in ordered if n not in result.filtered][len(feasible):] if summarize else []

@@ -56,6 +56,11 @@ def shared_suffix(names: list[str], shortest: int = 10) -> str:
     return suffix
 
 
+def say_suffix(console: Console, suffix: str, style: str = "dim") -> None:
+    """The line that says the shared suffix left out of the node names below it."""
+    console.print(Text(f"Node names end in {suffix} (left out below).", style=style))
+
+
 def console_width(console: Console) -> int | None:
     """The width tables must fit, or None on a pipe (soft wrap: lines are never broken)."""
     return None if console.soft_wrap else console.width
