@@ -61,6 +61,11 @@ def run_permit_plugins(framework, state, pod: PodInfo, node_name: str) -> Status
     return None
 
 
+def permit_fit_error(permit: Status) -> str:
+    """The FitError of a pod Permit rejected: on its one node, each reason counted once (FitError.Error)."""
+    return f"0/1 nodes are available: {', '.join(sorted(f'1 {r}' for r in permit.reasons))}."
+
+
 @dataclass
 class PodResult:
     """algorithmResult: one pod's attempt in the cycle."""
@@ -157,7 +162,7 @@ def pod_group_scheduling_algorithm(snapshot, states: PodGroupStates, namespace: 
                 # a rejection as a FitError on its one node.
                 states.forget(namespace, name, pod.info.key)
                 pr.requires_preemption, pr.node = False, None
-                pr.status = (Status(permit.code, [f"0/1 nodes are available: {permit.message}."], permit.plugin)
+                pr.status = (Status(permit.code, [permit_fit_error(permit)], permit.plugin)
                              if permit.is_rejected() else permit)
             else:
                 pr.node, pr.permit_status = node, permit

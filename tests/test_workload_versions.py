@@ -239,3 +239,12 @@ def test_capacity_of_a_v1_35_workload_gang_is_refused_as_not_modelled(tmp_path):
     result = runner.invoke(app, ["capacity", str(tmp_path / "m.json"), "--cluster", str(tmp_path / "c.json"), *V135])
     assert result.exit_code == 2
     assert "capacity of a v1.35 Workload's gang (scheduling.k8s.io/v1alpha1) is not modelled" in result.output
+
+
+def test_a_permit_rejection_is_a_fit_error_on_one_node_counting_each_reason():
+    """FitError.Error's histogram over the pod's one node (schedule_one.go / schedule_one_podgroup.go)."""
+    from kwhatif.framework.interface import Code, Status
+    from kwhatif.schedule_one_podgroup import permit_fit_error
+
+    assert permit_fit_error(Status(Code.UNSCHEDULABLE, ["rejected by b", "rejected by a"])) == (
+        "0/1 nodes are available: 1 rejected by a, 1 rejected by b.")

@@ -15,7 +15,7 @@ import dataclasses
 
 from kwhatif.api.workload_versions import find_workload, gang_min_count, gang_name, pod_group_policy
 from kwhatif.framework.interface import Code
-from kwhatif.schedule_one_podgroup import run_permit_plugins
+from kwhatif.schedule_one_podgroup import permit_fit_error, run_permit_plugins
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.pod_group_state import PodGroupStates
 
@@ -57,17 +57,19 @@ def place_waiting_on_permit(placer, pods: list) -> tuple[list, list[dict]]:
         if permit is not None and permit.code == Code.WAIT:
             waiting.setdefault(key, []).append(len(placements) - 1)
             continue
+        if permit is not None and not permit.is_success():  # rejected or failed: unreserved, off its node
+            _unreserve(placer, states, key, pod.info.pod, placement.node)
+            message = permit_fit_error(permit) if permit.is_rejected() else permit.message
+            placements[-1] = dataclasses.replace(placement, node=None, tie_set=[], total=None, message=message,
+                                                 nominated_nodes=[])
+            continue
         for index in waiting.pop(key, []) + [len(placements) - 1]:  # the quorum: every waiting pod binds
             states.bind(*key, placements[index].pod, placements[index].node)
     for key, indexes in waiting.items():  # timed out at Permit: unreserved, off their nodes
         for index in indexes:
             placement = placements[index]
-            states.forget(*key, placement.pod)
-            raw = next(p.info.pod for p in pods if p.info.key == placement.pod)
-            snapshot.forget_pod(PodInfo({**raw, "spec": {**(raw.get("spec") or {}), "nodeName": placement.node}}))
-            placer.new_pods[placement.node] -= 1
-            if not placer.new_pods[placement.node]:
-                del placer.new_pods[placement.node]
+            _unreserve(placer, states, key, next(p.info.pod for p in pods if p.info.key == placement.pod),
+                       placement.node)
             waited_on[index] = placement.node
             placements[index] = dataclasses.replace(placement, node=None, tie_set=[], total=None, message=TIMED_OUT,
                                                     nominated_nodes=[])
@@ -75,6 +77,15 @@ def place_waiting_on_permit(placer, pods: list) -> tuple[list, list[dict]]:
                        snapshot.cluster, already[key])
                for key, indexes in members.items()]
     return placements, reports
+
+
+def _unreserve(placer, states: PodGroupStates, key: tuple[str, str], raw: dict, node: str) -> None:
+    """The pod's reservation undone: no longer assumed in its gang, off its node."""
+    states.forget(*key, f"{key[0]}/{(raw.get('metadata') or {}).get('name') or ''}")
+    placer.snapshot.forget_pod(PodInfo({**raw, "spec": {**(raw.get("spec") or {}), "nodeName": node}}))
+    placer.new_pods[node] -= 1
+    if not placer.new_pods[node]:
+        del placer.new_pods[node]
 
 
 def _report(key: tuple[str, str], outcomes: list[tuple], timed_out: bool, cluster, already_scheduled: int) -> dict:
