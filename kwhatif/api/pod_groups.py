@@ -138,9 +138,9 @@ def _path_segment_error(value: str) -> str:
     return f"may not contain '{'/' if '/' in value else '%'}'"
 
 
-def _policy_and_constraints(spec: dict, path: str) -> list[FieldError]:
-    policy = spec.get("schedulingPolicy") or {}
-    where = f"{path}.schedulingPolicy"
+def scheduling_policy_errors(policy: dict, where: str, too_small: str) -> list[FieldError]:
+    """A scheduling policy: basic or gang, a gang's minCount set and at least 1 (``too_small``: the
+    release's message for a minCount below 1)."""
     errs = _union(policy, ("basic", "gang"), where)
     gang = policy.get("gang")
     if isinstance(gang, dict):
@@ -148,7 +148,22 @@ def _policy_and_constraints(spec: dict, path: str) -> list[FieldError]:
         if not min_count:
             errs.append(required(f"{where}.gang.minCount"))
         elif min_count < 1:
-            errs.append(invalid(f"{where}.gang.minCount", min_count, "must be greater than or equal to 1"))
+            errs.append(invalid(f"{where}.gang.minCount", min_count, too_small))
+    return errs
+
+
+def find_object(objects, namespace: str, name: str) -> dict | None:
+    """A lister's Get: the object of ``objects`` with that namespace (unset: default) and name."""
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+            return obj
+    return None
+
+
+def _policy_and_constraints(spec: dict, path: str) -> list[FieldError]:
+    errs = scheduling_policy_errors(spec.get("schedulingPolicy") or {}, f"{path}.schedulingPolicy",
+                                    "must be greater than or equal to 1")
     constraints = spec.get("schedulingConstraints")
     if isinstance(constraints, dict):
         errs += _topology(constraints.get("topology"), f"{path}.schedulingConstraints.topology")

@@ -82,11 +82,7 @@ def gang_name(pod: dict) -> str | None:
 
 def find_workload(cluster, namespace: str, name: str) -> dict | None:
     """The Workload lister's Get."""
-    for workload in cluster.workloads:
-        meta = workload.get("metadata") or {}
-        if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
-            return workload
-    return None
+    return pod_groups.find_object(cluster.workloads, namespace, name)
 
 
 def pod_group_policy(workload: dict, pod_group: str) -> dict | None:
@@ -176,14 +172,7 @@ def validate_workload(workload: dict) -> list[FieldError]:
             if name in seen:
                 errs.append(duplicate(f"{where}.name", name))
             seen.add(name)
-        policy = (group or {}).get("policy") or {}
-        errs += _union(policy, ("basic", "gang"), f"{where}.policy")
-        gang = policy.get("gang")
-        if isinstance(gang, dict):
-            min_count = gang.get("minCount")
-            if not min_count:
-                errs.append(required(f"{where}.policy.gang.minCount"))
-            elif min_count < 1:
-                errs.append(invalid(f"{where}.policy.gang.minCount", min_count, "must be greater than zero"))
+        errs += pod_groups.scheduling_policy_errors((group or {}).get("policy") or {}, f"{where}.policy",
+                                                    "must be greater than zero")
     return errs
 

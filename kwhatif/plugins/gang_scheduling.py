@@ -11,7 +11,7 @@ Workload and its group, and Permit's Wait says "waiting on permit" (pods are sch
 from __future__ import annotations
 
 from kwhatif.api import workload_versions as v1alpha1
-from kwhatif.api.pod_groups import gang_min_count, pod_group_name
+from kwhatif.api.pod_groups import find_object, gang_min_count, pod_group_name
 from kwhatif.framework.interface import Code, Plugin, Status
 from kwhatif.state.pod_group_state import PodGroupStates
 from kwhatif.versions import WORKLOAD_API_V1ALPHA2
@@ -25,11 +25,7 @@ WAITING_ON_PERMIT = "waiting for minCount pods from a gang to be waiting on perm
 
 def find_pod_group(cluster, namespace: str, name: str) -> dict | None:
     """The PodGroup lister's Get."""
-    for pg in cluster.pod_groups:
-        meta = pg.get("metadata") or {}
-        if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
-            return pg
-    return None
+    return find_object(cluster.pod_groups, namespace, name)
 
 
 class GangScheduling(Plugin):
