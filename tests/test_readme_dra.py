@@ -3,7 +3,6 @@ section is run through the CLI and compared line by line."""
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
@@ -11,11 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
+from tests.test_readme_pending import section_examples
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = re.search(r"### Dynamic Resource Allocation \(GPUs\)\n(.*?)\n### ", (ROOT / "README.md").read_text(),
-                    re.S).group(1)
-EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
+EXAMPLES = section_examples('Dynamic Resource Allocation (GPUs)')
 
 
 @pytest.mark.parametrize("command,expected", EXAMPLES, ids=[f"example{i}" for i in range(len(EXAMPLES))])

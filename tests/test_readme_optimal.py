@@ -11,11 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
+from tests.test_readme_pending import section_examples
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = re.search(r"### Greedy vs optimal \(`--optimal`\)\n(.*?)\n### ", (ROOT / "README.md").read_text(),
-                    re.S).group(1)
-EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
+EXAMPLES = section_examples('Greedy vs optimal (`--optimal`)')
 
 
 @pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c.split()[1] for c, _ in EXAMPLES])

@@ -13,15 +13,15 @@ from typer.testing import CliRunner
 from kwhatif.cli.app import app
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = re.search(r"### Pods already in the cluster: place pod/NAME, pending\n(.*?)\n### ",
-                    (ROOT / "README.md").read_text(), re.S).group(1)
-EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
 
 
 def section_examples(heading: str) -> list[tuple[str, str]]:
     """The ``$ kwhatif ...`` commands of the README section under ``### heading`` and their output."""
     section = re.search(rf"### {re.escape(heading)}\n(.*?)\n### ", (ROOT / "README.md").read_text(), re.S).group(1)
     return re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", section, re.S)
+
+
+EXAMPLES = section_examples('Pods already in the cluster: place pod/NAME, pending')
 
 
 def run(command: str) -> list[str]:

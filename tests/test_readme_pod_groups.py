@@ -3,7 +3,6 @@ CLI and compared line by line."""
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
@@ -11,11 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
+from tests.test_readme_pending import section_examples
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = re.search(r"### Gangs of pods: PodGroups \(workload-aware scheduling\)\n(.*?)\n### ",
-                    (ROOT / "README.md").read_text(), re.S).group(1)
-EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
+EXAMPLES = section_examples('Gangs of pods: PodGroups (workload-aware scheduling)')
 
 
 @pytest.mark.parametrize("command,expected", EXAMPLES, ids=[c.split()[2] for c, _ in EXAMPLES])

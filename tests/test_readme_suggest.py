@@ -11,11 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
+from tests.test_readme_pending import section_examples
 
 ROOT = Path(__file__).resolve().parent.parent
-SECTION = re.search(r"### What would make it fit \(`--suggest`\)\n(.*?)\n### ", (ROOT / "README.md").read_text(),
-                    re.S).group(1)
-EXAMPLES = re.findall(r"```\n\$ (kwhatif [^\n]*)\n(.*?)```", SECTION, re.S)
+EXAMPLES = section_examples('What would make it fit (`--suggest`)')
 
 
 def test_the_section_shows_one_pod_and_a_workload():
