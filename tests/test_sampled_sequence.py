@@ -168,3 +168,37 @@ def test_the_generated_sequences_sample_and_move_the_start_index():
             wrapped += placer.walk.start < before
             failed += placement.node is None
     assert partial > 0 and wrapped > 0 and failed > 0, (partial, wrapped, failed)
+
+
+@pytest.mark.parametrize("evaluation", ["memo", "fresh"])
+def test_a_repeated_refusal_moves_the_start_index_as_its_attempt_would(evaluation, monkeypatch):
+    """Pods alike to one that fit nowhere repeat its answer without an attempt (sameAs), but each still
+    advances the walk by the nodes its attempt would have examined: with a PreFilter node set (matchFields
+    on 37 of 300 nodes) that is 37 per pod, so the pods after three refusals start at index 111, exactly as
+    when the three are told apart (an annotation no plugin reads) and attempted one by one."""
+    from kwhatif.framework.config import SchedulerSetup
+    from kwhatif.whatif.sequence import place_sequence
+
+    monkeypatch.setenv("KWHATIF_EVALUATION", evaluation)
+    nodes = [make_node(f"n{i:03d}").capacity(cpu="4", memory="8Gi", pods="110").obj() for i in range(300)]
+    cluster = Cluster.from_objects([(n, "cluster.json") for n in nodes])
+    terms = [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [f"n{j:03d}"]}]}
+             for j in range(37)]
+
+    def pod(name: str, cpu: str, annotations: dict | None = None, affinity: bool = False) -> dict:
+        spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu}}}]}
+        if affinity:
+            spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": terms}}}
+        meta = {"name": name, "namespace": "default", **({"annotations": annotations} if annotations else {})}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+    def placements(told_apart: bool) -> list[tuple]:
+        pods = [pod(f"big{i}", "8", {"i": str(i)} if told_apart else None, affinity=True) for i in range(3)]
+        pods += [pod(f"small{i}", "1") for i in range(3)]
+        out = place_sequence([(p, "pods.json") for p in pods], cluster, SchedulerSetup()).to_dict()
+        return [(p["pod"], p["node"], p.get("nodesExamined")) for p in out["placements"]]
+
+    repeated = placements(told_apart=False)
+    assert repeated == placements(told_apart=True)
+    assert repeated[3][1] == "n111"

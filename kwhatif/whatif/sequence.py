@@ -491,19 +491,20 @@ def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: Scheduler
                 placements.extend(group_placements)
                 reports.append(group_report(key, members, group_placements, group, snapshot, already))
     else:
-        failed = None  # (likeness, placement) of the last pod that did not fit, while nothing was bound since
+        # (likeness, placement, result) of the last pod that did not fit, while nothing was bound since
+        failed = None
         for pod in pods:
             like = _likeness(pod)
             if failed is not None and like is not None and like == failed[0]:
-                placer.steps += 1  # its step, as the attempt would have counted it
+                placer.repeat(failed[2])  # its step and its walk, as the attempt would have counted them
                 placements.append(dataclasses.replace(failed[1], pod=pod.info.key, same_as=failed[1].pod))
                 continue
-            placement, _ = placer.place(pod)
+            placement, result = placer.place(pod)
             placements.append(placement)
             if stop_on_failure and placement.node is None:
                 break
-            failed = (like, placement) if placement.node is None and not placement.gated and like is not None \
-                else None
+            refused = placement.node is None and not placement.gated and like is not None
+            failed = (like, placement, result) if refused else None
     result = SequenceResult(placements, placer.usage(), snapshot.num_nodes(),
                             TIE_BREAK_RANDOM if seed is not None else TIE_BREAK_LOWEST, seed, placer.warnings,
                             dict(snapshot.cluster.skipped_kinds), placer.sampling(), placer.setup.features)
