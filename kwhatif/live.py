@@ -12,6 +12,7 @@ without it.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -23,6 +24,7 @@ import orjson
 
 from kwhatif.errors import InputError, KwhatifError, UnreachableError
 from kwhatif.snapshot_file import strip_object
+from kwhatif.api import workload_versions
 from kwhatif.api.bulk import bulk_allocation
 from kwhatif.state.cluster import Cluster
 
@@ -73,9 +75,22 @@ class Resource:
         """The kind as the client's method names spell it: CSIStorageCapacity -> csi_storage_capacity."""
         return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", self.kind).lower()
 
+    @property
+    def path(self) -> str:
+        """The list's URL path, for all namespaces: /apis/scheduling.k8s.io/v1alpha2/podgroups."""
+        group, _, version = self.api_version.rpartition("/")
+        plural = self.resource.partition(".")[0]
+        return f"/apis/{group}/{version}/{plural}" if group else f"/api/{version}/{plural}"
+
     def list_method(self, api):
         """The client's list call: list_namespaced_lease for one namespace; list_pod_for_all_namespaces for
-        a namespaced kind (the client has those for namespaced kinds only), else list_node."""
+        a namespaced kind (the client has those for namespaced kinds only), else list_node. ``api`` is the
+        ApiClient itself for the Workload API's kinds (the client has no class for its alphas): a GET of the
+        list's path."""
+        from kubernetes import client
+
+        if isinstance(api, client.ApiClient):
+            return functools.partial(_list_path, api, self.path)
         name = self.method_suffix
         if self.namespace:
             return getattr(api, f"list_namespaced_{name}")
@@ -115,6 +130,14 @@ RESOURCES = (
     Resource("ResourceClaim", "resource.k8s.io/v1"),
     Resource("ResourceClaimTemplate", "resource.k8s.io/v1"),
 )
+# The Workload API (scheduling.k8s.io), alpha or beta and served only where the API server's --runtime-config
+# turns it on: the versions kwhatif reads, the one preferred first (beta over alpha, the newer alpha), each with
+# its kinds. Discovery says which the server serves; the first of these it serves is read.
+WORKLOAD_API = tuple(
+    (api_version, tuple(Resource(kind, api_version) for kind in kinds))
+    for api_version, kinds in ((workload_versions.V1BETA1, workload_versions.KINDS),
+                               (workload_versions.V1ALPHA2, workload_versions.KINDS),
+                               (workload_versions.V1ALPHA1, ("Workload",))))
 
 
 @dataclass
@@ -264,6 +287,9 @@ def read_with(connection: Connection, *, progress: bool | None = None) -> Cluste
                 api = apis[res.api] = getattr(client, res.api)(connection.api_client)
             items = _list_all(connection, api, res, reporter, missing, unavailable, kubelets)
             objects.extend((obj, source) for obj in items)
+        for res in _served_workload_api(connection, reporter, missing):
+            items = _list_all(connection, connection.api_client, res, reporter, missing, unavailable, kubelets)
+            objects.extend((obj, source) for obj in items)
         cluster = Cluster.from_objects(objects, source=source)
         server_version = _server_version(connection, reporter)
     cluster.metadata = {
@@ -341,6 +367,48 @@ def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter",
         if not token:
             reporter.finish(task, len(items))
             return items
+
+
+def _served_workload_api(connection: Connection, reporter: "_Reporter", missing: list[str]) -> tuple[Resource, ...]:
+    """The Workload API's kinds at the version of WORKLOAD_API the API server serves (discovery: GET
+    /apis/scheduling.k8s.io/, which every authenticated user may read). A server that serves none, the default
+    while the API is not GA, holds no Workload or PodGroup to miss: nothing is read and nothing is said."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    kwargs = {"_preload_content": False, "_request_timeout": (CONNECT_TIMEOUT, READ_TIMEOUT)}
+    try:
+        group = orjson.loads(_get(client.SchedulingApi(connection.api_client).get_api_group, kwargs, connection))
+    except ApiException as exc:
+        if exc.status == 404:  # no scheduling.k8s.io at all
+            return ()
+        permission = f"get {SCHEDULING_DISCOVERY}"
+        missing.append(permission)
+        reporter.warn(f"cannot discover the Workload API ({permission}: {_status_message(exc)}); continuing "
+                      f"without Workload and PodGroup objects")
+        return ()
+    versions = group.get("versions") if isinstance(group, dict) else None
+    served = {v.get("groupVersion") for v in versions or () if isinstance(v, dict)}
+    return next((resources for api_version, resources in WORKLOAD_API if api_version in served), ())
+
+
+SCHEDULING_DISCOVERY = "/apis/scheduling.k8s.io/"
+
+
+def _list_path(api_client, path: str, *, _preload_content: bool, _request_timeout, limit: int | None = None,
+               _continue: str | None = None):
+    """One page of the list at ``path`` through the client's ApiClient (its authentication and TLS), as the
+    client's own list calls make it; a status outside 2xx raises ApiException as theirs do."""
+    from kubernetes.client.exceptions import ApiException
+
+    query = [(key, value) for key, value in (("limit", limit), ("continue", _continue)) if value]
+    request = api_client.param_serialize("GET", path, query_params=query, header_params={"Accept": "application/json"},
+                                         auth_settings=["BearerToken"])
+    response = api_client.call_api(*request, _request_timeout=_request_timeout)
+    if not 200 <= response.status <= 299:
+        response.read()
+        raise ApiException.from_response(http_resp=response, body=None, data=None)
+    return response.response
 
 
 def _server_version(connection: Connection, reporter: "_Reporter") -> str | None:

@@ -63,7 +63,8 @@ _META_KEYS = ("name", "namespace", "uid", "labels", "ownerReferences", "creation
               "deletionTimestamp")
 _POD_SPEC_KEYS = ("nodeName", "nodeSelector", "affinity", "tolerations", "topologySpreadConstraints",
                   "priority", "priorityClassName", "preemptionPolicy", "schedulerName", "schedulingGates",
-                  "overhead", "resources", "hostNetwork", "hostUsers", "resourceClaims")
+                  "overhead", "resources", "hostNetwork", "hostUsers", "resourceClaims",
+                  "schedulingGroup", "workloadRef")  # the pod group a pod is in (v1.36+; v1.35's workloadRef)
 # restartPolicyRules and hostUsers: what NodeDeclaredFeatures infers a pending pod's required features from.
 _CONTAINER_KEYS = ("name", "image", "resources", "ports", "restartPolicy", "restartPolicyRules")
 _CONTAINER_STATUS_KEYS = ("name", "resources", "allocatedResources")

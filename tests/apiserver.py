@@ -70,8 +70,17 @@ ENDPOINTS = {
     "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases": (
         "LeaseList", "coordination.k8s.io/v1", "leases", "coordination.k8s.io", "Lease"),
 }
-KIND_PATHS = {spec[4]: path for path, spec in ENDPOINTS.items()}
+# The Workload API: v1.35's v1alpha1 Workload, v1.36's v1alpha2 and 1.37's v1beta1 Workload and PodGroup, each
+# served only while Behaviour.scheduling_versions lists its version (the API server's --runtime-config).
+WORKLOAD_API_VERSIONS = {"v1alpha1": ("Workload",), "v1alpha2": ("Workload", "PodGroup"),
+                         "v1beta1": ("Workload", "PodGroup")}
+for _version, _kinds in WORKLOAD_API_VERSIONS.items():
+    for _kind in _kinds:
+        ENDPOINTS[f"/apis/scheduling.k8s.io/{_version}/{_kind.lower()}s"] = (
+            f"{_kind}List", f"scheduling.k8s.io/{_version}", f"{_kind.lower()}s", "scheduling.k8s.io", _kind)
+KIND_PATHS = {(spec[4], spec[1]): path for path, spec in ENDPOINTS.items()}
 VERSION_PATH = "/version"  # the API server's version.Info (also at /version/), readable by anyone
+SCHEDULING_GROUP_PATH = "/apis/scheduling.k8s.io"  # discovery: the group's APIGroup (its served versions)
 
 EXPIRED_MESSAGE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new "
@@ -109,6 +118,7 @@ class Behaviour:
     not_found: set = field(default_factory=set)
     resource_version: int = 4711
     git_version: str = "v1.35.3"  # what /version says
+    scheduling_versions: tuple[str, ...] = ("v1",)  # the versions of scheduling.k8s.io served (discovery)
 
 
 class APIServer:
@@ -147,7 +157,7 @@ class APIServer:
         self.phases[path].append(phase)
 
     def add_object(self, obj: dict) -> None:
-        self.add(KIND_PATHS[obj["kind"]], obj)
+        self.add(KIND_PATHS[(obj["kind"], obj["apiVersion"])], obj)
 
     # --- serving -------------------------------------------------------------------------------
 
@@ -220,9 +230,19 @@ class APIServer:
                                       "gitCommit": "0" * 40, "gitTreeState": "clean",
                                       "buildDate": "2026-05-12T10:00:00Z", "goVersion": "go1.25.9",
                                       "compiler": "gc", "platform": "linux/amd64"})
+        if path.rstrip("/") == SCHEDULING_GROUP_PATH and path.rstrip("/") not in b.not_found and method == "GET":
+            if SCHEDULING_GROUP_PATH in b.forbidden:
+                return 403, status_body(403, "Forbidden", f'forbidden: User "{b.user}" cannot get path '
+                                                          f'"{SCHEDULING_GROUP_PATH}/"')
+            versions = [{"groupVersion": f"scheduling.k8s.io/{v}", "version": v} for v in b.scheduling_versions]
+            return 200, orjson.dumps({"kind": "APIGroup", "apiVersion": "v1", "name": "scheduling.k8s.io",
+                                      "versions": versions, "preferredVersion": versions[0]})
         spec = ENDPOINTS.get(path)
         if spec is None and method == "GET" and _named(path) is not None:
             return self.get_named(*_named(path))
+        if spec is not None and spec[3] == "scheduling.k8s.io" and spec[1].rpartition("/")[2] not in (
+                b.scheduling_versions):
+            spec = None  # a version the API server does not serve
         if spec is None or path in b.not_found:
             return 404, status_body(404, "NotFound", "the server could not find the requested resource")
         list_kind, api_version, resource, group, _ = spec

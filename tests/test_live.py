@@ -415,7 +415,8 @@ def test_documented_cluster_role_grants_exactly_what_is_listed():
             for group in rule["apiGroups"]:
                 for resource in rule["resources"]:
                     granted.add((f"{resource}.{group}" if group else resource, namespace))
-    assert granted == {(res.resource, res.namespace) for res in live.RESOURCES}
+    lists = [*live.RESOURCES, *(res for _, resources in live.WORKLOAD_API for res in resources)]
+    assert granted == {(res.resource, res.namespace) for res in lists}
 
 
 def test_pending_and_place_by_name_read_the_live_cluster(server, kc, tmp_path):

@@ -45,7 +45,10 @@ class PodGroupStates:
         """``name_of(pod)``: the group a pod is in (v1.35's gangs are named from spec.workloadRef)."""
         states = cls(name_of)
         for pod in cluster_pods:
-            if "schedulingGroup" in (pod.get("spec") or ()):  # most cluster pods join no group: skip them fast
+            spec = pod.get("spec") or ()
+            # Most cluster pods join no group: skip them fast (v1.36 on name it in schedulingGroup, v1.35 in
+            # workloadRef; name_of reads the one of the release).
+            if "schedulingGroup" in spec or "workloadRef" in spec:
                 states.add(pod)
         for pod in queued_pods:
             states.add(pod)
