@@ -12,12 +12,15 @@ import typer
 import typer.core
 
 from kwhatif import __version__
+from kwhatif.cli import coercion
 from kwhatif.cli.options import Command, PlainHelp
 from kwhatif.cli.common import (ClickException, ReaderSafeStdout, UsageError, internal_error_message,
                                print_traceback_if_asked, user_errors)
 from kwhatif.errors import ExitStatus, KwhatifError
 
 PLUGIN_EXECUTABLE = "kubectl-whatif"
+
+coercion.install()  # the options' values coerced without importing pydantic where typer's adapters agree
 
 
 NO_COLOR_FLAG = "--no-color"

@@ -26,6 +26,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Iterator
 
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME, Admission
+from kwhatif.api.manifest_validation import PodsAlike
 from kwhatif.api.pod_groups import gang_min_count
 from kwhatif.api.workload_versions import check_served, gang_name
 from kwhatif.errors import InputError
@@ -649,6 +650,7 @@ def capacity(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | N
             raise InputError(f"--exclude-nodes: node {name!r} is not in the cluster")
         snapshot.remove_node(name)
     template = (raw.get("metadata") or {}).get("name") or "pod"
+    alike = PodsAlike()  # the copies differ by name only: validated whole once, then by name
 
     def copies() -> Iterator[PreparedPod]:
         i = 0
@@ -657,7 +659,7 @@ def capacity(raw: dict, source: str, cluster: Cluster, setup: SchedulerSetup | N
             meta["name"] = f"{template}-{i}"
             instance = copy.copy(raw)  # a workload's template stays one: validated as the workload's
             instance["metadata"] = meta
-            yield PreparedPod(*prepare_pod(instance, source, cluster))
+            yield PreparedPod(*prepare_pod(instance, source, cluster, alike=alike))
             i += 1
 
     sequence = place_pods(copies(), snapshot, setup, seed=seed, stop_on_failure=True)
