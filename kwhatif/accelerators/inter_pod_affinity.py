@@ -17,6 +17,8 @@ def filter_key(pl, state):
     s = state.read(PRE_FILTER_STATE_KEY)
     if s is None:
         return None
+    if s.shares_counts:  # never changed in place from now on: the key may hold them (the kept ones compare at once)
+        return s.existing_anti_affinity_counts, s.affinity_counts, s.anti_affinity_counts
     return dict(s.existing_anti_affinity_counts), dict(s.affinity_counts), dict(s.anti_affinity_counts)
 
 

@@ -152,6 +152,7 @@ class PodIndex:
         self._versions: dict[str | None, int] = {}
         self.terms: tuple[dict[int, TermSum], ...] = ({}, {}, {})
         self._term_versions = [0, 0, 0]  # per kind: how many times a distinct term was added or dropped
+        self._term_sum_versions = [0, 0, 0]  # per kind: how many times a term's sums changed
         # per kind: (its term version, the label keys its terms read, pods alike in them -> matching_terms)
         self._terms_alike: list[tuple | None] = [None, None, None]
         # Per kind, the distinct terms by namespace they name (None: those with a namespaceSelector, which
@@ -222,11 +223,15 @@ class PodIndex:
     def _update(self, index: int, ni: NodeInfo) -> None:
         """Node ``index`` (``ni``) has another generation: its summary made again. Made while the old one
         still counts, so that a group or term the node keeps is not dropped and made anew (which would
-        make every answer kept for its namespace out of date); then what the node no longer has goes."""
+        make every answer kept for its namespace out of date); then what the node no longer has goes.
+        Terms counted as before (a pod without affinity came or went) are left as they are."""
         old = self._summaries[index]
         new = self._summaries[index] = self._summary_of[ni] = _Node(ni, self, old)
-        self._add(ni, new)
-        self._remove(ni, old, new)
+        terms = not _same_terms(old.terms, new.terms)
+        if not terms:
+            new.terms = old.terms
+        self._add(ni, new, terms)
+        self._remove(ni, old, new, terms)
         self._generations[index] = ni.generation
         self._log.append(ni)
         if new.node is not old.node or new.labels is not old.labels or new.taints is not old.taints:
@@ -248,11 +253,16 @@ class PodIndex:
                     group.nodes[ni] = count
         self.grouped = True
 
-    def _add(self, ni: NodeInfo, summary: _Node) -> None:
+    def term_sums_version(self, kind: int) -> int:
+        """Changes whenever a term sum of ``kind`` changes (a term added or dropped, a count or weight)."""
+        return self._term_sum_versions[kind]
+
+    def _add(self, ni: NodeInfo, summary: _Node, terms: bool = True) -> None:
         if summary.pods is not None:
             for group, count in summary.pods.items():
                 group.nodes[ni] = count  # the node's previous summary was removed first
-        for (kind, term_id, value), (term, count, weight) in summary.terms.items():
+        for (kind, term_id, value), (term, count, weight) in (summary.terms.items() if terms else ()):
+            self._term_sum_versions[kind] += 1
             sums = self.terms[kind]
             entry = sums.get(term_id)
             if entry is None:
@@ -267,9 +277,9 @@ class PodIndex:
                 kept[0] += count
                 kept[1] += weight
 
-    def _remove(self, ni: NodeInfo, summary: _Node, replaced_by: _Node | None = None) -> None:
+    def _remove(self, ni: NodeInfo, summary: _Node, replaced_by: _Node | None = None, terms: bool = True) -> None:
         """Take ``summary`` out; ``replaced_by``: the node's new summary, already added (its groups keep
-        the node's counts)."""
+        the node's counts); ``terms``: its terms too."""
         kept = replaced_by.pods or _NONE if replaced_by is not None else _NONE
         for group in summary.pods or ():
             if group in kept:
@@ -278,7 +288,8 @@ class PodIndex:
             del nodes[ni]
             if not nodes:
                 self._drop_group(group)
-        for (kind, term_id, value), (_, count, weight) in summary.terms.items():
+        for (kind, term_id, value), (_, count, weight) in (summary.terms.items() if terms else ()):
+            self._term_sum_versions[kind] += 1
             sums = self.terms[kind]
             entry = sums[term_id]
             kept = entry.values[value]
@@ -415,6 +426,18 @@ class PodIndex:
         if kept is not None:
             kept["terms"] = (stamp, out)
         return out
+
+
+def _same_terms(old: dict[tuple, list], new: dict[tuple, list]) -> bool:
+    """Whether two summaries of a node count the same terms (keyed by the term's id: the old summary
+    keeps its terms alive) the same times with the same weights."""
+    if old.keys() != new.keys():
+        return False
+    for key, (_, count, weight) in old.items():
+        entry = new[key]
+        if entry[1] != count or entry[2] != weight:
+            return False
+    return True
 
 
 def _label_keys(by_namespace: dict) -> tuple[str, ...] | None:
