@@ -1,18 +1,21 @@
 """Gangs as each release's API and scheduler have them (issue 39, "Versions and gates"), through typer's runner
 on hand-worked clusters of 1-cpu nodes: v1.35's v1alpha1 Workload with inline pod groups, pods joining with
 ``spec.workloadRef`` and scheduled one by one, each gang pod that fits waiting at Permit; the version of the
-Workload API each release serves; v1.35's validation of a Workload."""
+Workload API each release serves; v1.35's validation of a Workload; v1.35's capacity of a gang."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import jsonschema
 import pytest
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
 
 runner = CliRunner()
+SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "schema" / "kwhatif-v1.schema.json"
 V135 = ("--kubernetes-version", "1.35", "--feature-gates", "GenericWorkload=true,GangScheduling=true")
 TIMED_OUT = "0/1 nodes are available: 1 rejected due to timeout after waiting 5m0s at plugin GangScheduling."
 NO_CPU_2 = ("0/2 nodes are available: 2 Insufficient cpu. no new claims to deallocate, preemption: 0/2 nodes are "
@@ -232,13 +235,68 @@ def test_v1_37_preview_validates_the_v1beta1_disruption_mode_union(tmp_path):
             in result.output), result.output
 
 
-def test_capacity_of_a_v1_35_workload_gang_is_refused_as_not_modelled(tmp_path):
-    (tmp_path / "m.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List",
-                                                "items": [workload(("workers", 2)), pod("t0"), pod("t1")]}))
-    (tmp_path / "c.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": [node("n1")]}))
-    result = runner.invoke(app, ["capacity", str(tmp_path / "m.json"), "--cluster", str(tmp_path / "c.json"), *V135])
+def capacity(tmp_path, manifest: list, nodes: int, *args: str):
+    (tmp_path / "m.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": manifest}))
+    (tmp_path / "c.json").write_text(json.dumps({"apiVersion": "v1", "kind": "List",
+                                                 "items": [node(f"n{i + 1}") for i in range(nodes)]}))
+    return runner.invoke(app, ["capacity", str(tmp_path / "m.json"), "--cluster", str(tmp_path / "c.json"), *V135,
+                               *args, "-o", "json"])
+
+
+def no_cpu(nodes: int) -> str:
+    return NO_CPU_2.replace("2", str(nodes))
+
+
+CAPACITY_1_35 = [
+    # (name, manifest, 1-cpu nodes, copies, stopReason, nodes of the copies' pods in order)
+    ("two copies of a 2-pod gang bind, the third's first pod waits at Permit for a quorum that never comes",
+     [workload(("workers", 2)), pod("t0"), pod("t1")], 5, 2,
+     f"default/train-2/workers: 1 of 2 pod(s) fit (minCount 2): {no_cpu(5)}",
+     ["n1", "n2", "n3", "n4", None, None]),
+    ("the second copy's quorum binds but its third pod fits nowhere: a copy only in part counts as none",
+     [workload(("workers", 2)), pod("t0"), pod("t1"), pod("t2")], 5, 1,
+     f"default/train-1/workers: 2 of 3 pod(s) fit (minCount 2): {no_cpu(5)}",
+     ["n1", "n2", "n3", "n4", "n5", None]),
+    ("a basic group: pod by pod, nothing waits",
+     [workload(("workers", None)), pod("t0"), pod("t1")], 3, 1,
+     f"default/train-1/workers: 1 of 2 pod(s) fit: {no_cpu(3)}", ["n1", "n2", "n3", None]),
+    ("fewer pods than minCount: no copy leaves PreEnqueue",
+     [workload(("workers", 3)), pod("t0"), pod("t1")], 3, 0,
+     "default/train-0/workers: waiting for minCount pods from a gang to appear in scheduling queue", [None, None]),
+]
+
+
+@pytest.mark.parametrize("manifest,nodes,copies,reason,placed", [c[1:] for c in CAPACITY_1_35],
+                         ids=[c[0] for c in CAPACITY_1_35])
+def test_v1_35_capacity_counts_copies_of_a_workload_gang_that_bind_whole(tmp_path, manifest, nodes, copies, reason,
+                                                                         placed):
+    """1-cpu pods on 1-cpu nodes: copy k is the Workload train-k, its pods t0-k ... naming it; each copy's pods
+    are scheduled one by one, waiting at Permit until minCount of them are reserved."""
+    result = capacity(tmp_path, manifest, nodes)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["podGroup"], data["instances"], data["stopReason"]) == ("default/train/workers", copies, reason)
+    assert [p["node"] for p in data["placements"]] == placed
+    assert data["lastGroup"]["condition"] is None  # v1.35 has no PodGroup to write a condition on
+
+
+def test_v1_35_capacity_suggest_adds_the_node_a_copy_lacks_and_it_is_proven(tmp_path):
+    """Three 1-cpu pods of minCount 3 on two 1-cpu nodes: two wait at Permit and time out, no copy binds; one
+    more node like n1 lets the copy bind, and --add-node n1=1 counts that copy."""
+    manifest = [workload(("workers", 3)), pod("t0"), pod("t1"), pod("t2")]
+    data = json.loads(capacity(tmp_path, manifest, 2, "--suggest").stdout)
+    jsonschema.validate(data, json.loads(SCHEMA.read_text()))
+    assert (data["instances"], data["lastGroup"]["waitedAtPermit"]) == (0, True)
+    assert [(s["change"], s["poolSize"], s["podsOnNewNodes"], s["apply"]["clusterFlags"]) for s in data["suggestions"]] \
+        == [("add 1 node like n1", 2, 1, ["--add-node", "n1=1"])]
+    assert json.loads(capacity(tmp_path, manifest, 2, "--add-node", "n1=1").stdout)["instances"] == 1
+
+
+def test_v1_35_capacity_counts_one_gang(tmp_path):
+    result = capacity(tmp_path, [workload(("workers", 1)), pod("a0", replica="a"), pod("b0", replica="b")], 2)
     assert result.exit_code == 2
-    assert "capacity of a v1.35 Workload's gang (scheduling.k8s.io/v1alpha1) is not modelled" in result.output
+    assert ("error: Workload train: capacity counts copies of one gang, its pods are in 2 (train/workers/a, "
+            "train/workers/b); give the pods of one pod group and replica key") in result.stderr
 
 
 def test_a_permit_rejection_is_a_fit_error_on_one_node_counting_each_reason():

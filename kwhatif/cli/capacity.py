@@ -62,12 +62,9 @@ def capacity(
         objects, cluster_state, setup = workload_inputs(inputs, reference)
     else:
         objects = load_objects(pod)
-        if any(obj.get("kind") == "PodGroup" for obj, _ in objects):
+        if any(obj.get("kind") == "PodGroup" or (obj.get("kind"), obj.get("apiVersion")) == (
+                "Workload", "scheduling.k8s.io/v1alpha1") for obj, _ in objects):
             _gang_capacity(objects, inputs, max_instances, seed, output, suggest)
-        if any(obj.get("kind") == "Workload" and obj.get("apiVersion") == "scheduling.k8s.io/v1alpha1"
-               for obj, _ in objects):
-            raise InputError(f"{pod}: capacity of a v1.35 Workload's gang (scheduling.k8s.io/v1alpha1) is not "
-                             "modelled; place answers whether the gang binds")
     if suggest:
         raise typer.BadParameter("--suggest answers for a PodGroup's capacity (give the PodGroup and its pods); "
                                  "for pods, place --suggest", param_hint="--suggest")
@@ -117,9 +114,9 @@ def capacity(
 
 
 def _gang_capacity(objects, inputs, max_instances: int | None, seed: int | None, output, suggest: bool) -> None:
-    """capacity of a PodGroup and its pods (issue 39): copies of the whole gang until one does not bind whole,
-    on the cluster after the command's changes (--add-node ...); with ``suggest``, the nodes to add so one
-    more copy binds."""
+    """capacity of a PodGroup and its pods (issue 39), or of v1.35's Workload of one gang and its pods: copies of
+    the whole gang until one does not bind whole, on the cluster after the command's changes (--add-node ...);
+    with ``suggest``, the nodes to add so one more copy binds."""
     from kwhatif.errors import InputError
     from kwhatif.render.output import machine_output
     from kwhatif.whatif.gang_capacity import gang_capacity
@@ -128,10 +125,11 @@ def _gang_capacity(objects, inputs, max_instances: int | None, seed: int | None,
     cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario, _ = apply_current_changes(cluster_state, setup, output.value)
     expansion = expand_objects(objects, cluster_state)
-    groups = [o for o in expansion.objects if o["kind"] == "PodGroup"]
+    kind = "PodGroup" if any(obj.get("kind") == "PodGroup" for obj, _ in objects) else "Workload"
+    groups = [o for o in expansion.objects if o["kind"] == kind]
     if len(groups) != 1:
-        raise InputError(f"capacity takes one PodGroup and its pods, got {len(groups)} PodGroups")
-    cluster_state = join_objects(cluster_state, [o for o in expansion.objects if o["kind"] != "PodGroup"])
+        raise InputError(f"capacity takes one {kind} and its pods, got {len(groups)} {kind}s")
+    cluster_state = join_objects(cluster_state, [o for o in expansion.objects if o is not groups[0]])
     result = gang_capacity(groups[0], expansion.pods, cluster_state, setup, max_instances=max_instances or None,
                            seed=seed, suggest=suggest)
     if output in (MachineOutput.json, MachineOutput.yaml):

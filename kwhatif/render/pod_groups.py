@@ -130,8 +130,8 @@ def _gang_suggestions(result, console: Console) -> None:
         console.print(Text("No node pool helps: one more copy does not bind whole even with a node like the pool's "
                            "for each of its pods.", style="red"))
         return
-    console.print(Text("What would let one more copy bind (each proven by the copy's pod group cycle: that many "
-                       "nodes do, one fewer does not):"))
+    console.print(Text("What would let one more copy bind (each proven by scheduling the copy: that many nodes do, "
+                       "one fewer does not):"))
     rows = [[entry["change"], f"{entry['podsOnNewNodes']} of {result.pods_per_copy} pods on the new node(s); pool "
              f"of {entry['poolSize']} node(s); {' '.join(entry['apply']['clusterFlags'])}"]
             for entry in result.suggestions]

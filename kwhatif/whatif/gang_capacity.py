@@ -1,9 +1,12 @@
 """``capacity`` of a gang (issue 39): how many copies of a whole pod group the cluster can schedule, one
-after another, each in its own pod group cycle (kwhatif.schedule_one_podgroup) and bound before the next
-copy is tried. Copy *k* is the PodGroup named ``<name>-<k>`` with its pods ``<pod>-<k>`` naming it. A copy
-counts only when every one of its pods is bound: a gang that would fit only in part counts as none, and the
-first such copy ends the count with the reason its group gave. With ``suggest``, for each node pool the
-fewest nodes like it (``--add-node NODE=N``) after which that copy binds whole: N nodes do, N - 1 do not."""
+after another, each bound before the next copy is tried. Copy *k* is the PodGroup named ``<name>-<k>`` with its
+pods ``<pod>-<k>`` naming it, each copy in its own pod group cycle (kwhatif.schedule_one_podgroup); in v1.35,
+which has no PodGroup kind and no pod group cycle, the Workload ``<name>-<k>`` with the pods ``<pod>-<k>``
+naming it in ``spec.workloadRef``, the copy's pods scheduled one by one and waiting at GangScheduling's Permit
+for the quorum (kwhatif.whatif.gang_permit). A copy counts only when every one of its pods is bound: a gang
+that would fit only in part counts as none, and the first such copy ends the count with the reason its group
+gave. With ``suggest``, for each node pool the fewest nodes like it (``--add-node NODE=N``) after which that
+copy binds whole: N nodes do, N - 1 do not."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import copy
 from dataclasses import dataclass, field
 
 from kwhatif.api.pod_groups import pod_group_name
+from kwhatif.api.workload_versions import check_served, gang_name, workload_ref
 from kwhatif.errors import InputError
 from kwhatif.state.cluster import Cluster
 from kwhatif.state.pod_group_state import PodGroupStates
@@ -43,28 +47,68 @@ class GangCapacityResult:
 
 
 def _copy_of(obj: dict, k: int, group: str) -> dict:
+    """Copy ``k`` of the PodGroup or v1.35 Workload named ``group``, or of one of its pods (naming the copy)."""
     out = copy.deepcopy(obj)
     meta = out.setdefault("metadata", {})
     meta.pop("uid", None)
     meta["name"] = f"{meta.get('name')}-{k}"
     if out.get("kind") == "Pod":
-        out["spec"]["schedulingGroup"] = {**out["spec"]["schedulingGroup"], "podGroupName": f"{group}-{k}"}
+        field, key = ("workloadRef", "name") if workload_ref(out) else ("schedulingGroup", "podGroupName")
+        out["spec"][field] = {**out["spec"][field], key: f"{group}-{k}"}
     return out
+
+
+def _members(group: dict, pods: list[tuple[dict, str]]) -> list[tuple[dict, str]]:
+    """The pods of the gang: those naming the PodGroup, or for a v1.35 Workload those naming one of its pod
+    groups, which must all be one gang (one podGroup and replica key: a copy is one gang's)."""
+    name = group["metadata"]["name"]
+    if group["kind"] == "PodGroup":
+        members = [(raw, source) for raw, source in pods if pod_group_name(raw) == name]
+        if not members:
+            raise InputError(f"PodGroup {name}: no pod names it in spec.schedulingGroup.podGroupName")
+        return members
+    members = [(raw, source) for raw, source in pods if (workload_ref(raw) or {}).get("name") == name]
+    if not members:
+        raise InputError(f"Workload {name}: no pod names it in spec.workloadRef.name")
+    gangs = sorted({gang_name(raw) for raw, _ in members})
+    if len(gangs) > 1:
+        raise InputError(f"Workload {name}: capacity counts copies of one gang, its pods are in {len(gangs)} "
+                         f"({', '.join(gangs)}); give the pods of one pod group and replica key")
+    return members
+
+
+def _schedule_copy(placer: SequencePlacer, snapshot: Snapshot, prepared: list[PreparedPod],
+                   group_copy: dict) -> tuple[list, dict | None]:
+    """The copy's placements and, when some pod of it does not bind, its group's report: a pod group cycle, or
+    in v1.35 the pods one by one waiting at Permit."""
+    if group_copy["kind"] == "Workload":
+        from kwhatif.whatif.gang_permit import place_waiting_on_permit
+
+        placements, reports = place_waiting_on_permit(placer, prepared)
+        return placements, None if all(p.node is not None for p in placements) else reports[0]
+    states = PodGroupStates.of(snapshot.cluster.pods, [p.info.pod for p in prepared])
+    key = (prepared[0].info.namespace, group_copy["metadata"]["name"])
+    placements, group = placer.place_group(prepared, states)
+    if all(p.node is not None for p in placements):
+        return placements, None
+    return placements, group_report(key, prepared, placements, group, snapshot, 0)
 
 
 def gang_capacity(pod_group: dict, pods: list[tuple[dict, str]], cluster: Cluster, setup: SchedulerSetup, *,
                   max_instances: int | None = None, seed: int | None = None,
                   snapshot: Snapshot | None = None, suggest: bool = False) -> GangCapacityResult:
-    """Copies of ``pod_group`` and its ``pods`` (raw manifests, with their source) scheduled until the first
-    that does not bind whole, or ``max_instances``."""
+    """Copies of ``pod_group`` (a PodGroup, or v1.35's Workload of one gang) and its ``pods`` (raw manifests,
+    with their source) scheduled until the first that does not bind whole, or ``max_instances``."""
+    kind = pod_group["kind"]
     if not setup.features.enabled("GenericWorkload"):
-        raise InputError("capacity of a PodGroup needs its gates: GenericWorkload is off in "
+        raise InputError(f"capacity of a {kind} needs its gates: GenericWorkload is off in "
                          f"{setup.features.release.name} (--feature-gates GenericWorkload=true,GangScheduling=true)")
+    check_served([pod_group], setup.features)
     name = pod_group["metadata"]["name"]
-    members = [(raw, source) for raw, source in pods if pod_group_name(raw) == name]
-    if not members:
-        raise InputError(f"PodGroup {name}: no pod names it in spec.schedulingGroup.podGroupName")
+    members = _members(pod_group, pods)
     key_name = f"{pod_group['metadata'].get('namespace') or 'default'}/{name}"
+    if kind == "Workload":
+        key_name += "/" + gang_name(members[0][0]).split("/", 1)[1]
     snapshot = snapshot or Snapshot(cluster)
     placer = SequencePlacer(snapshot, setup, seed=seed)
     placements, k, last = [], 0, None
@@ -75,12 +119,9 @@ def gang_capacity(pod_group: dict, pods: list[tuple[dict, str]], cluster: Cluste
         base = snapshot.cluster
         prepared: list[PreparedPod] = created_together(
             prepare_pods([(_copy_of(raw, k, name), source) for raw, source in members], snapshot.cluster))
-        states = PodGroupStates.of(snapshot.cluster.pods, [p.info.pod for p in prepared])
-        key = (prepared[0].info.namespace, group_copy["metadata"]["name"])
-        group_placements, group = placer.place_group(prepared, states)
+        group_placements, last = _schedule_copy(placer, snapshot, prepared, group_copy)
         placements.extend(group_placements)
-        if not all(p.node is not None for p in group_placements):
-            last = group_report(key, prepared, group_placements, group, snapshot, 0)
+        if last is not None:
             break
         k += 1
     if last is None:
@@ -96,23 +137,23 @@ def gang_capacity(pod_group: dict, pods: list[tuple[dict, str]], cluster: Cluste
     result = GangCapacityResult(key_name, len(members), k, False, reason, last, placements, placer.warnings,
                                 setup.features)
     if suggest:
-        result.suggestions = _nodes_to_add(snapshot, setup, seed, prepared)
+        result.suggestions = _nodes_to_add(snapshot, setup, seed, prepared, group_copy)
     return result
 
 
 def _binds_whole(snapshot: Snapshot, setup: SchedulerSetup, seed: int | None, prepared: list[PreparedPod],
-                 template: str, count: int) -> list | None:
+                 group_copy: dict, template: str, count: int) -> list | None:
     """The copy's placements when ``count`` nodes like ``template`` are added (``--add-node``, on a fork of
     the snapshot) and every one of its pods binds; None when some pod does not."""
     with snapshot.forked():
         scenario_for(snapshot.cluster, [Change("add-node", argument=f"{template}={count}")], setup, snapshot)
-        states = PodGroupStates.of(snapshot.cluster.pods, [p.info.pod for p in prepared])
-        placements, _ = SequencePlacer(snapshot, setup, seed=seed).place_group(prepared, states)
-    return placements if all(p.node is not None for p in placements) else None
+        placements, refused = _schedule_copy(SequencePlacer(snapshot, setup, seed=seed), snapshot, prepared,
+                                             group_copy)
+    return placements if refused is None else None
 
 
 def _nodes_to_add(snapshot: Snapshot, setup: SchedulerSetup, seed: int | None,
-                  prepared: list[PreparedPod]) -> list[dict]:
+                  prepared: list[PreparedPod], group_copy: dict) -> list[dict]:
     """For each node pool (``pools``: its first node as the template), the fewest nodes like it after
     which the copy that ended the count binds whole, at most one per pod of the copy: a binary search
     (the gang is assumed to fit on more nodes whenever it fits on fewer), whose answer N is proven to bind
@@ -122,13 +163,13 @@ def _nodes_to_add(snapshot: Snapshot, setup: SchedulerSetup, seed: int | None,
     for template, size in pools(snapshot):
         if template.unschedulable:
             continue
-        found = _binds_whole(snapshot, setup, seed, prepared, template.name, limit)
+        found = _binds_whole(snapshot, setup, seed, prepared, group_copy, template.name, limit)
         if found is None:
             continue
         lo, hi = 0, limit  # lo: known not to bind (0: the count itself); hi: known to bind
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            attempt = _binds_whole(snapshot, setup, seed, prepared, template.name, mid)
+            attempt = _binds_whole(snapshot, setup, seed, prepared, group_copy, template.name, mid)
             if attempt is None:
                 lo = mid
             else:
