@@ -1,9 +1,10 @@
 """Shared fixtures: a real extender process (../shared/conformance/extender.py) on loopback. typer's
-CliRunner gets the app's command built once."""
+CliRunner gets the app's command built once. The collector runs as in a long evaluation."""
 
 from __future__ import annotations
 
 import functools
+import gc
 import socket
 import subprocess
 import sys
@@ -12,7 +13,22 @@ import time
 import pytest
 import typer.testing
 
+from kwhatif.api.bulk import LONG_EVALUATION_THRESHOLDS
 from tests.conformance_support import EXTENDER_SCRIPT, missing_reference, reference_missing
+
+# A test worker is a long-lived process that keeps every collected test, the modules' tables and the
+# fixtures' clusters: at the default thresholds the collector walks that growing heap again and again
+# (a quarter of the CPU of the kept-verdict suite, which allocates most, in a worker that collected the
+# whole suite). Collections as rare as in a long evaluation (kwhatif.api.bulk) from the start, and what
+# collection built frozen once it is done, give that time back; nothing a test checks depends on when
+# cyclic garbage is freed.
+gc.set_threshold(*LONG_EVALUATION_THRESHOLDS)
+
+
+def pytest_collection_finish(session):
+    gc.collect()
+    gc.freeze()
+
 
 # CliRunner.invoke builds the click command tree of the app on every call (about 30 ms of evaluating
 # annotations, over a thousand calls); the CLI builds it once per process, and so do the tests.
@@ -97,3 +113,21 @@ def with_evaluations(seeds, fresh_every: int = 3) -> list:
     seeds = list(seeds)
     return ([pytest.param(seed, "memo", id=f"{seed}-memo") for seed in seeds]
             + [pytest.param(seed, "fresh", id=f"{seed}-fresh") for seed in seeds[::fresh_every]])
+
+
+# The tests that take longest (each 5-30 s of a worker: a two-node Ray cluster, pytest and bash run as
+# subprocesses), run first: xdist hands each worker a contiguous half of the collection and lets idle
+# workers steal from the other's tail, so a long test left at a tail is run alone while the other
+# worker waits. Whole modules, so that their module-scoped fixtures are made once.
+SLOW_FIRST = (
+    "tests/test_sweep_ray.py::test_a_sweep_on_two_ray_nodes_gives_the_local_pools_json",
+    "tests/test_reference_required.py::",
+    "tests/test_completions.py::",
+)
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item) -> int:
+        return next((i for i, prefix in enumerate(SLOW_FIRST) if item.nodeid.startswith(prefix)), len(SLOW_FIRST))
+
+    items.sort(key=rank)  # stable: the rest keep their order

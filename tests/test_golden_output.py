@@ -7,6 +7,7 @@ the output at a width is a word of the same output on an unbounded terminal. Reg
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import re
@@ -64,6 +65,13 @@ CASES = {
 def render(argv: list[str], width: int | None, colour: bool) -> str:
     """What ``kwhatif ARGV`` prints on a terminal of ``width`` columns (None: piped). The demo cluster is
     read as JSON: the same answers, byte for byte, as its YAML (tests/test_demo_cluster.py)."""
+    return _render(tuple(argv), width, colour)
+
+
+@functools.cache
+def _render(argv: tuple[str, ...], width: int | None, colour: bool) -> str:
+    """Each output rendered once in a worker: the token checks read the golden tests' plain outputs and
+    one unbounded output per command instead of rendering them again."""
     argv = [demo_cluster_json() if arg == DEMO else arg for arg in argv]
     cwd = os.getcwd()
     os.chdir(ROOT)

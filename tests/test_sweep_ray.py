@@ -6,8 +6,6 @@ through a connection made before the sweep (a Ray job's driver)."""
 from __future__ import annotations
 
 import pytest
-import ray
-from ray.cluster_utils import Cluster
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
@@ -22,7 +20,10 @@ OBJECT_STORE = 80 * 1024 * 1024  # per node; Ray's smallest is 75 MiB
 @pytest.fixture
 def two_nodes():
     """A two-node Ray cluster, one CPU per node: a sweep's segments queue for the head's CPU and Ray
-    places the rest on the other node, whose object store fetches the snapshot from the head's."""
+    places the rest on the other node, whose object store fetches the snapshot from the head's. Ray is
+    imported here, not at collection (about a second in every worker)."""
+    from ray.cluster_utils import Cluster
+
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "object_store_memory": OBJECT_STORE,
                                                             "include_dashboard": False})
     try:
@@ -37,6 +38,8 @@ def test_a_sweep_on_two_ray_nodes_gives_the_local_pools_json(hand_file, request)
     # One test, so that the suite starts Ray once (xdist may run a module's tests in two workers). The
     # local pool first, before any Ray process exists: a forked worker would inherit Ray's threads.
     local = [cli("drain", *args, "-c", hand_file, "-o", "json", "--workers", "2") for args in SWEEPS]
+    import ray
+
     two_nodes = request.getfixturevalue("two_nodes")
     nodes = two_nodes.list_all_nodes()
     assert len(nodes) == 2 and len({node.plasma_store_socket_name for node in nodes}) == 2  # two object stores
