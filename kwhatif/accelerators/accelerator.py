@@ -26,6 +26,9 @@ class Accelerator:
     # filter_key(plugin, state) -> a value: what a plugin that is not node-local reads of the cycle state;
     # an equal key (for a pod of the same class) and an unchanged node mean the same Filter verdict.
     filter_key: Callable | None = None
+    # filter_statuses(plugin, state, pod, nodes) -> Filter's verdicts of ``nodes`` at once (None where a node
+    # passes; a rejection's Status with the plugin's name, as the framework sets it), None when it cannot say.
+    filter_statuses: Callable | None = None
     # statuses_at(plugin, state, pod, columns, index) -> Filter's verdicts of the nodes at positions
     # ``index`` of the memo's resource columns, at once (None: filter them one by one).
     statuses_at: Callable | None = None

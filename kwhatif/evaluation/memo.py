@@ -87,6 +87,48 @@ class Memo:
         """The Filter plugins after the node-local ones."""
         return self.framework.run_filter_plugins(self._late_filters, state, pod, ni)
 
+    def _with_late_filters(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                           local: list[Status | None]) -> list[Status | None]:
+        """The verdicts of ``nodes``: their node-local verdicts ``local``, the plugins after the node-local
+        ones run on those that pass; each plugin on all of them at once where every one that runs has a
+        bulk Filter (``filter_statuses``: a walk refilters a thousand nodes when the counts these plugins
+        read change at every step), else node by node."""
+        skip = state.skip_filter_plugins
+        running = [pl for pl in self.framework.points["filter"][self.local_filter_count:] if pl.name not in skip]
+        bulk = [accelerator_of(pl).filter_statuses for pl in running]
+        found = list(local)
+        passing = [index for index, status in enumerate(local) if status is None]
+        if None not in bulk:
+            for pl, filter_statuses in zip(running, bulk):
+                if not passing:
+                    return found
+                answer = filter_statuses(pl, state, pod, gather(nodes, passing))
+                if answer is None:
+                    break
+                still = []
+                for index, status in zip(passing, answer):
+                    if status is None:
+                        still.append(index)
+                    else:
+                        found[index] = status
+                passing = still
+            else:
+                return found
+            found = list(local)  # a plugin could not answer at once: every node by node
+        for index, ni in enumerate(nodes):
+            if found[index] is None:
+                found[index] = self._run_late_filters(state, pod, ni)
+        return found
+
+    def _filters_ahead(self, state: CycleState) -> bool:
+        """Whether the walk may filter nodes it may not reach: every Filter plugin after the node-local ones
+        that runs has a bulk Filter (which writes nothing into the cycle state, as DynamicResources'
+        Filter does per node; the node-local plugins' verdicts are shared between pods, so they write
+        nothing either)."""
+        skip = state.skip_filter_plugins
+        return all(accelerator_of(pl).filter_statuses is not None
+                   for pl in self.framework.points["filter"][self.local_filter_count:] if pl.name not in skip)
+
     def runs_late_filters(self, state: CycleState) -> bool:
         """Whether a Filter plugin after the node-local ones runs for this cycle (PreFilter skipped none)."""
         skip = state.skip_filter_plugins
@@ -142,23 +184,32 @@ class Memo:
                 return feasible, walked[2]
         kept.walked = None
         fresh = not rejected_statuses
+        ahead = self._filters_ahead(state)
         feasible: list[NodeInfo] = []
         feasible_at: list[int] = []  # their positions in the kept list (the memo told, for PreScore and Score)
         examined = 0
         for lo, hi in ((start, len(nodes)), (0, start)):
             while lo < hi:
-                top = lo + min(hi - lo, k + 1 - len(feasible))
+                needed = k + 1 - len(feasible)
+                top = lo + min(hi - lo, needed)
                 chunk = values[lo:top]
                 error = False
                 if any(map(is_, chunk, repeat(MISSING))):
-                    indices = list(compress(range(lo, top), map(is_, chunk, repeat(MISSING))))
+                    # with pure Filters, the missing verdicts of as many nodes as the walk's pass rate so far
+                    # says it will examine, at once (each call costs far more than a node)
+                    end = top if not ahead or not examined else hi if not feasible else min(
+                        hi, max(top, lo + (needed * examined * 5 + 4 * len(feasible) - 1) // (4 * len(feasible))))
+                    indices = list(compress(range(lo, end), map(is_, values[lo:end], repeat(MISSING))))
                     for index in indices:
-                        if index in known:
+                        if index in known and index < top:
                             chunk[index - lo] = known[index]
                     indices = [index for index in indices if index not in known]
                     found, error = self._verdicts(state, pod, kept, indices, nominated)
                     for index, status in zip(indices, found):
-                        chunk[index - lo] = status
+                        if index < top:
+                            chunk[index - lo] = status
+                        elif not error:  # a later run's (kept in ``values`` too unless nominated pods are there)
+                            known[index] = status
                 passed = list(map(is_, chunk, repeat(None)))
                 if error:  # node by node: the walk stops at the error
                     for ni, status in zip(nodes[lo:top], chunk):
@@ -204,7 +255,7 @@ class Memo:
         if local is None:  # every node filtered in full
             found = list(map(functools.partial(fw.run_filter_with_nominated_pods, state, pod), todo))
         elif self.runs_late_filters(state):  # the node-local verdict, then the other plugins
-            found = [status or self._run_late_filters(state, pod, ni) for ni, status in zip(todo, local)]
+            found = self._with_late_filters(state, pod, todo, local)
         else:
             found = list(local)  # the memo's list may be its own
         error = False

@@ -78,10 +78,15 @@ def run_filter(pod: PodInfo, pods, args=None, nodes=NODES):
     _, status = plugin.pre_filter(state, pod, snap.node_info_list)
     if status is not None:
         return "skip" if status.code == Code.SKIP else (status.code, status.message)
-    out = {}
+    out, statuses = {}, []
     for ni in snap.node_info_list:
         s = plugin.filter(state, pod, ni)
+        if s is not None:
+            s.plugin = plugin.name  # as the framework sets it
+        statuses.append(s)
         out[ni.name] = None if s is None else (s.code, s.message)
+    # every node at once (a sequence's walk) gives what Filter gives node by node
+    assert accelerator_of(plugin).filter_statuses(plugin, state, pod, snap.node_info_list) == statuses
     return out
 
 

@@ -9,6 +9,8 @@ import random
 
 import pytest
 
+from kwhatif.accelerators import accelerator_of
+
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, Handle, NodeScore
 from kwhatif.framework.interface import ConfigError
@@ -66,10 +68,15 @@ def run_filter(nodes, pods, pod, others=(), args=None):
     _, status = plugin.pre_filter(state, info, snap.node_info_list)
     if status is not None:
         return status
-    out = {}
+    out, statuses = {}, []
     for ni in snap.node_info_list:
         s = plugin.filter(state, info, ni)
+        if s is not None:
+            s.plugin = plugin.name  # as the framework sets it
+        statuses.append(s)
         out[ni.name] = None if s is None else (s.code, s.reasons)
+    # every node at once (a sequence's walk) gives what Filter gives node by node
+    assert accelerator_of(plugin).filter_statuses(plugin, state, info, snap.node_info_list) == statuses
     return out
 
 
