@@ -188,7 +188,8 @@ class SequenceResult:
 
 
 def prepare_pods(raws: Iterable[tuple[dict, str]], cluster: Cluster) -> list[PreparedPod]:
-    return [PreparedPod(*prepare_pod(raw, source, cluster)) for raw, source in raws]
+    alike = PodsAlike()  # a workload's pods (--replicas copies) differ by name only: validated whole once
+    return [PreparedPod(*prepare_pod(raw, source, cluster, alike=alike)) for raw, source in raws]
 
 
 def created_together(pods: list[PreparedPod]) -> list[PreparedPod]:
