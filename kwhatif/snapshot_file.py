@@ -343,12 +343,12 @@ def expand_pods(templates: list, instances: list, path: str) -> TemplatedPods:
     except (KeyError, IndexError, TypeError) as exc:
         raise InputError(f"{path}: malformed snapshot: pod {len(pods)}: bad template reference ({exc!r})") from None
     check_shapes(pods, POD_METADATA, path, describe)
-    return TemplatedPods(pods, template_of, len(templates))
+    return TemplatedPods(template_of, pods)
 
 
 def expand_pod_columns(doc: dict, path: str) -> TemplatedPods:
-    """Format 2: full pod dicts from the value table, the templates and the columns (``compact_pods``),
-    with the template of each. Pods share their nested values, templates their fields' values."""
+    """Format 2: the pods of the value table, the templates and the columns (``compact_pods``), each
+    made into a dict when first read (``PodColumns``); the columns and templates are checked now."""
     values = doc.get("podValues")
     columns = doc.get("pods")
     if not isinstance(values, list) or not isinstance(columns, dict) or \
@@ -356,7 +356,8 @@ def expand_pod_columns(doc: dict, path: str) -> TemplatedPods:
         raise InputError(f"{path}: malformed snapshot: 'podValues' and 'podTemplates' must be lists and "
                          f"'pods' a map of columns")
     try:
-        parts = [tuple({k: values[i] for k, i in t[part].items()} for part in _PARTS) for t in doc["podTemplates"]]
+        refs = [tuple(t[part].items() for part in _PARTS) for t in doc["podTemplates"]]
+        parts = [tuple({k: values[i] for k, i in items} for items in template) for template in refs]
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
         raise InputError(f"{path}: malformed snapshot: pod template: bad value reference ({exc!r})") from None
     template_of = columns.get("template")
@@ -373,45 +374,116 @@ def expand_pod_columns(doc: dict, path: str) -> TemplatedPods:
         elif not isinstance(col, list) or len(col) != count:
             raise InputError(f"{path}: malformed snapshot: pods.{name} must be a list of {count} values")
         cols.append(col)
-    meta_own, _, status_own = (own for _, own in _POD_INSTANCE_FIELDS)
-    pods = []
-    for t, name, uid, created, deleted, node, phase, start, nominated in zip(template_of, *cols):
-        tm, tsp, tst = parts[t]
-        if deleted is None and name is not None and uid is not None and created is not None:
-            meta = {**tm, "name": name, "uid": uid, "creationTimestamp": created}
-        else:
-            meta = _own_fields(tm, meta_own, (name, uid, created, deleted))
-        if nominated is None and phase is not None and start is not None:
-            status = {**tst, "phase": phase, "startTime": start}
-        else:
-            status = _own_fields(tst, status_own, (phase, start, nominated))
-        pods.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-                     "spec": {**tsp} if node is None else {**tsp, "nodeName": node}, "status": status})
     overrides = columns.get("overrides") or {}
     if not isinstance(overrides, dict):
         raise InputError(f"{path}: malformed snapshot: pods.overrides must be a map of pod index to fields")
-    by_name = dict(zip(POD_COLUMNS[1:], cols))
-    if not overrides:  # every pod's own fields are its columns' values
-        _check_pod_metadata(pods, [tm for tm, _, _ in parts], (by_name["name"], by_name["uid"]), [], path)
-        return TemplatedPods(pods, template_of, len(parts), tuple(by_name[name] for name in TemplatedPods.OWN_COLUMNS))
     template_of = list(template_of)
+    edited: dict[int, dict] = {}
     for index, own in overrides.items():
         try:
             n = int(index)
-            pod = pods[n]
-            parts_of = parts[template_of[n]]
-            for part, template in zip(_PARTS, parts_of):
-                pod[part] = {**template, **own[part]}
-                if not _OWN[part].issuperset(own[part]):
-                    template_of[n] = -1  # fields of its own beyond the per-pod ones: its own PodInfo
+            template = parts[template_of[n]]
+            n %= count  # a negative index counts from the end, as a list's does
+            edited[n] = {part: {**fields, **own[part]} for part, fields in zip(_PARTS, template)}
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise InputError(f"{path}: malformed snapshot: pods.overrides.{index}: ({exc!r})") from None
-    _check_pod_metadata(pods, [tm for tm, _, _ in parts], (by_name["name"], by_name["uid"]),
-                        [pods[int(index)] for index in overrides], path)
-    return TemplatedPods(pods, template_of, len(parts))
+        template_of[n] = -1  # fields of its own, not the columns': its PodInfo from its dict
+    made: list[dict | None] = [None] * count
+    loaded = TemplatedPods(template_of, made, PodColumns(parts, template_of, cols, edited),
+                           [({"metadata": tm, "spec": tsp, "status": tst}, _info_key(template))
+                            for (tm, tsp, tst), template in zip(parts, refs)],
+                           tuple(cols[POD_COLUMNS.index(name) - 1] for name in TemplatedPods.OWN_COLUMNS))
+    by_name = dict(zip(POD_COLUMNS[1:], cols))
+    _check_pod_metadata(loaded, [tm for tm, _, _ in parts], (by_name["name"], by_name["uid"]),
+                        [loaded.pod(n) for n in edited], path)
+    return loaded
 
 
-def _check_pod_metadata(pods: list[dict], template_metadata: list[dict], own_columns: tuple[list, ...],
+def _info_key(template: tuple) -> tuple:
+    """What a PodInfo reads of a template (its value references), but its labels: templates with equal
+    keys make equal PodInfos but for the labels (the pods of a StatefulSet differ in one label)."""
+    meta, spec, status = template
+    return (tuple(item for item in meta if item[0] not in _NOT_IN_POD_INFO), tuple(spec), tuple(status))
+
+
+_NOT_IN_POD_INFO = ("labels", "ownerReferences")  # template metadata PodInfo does not read (labels: its own)
+
+
+class PodColumns:
+    """Makes pod ``n``'s dict from the templates' fields and the columns, as ``compact_pods`` split it
+    (pods of one template share their nested values, which nothing in kwhatif modifies); a pod with
+    overrides is its template's fields with them (``edited``)."""
+
+    __slots__ = ("parts", "template_of", "columns", "edited")
+
+    def __init__(self, parts: list[tuple[dict, dict, dict]], template_of: list[int], columns: list[list],
+                 edited: dict[int, dict]) -> None:
+        self.parts, self.template_of, self.columns, self.edited = parts, template_of, columns, edited
+
+    def __call__(self, n: int) -> dict:
+        fields = self.edited.get(n)
+        if fields is not None:
+            return {"apiVersion": "v1", "kind": "Pod", **fields}
+        return _pod_of(self.parts[self.template_of[n]], *(column[n] for column in self.columns))
+
+    def fill(self, made: list[dict | None]) -> int:
+        """Make every pod not made yet into ``made``, in one pass; how many were made."""
+        parts, edited = self.parts, self.edited
+        count = 0
+        for n, (pod, t, *own) in enumerate(zip(made, self.template_of, *self.columns)):
+            if pod is None:
+                fields = edited.get(n)
+                made[n] = _pod_of(parts[t], *own) if fields is None else {"apiVersion": "v1", "kind": "Pod", **fields}
+                count += 1
+        return count
+
+    def values(self, part: str, name: str) -> list:
+        """``pod[part].get(name)`` of every pod, as ``__call__`` would make it."""
+        if part not in _PARTS:
+            return [None] * len(self.template_of)
+        if name in _OWN[part]:
+            out = list(self.columns[POD_COLUMNS.index(name) - 1])
+        else:
+            at = _PARTS.index(part)
+            of_template = [fields[at].get(name) for fields in self.parts]
+            out = [of_template[t] for t in self.template_of]
+        for n, fields in self.edited.items():
+            out[n] = fields[part].get(name)
+        return out
+
+    def having(self, part: str, name: str) -> list[bool]:
+        """Whether each pod's ``part`` has the field ``name``, as ``__call__`` would make it."""
+        if part not in _PARTS:
+            return [False] * len(self.template_of)
+        if name in _OWN[part]:
+            out = [value is not None for value in self.columns[POD_COLUMNS.index(name) - 1]]
+        else:
+            at = _PARTS.index(part)
+            of_template = [name in fields[at] for fields in self.parts]
+            out = [of_template[t] for t in self.template_of]
+        for n, fields in self.edited.items():
+            out[n] = name in fields[part]
+        return out
+
+
+def _pod_of(template: tuple[dict, dict, dict], name, uid, created, deleted, node, phase, start, nominated) -> dict:
+    tm, tsp, tst = template
+    if deleted is None and name is not None and uid is not None and created is not None:
+        meta = {**tm, "name": name, "uid": uid, "creationTimestamp": created}
+    else:
+        meta = _own_fields(tm, _META_OWN, (name, uid, created, deleted))
+    if nominated is None and phase is not None and start is not None:
+        status = {**tst, "phase": phase, "startTime": start}
+    else:
+        status = _own_fields(tst, _STATUS_OWN, (phase, start, nominated))
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+            "spec": {**tsp} if node is None else {**tsp, "nodeName": node}, "status": status}
+
+
+_META_OWN, _, _STATUS_OWN = (own for _, own in _POD_INSTANCE_FIELDS)
+
+
+def _check_pod_metadata(loaded: TemplatedPods, template_metadata: list[dict], own_columns: tuple[list, ...],
                         edited: list[dict], path: str) -> None:
     """What selectors and owners read of every pod (``POD_METADATA``), as a dump's pods are checked when
     loaded: a pod's metadata is its template's plus its name and uid columns, so each template is checked
@@ -424,7 +496,7 @@ def _check_pod_metadata(pods: list[dict], template_metadata: list[dict], own_col
     except InputError:
         fine = False
     if not fine:
-        check_shapes(pods, POD_METADATA, path, describe)
+        check_shapes(loaded.all(), POD_METADATA, path, describe)
 
 
 _STRING_OR_NULL = {str, type(None)}
@@ -569,7 +641,7 @@ def document_objects(doc: dict, path: str) -> dict[str, list]:
     them apart, as columns): what ``snapshot --summary`` lists."""
     if doc["version"] < 2:
         return doc["objects"]
-    pods = expand_pod_columns(doc, path).pods
+    pods = expand_pod_columns(doc, path).all()
     out: dict[str, list] = {} if "Node" in doc["objects"] or not pods else {"Pod": list(pods)}
     for kind, items in doc["objects"].items():
         out[kind] = items
@@ -628,6 +700,5 @@ def _check_nodes(nodes: list, table: list, path: str) -> None:
 
 
 def _set_pods(cluster: Cluster, pods: TemplatedPods, path: str) -> None:
-    cluster.templated_pods = pods
-    cluster.pods = list(pods.pods)
-    defer_check(pods.pods, SHAPES["Pod"], path)
+    cluster.load_pods(pods)
+    defer_check(pods, SHAPES["Pod"], path)

@@ -238,7 +238,7 @@ def test_format_1_files_load_as_before(tmp_path):
 def _pod_info_fields(pi: PodInfo) -> dict:
     if pi.has_affinity:
         pi.parse_terms()
-    fields = {name: getattr(pi, name) for name in PodInfo.__slots__}
+    fields = {name: getattr(pi, name) for name in PodInfo.__slots__ if name not in ("_loaded", "_index")}
     fields["requested"] = fields["requested"].to_dict()
     return fields
 
@@ -294,7 +294,7 @@ def test_replicas_of_a_template_get_the_pod_info_of_their_own(tmp_path, version,
     cluster = cluster_from_snapshot(str(path))
     assert cluster.templated_pods is not None
     assert (-1 in cluster.templated_pods.template_of) == edited
-    assert (cluster.templated_pods.own is not None) == (not edited and version == 2)
+    assert (cluster.templated_pods.own is not None) == (version == 2)
 
     def expected(pods):
         return [_pod_info_fields(PodInfo(pod)) for pod in pods
@@ -531,3 +531,111 @@ def test_pods_metadata_is_checked_when_loaded_as_a_dumps_is(tmp_path, edit, mess
     with pytest.raises(InputError) as raised:
         cluster_from_snapshot(str(path))
     assert str(raised.value) == f"{path}: Pod shop/{doc['pods']['name'][1]}: {message}"
+
+
+def _lazy_and_eager(tmp_path, edited: bool) -> tuple[Cluster, Cluster]:
+    """The replica variants (a StatefulSet-like template of one pod, a pod bound to no node, nominated,
+    finished and deleted pods) loaded from one snapshot document as format 2, whose pods are made when
+    read, and as format 1, whose pods are made when loaded; ``edited``: with a pod hand-edited in the file."""
+    pods = _replica_variants()
+    pods[9]["metadata"]["labels"]["statefulset.kubernetes.io/pod-name"] = pods[9]["metadata"]["name"]
+    pods[10]["spec"]["schedulingGroup"] = {"podGroupName": "train"}
+    path = tmp_path / "c.kwi.json.gz"
+    write_snapshot(cluster_of([api_node(i) for i in range(3)] + pods), str(path))
+    doc = orjson.loads(gzip.decompress(path.read_bytes()))
+    if edited:
+        doc["pods"]["overrides"] = {"5": {"metadata": {"name": doc["pods"]["name"][5], "labels": {"app": "edited"}},
+                                          "spec": {"priority": 7, "schedulingGroup": {"podGroupName": "x"}},
+                                          "status": {"phase": "Running", "startTime": "2027-01-01T00:00:00Z"}}}
+    path.write_bytes(gzip.compress(orjson.dumps(doc)))
+    old = tmp_path / "old.kwi.json.gz"
+    old.write_bytes(gzip.compress(orjson.dumps(as_format_1(doc))))
+    return cluster_from_snapshot(str(path)), cluster_from_snapshot(str(old))
+
+
+@pytest.mark.parametrize("edited", [False, True], ids=["columns", "edited"])
+def test_a_snapshot_files_pods_made_when_read_equal_the_pods_made_when_loaded(tmp_path, edited):
+    """Every field of every pod made on first read (in any order, through PodInfo.pod or Cluster.pods)
+    equals the pod made when loading (format 1), and is one object ever after; what is read of every
+    pod without making them (pod_values, pods_having, pod_infos) equals what their dicts say."""
+    lazy, eager = _lazy_and_eager(tmp_path, edited)
+    loaded = lazy.templated_pods
+    assert loaded.materialized == edited and lazy.pod_count() == len(eager.pods)  # a hand-edited pod: when loaded
+    grouped = lazy.pods_having("spec", "schedulingGroup")
+    assert grouped == [pod for pod in eager.pods if "schedulingGroup" in pod["spec"]]
+    assert loaded.materialized == len(grouped)  # only the pods asked for
+    infos = lazy.pod_infos()
+    assert loaded.materialized == len(grouped)
+    assert [_pod_info_fields(pi) for pi in infos] == [_pod_info_fields(pi) for pi in eager.pod_infos()]
+    parts = {(part, name) for pod in eager.pods for part in ("metadata", "spec", "status") for name in pod[part]}
+    for part, name in sorted(parts | {("spec", "absent"), ("status", "nodeName")}):
+        assert lazy.pod_values(part, name) == [pod[part].get(name) for pod in eager.pods], (part, name)
+        assert lazy.pods_having(part, name) == [pod for pod in eager.pods if name in pod[part]], (part, name)
+    assert lazy.pods_having("spec", "schedulingGroup", "initContainers") == [
+        pod for pod in eager.pods if "schedulingGroup" in pod["spec"] or "initContainers" in pod["spec"]]
+    made = [pi.pod for pi in reversed(infos)][::-1]  # made out of order
+    assert all(a is b for a, b in zip(made, [pi.pod for pi in infos]))
+    assert lazy.pods == eager.pods and all(pi.pod is lazy.pods[i] for i, pi in zip(
+        [i for i, pod in enumerate(eager.pods) if pod["status"].get("phase") not in ("Succeeded", "Failed")], infos))
+    assert loaded.materialized == len(eager.pods)
+    assert [_pod_info_fields(pi) for pi in lazy.pod_infos()] == [_pod_info_fields(pi) for pi in eager.pod_infos()]
+
+
+def test_placing_a_plain_pod_makes_none_of_a_snapshot_files_pods(tmp_path):
+    """``place`` of a pod (as the CLI asks it: its manifest expanded against the cluster, the objects it
+    adds joined, the attempt on a snapshot of the cluster; a gang's pod group states too) reads no
+    cluster pod's dict: the PodInfos, the nodes' sums and what the plugins read come from the columns."""
+    from kwhatif.whatif import attempt_pod
+    from kwhatif.whatif.workloads import expand_objects, join_objects
+
+    path = tmp_path / "c.kwi.json.gz"
+    objects = [api_node(i) for i in range(3)] + [api_pod(i, f"node-{i % 3:05d}", "shop", f"app{i % 3}")
+                                                 for i in range(30)]
+    write_snapshot(cluster_of(objects), str(path))
+
+    def place(cluster: Cluster) -> tuple[dict, Cluster]:
+        manifest = [(api_pod(99, None, "shop", "app1"), "pod.yaml"),
+                    ({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "app1", "namespace": "shop"},
+                      "spec": {"selector": {"app": "app1"}}}, "pod.yaml")]
+        expansion = expand_objects(manifest, cluster)
+        joined = join_objects(cluster, expansion.objects)
+        raw, source = expansion.pods[0]
+        return attempt_pod(raw, source, joined).result.to_dict(), joined
+
+    cluster = load_cluster(str(path))
+    answer, joined = place(cluster)
+    assert cluster.templated_pods.materialized == 0 and joined.pods_having("spec", "schedulingGroup") == []
+    assert answer["selected"] and answer == place(cluster_of(objects))[0]
+    assert len(joined.pods) == 30 and cluster.templated_pods.materialized == 30  # made when read
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda doc: doc["pods"].__setitem__("overrides", {"99": {"metadata": {}, "spec": {}, "status": {}}}),
+     "malformed snapshot: pods.overrides.99: (IndexError('list index out of range'))"),
+    (lambda doc: doc["pods"].__setitem__("overrides", {"1": {"metadata": {}, "spec": {}}}),
+     "malformed snapshot: pods.overrides.1: (KeyError('status'))"),
+    (lambda doc: doc["pods"].__setitem__("overrides", ["1"]),
+     "malformed snapshot: pods.overrides must be a map of pod index to fields"),
+    (lambda doc: doc["podTemplates"][1]["spec"].__setitem__("containers", 10_000),
+     "malformed snapshot: pod template: bad value reference (IndexError('list index out of range'))"),
+    (lambda doc: doc["pods"]["nodeName"].pop(),
+     "malformed snapshot: pods.nodeName must be a list of 4 values"),
+    (lambda doc: doc["pods"]["template"].__setitem__(2, 99),
+     "malformed snapshot: pods.template must list template indexes (0 to 1)"),
+    (lambda doc: doc["podValues"].__setitem__(doc["podTemplates"][0]["metadata"]["namespace"], ["shop"]),
+     "Pod ['shop']/{name0}: metadata.namespace: expected a string, got a list"),
+], ids=["override-index", "override-part", "overrides-list", "value-reference", "column-length", "template-index",
+        "template-namespace"])
+def test_a_bad_snapshot_file_is_one_error_line(tmp_path, edit, message):
+    """A snapshot file broken by hand is refused by ``place`` with one ``error:`` line and exit 2, the
+    pods it names the same whether they are made when loaded or when read."""
+    path = tmp_path / "c.kwi.json.gz"
+    write_snapshot(cluster_of([api_node(0)] + [api_pod(i, "node-00000", "shop", f"app{i % 2}") for i in range(4)]),
+                   str(path))
+    doc = orjson.loads(gzip.decompress(path.read_bytes()))
+    name0 = doc["pods"]["name"][0]
+    edit(doc)
+    path.write_bytes(gzip.compress(orjson.dumps(doc)))
+    result = runner.invoke(app, ["place", str(PODS / "web.yaml"), "--cluster", str(path)])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.splitlines() == [f"error: {path}: " + message.format(name0=name0)]

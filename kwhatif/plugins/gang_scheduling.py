@@ -40,7 +40,7 @@ class GangScheduling(Plugin):
     def _states(self) -> PodGroupStates:
         if self.handle.pod_group_states is None:
             name_of = pod_group_name if self.features.has(WORKLOAD_API_V1ALPHA2) else v1alpha1.gang_name
-            self.handle.pod_group_states = PodGroupStates.of(self.handle.snapshot.cluster.pods, name_of=name_of)
+            self.handle.pod_group_states = PodGroupStates.of_cluster(self.handle.snapshot.cluster, name_of=name_of)
         return self.handle.pod_group_states
 
     def _workload_gang(self, pod) -> tuple[str | None, int | None, Status | None]:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from operator import is_
+from operator import is_, or_
+from typing import Protocol
 
 from kwhatif.api.dra_shape import SCHEMAS as DRA_SCHEMAS
 from kwhatif.api.dra_shape import check as check_dra_shape
@@ -51,46 +52,115 @@ KINDS = {
 }
 
 TERMINAL_PHASES = ("Succeeded", "Failed")
+_NONE: dict = {}  # read-only
+
+
+class PodMaker(Protocol):
+    """What makes a snapshot file's pods (``snapshot_file.PodColumns``): pod i's dict, every pod's not made
+    yet (``fill``), and a field of every pod read from the columns and templates, as the dicts would have it."""
+
+    def __call__(self, i: int) -> dict: ...
+
+    def values(self, part: str, name: str) -> list: ...
+
+    def having(self, part: str, name: str) -> list[bool]: ...
+
+    def fill(self, made: list[dict | None]) -> int: ...
 
 
 class TemplatedPods:
-    """Which template of a snapshot file each pod was expanded from (``snapshot_file.expand_pods``), so
-    that the pods of one template share one computed PodInfo (``PodInfo.replica``).
+    """The pods of a snapshot file, each a template shared by a workload's replicas plus columns of its
+    own fields (``snapshot_file``), made into dicts only when read: a question about one pod reads few
+    of the 150,000 cluster pods' dicts, and making them all is most of loading's cost.
 
-    ``pods[i]`` came from template ``template_of[i]``, or -1 when its own fields go beyond the per-pod
-    ones (a hand-edited file) and its PodInfo is computed alone. Pods are matched by identity: a pod
-    added, replaced or re-created after loading is not in ``pods`` and gets its own PodInfo.
+    ``pod(i)`` is pod i's dict, made on its first read and the same object ever after (pods are
+    matched by identity); ``all()`` every pod's. ``template_of[i]``: the template pod i was made from,
+    or -1 when its own fields go beyond the per-pod ones (a hand-edited file) and its PodInfo is
+    computed from its dict alone. ``own``: the columns each pod's per-pod fields are read from
+    (``OWN_COLUMNS`` order), when they are exactly what its dict holds; a PodInfo is then made from
+    them and its template, without the pod's dict (``PodInfo.replica_of``). A pod added, replaced or
+    re-created after loading is not one of these and gets its own PodInfo."""
 
-    ``own``: the columns each pod's per-pod fields were read from (``OWN_COLUMNS`` order), when they are
-    exactly what its dict holds: a replica's PodInfo is then made from them, without reading the dicts."""
-
-    __slots__ = ("pods", "template_of", "protos", "own", "_positions", "_single")
+    __slots__ = ("template_of", "own", "made", "_make", "_template_pods", "_protos", "_positions", "materialized")
 
     # The per-pod fields PodInfo.replica reads: metadata.name, metadata.uid, spec.nodeName,
     # status.nominatedNodeName, status.startTime, metadata.deletionTimestamp; and status.phase.
     OWN_COLUMNS = ("name", "uid", "nodeName", "nominatedNodeName", "startTime", "deletionTimestamp", "phase")
 
-    def __init__(self, pods: list[dict], template_of: list[int], templates: int,
-                 own: tuple[list, ...] | None = None) -> None:
-        self.pods = tuple(pods)  # keeps the pods alive: the ids in _positions stay theirs
+    def __init__(self, template_of: list[int], made: list[dict | None], make: PodMaker | None = None,
+                 template_pods: list[tuple[dict, object]] | None = None, own: tuple[list, ...] | None = None) -> None:
+        """``made``: each pod's dict, None for one ``make(i)`` makes when it is first read.
+        ``template_pods``: per template, a pod dict of the template's fields alone and the key of what a
+        PodInfo reads of it but the labels (templates with equal keys share one computed PodInfo); with
+        ``own``."""
         self.template_of = template_of
-        self.protos: list[PodInfo | None] = [None] * templates
+        self.made = made
+        self._make = make
+        self._template_pods = template_pods
         self.own = own
-        self._positions: dict[int, int] | None = None
-        self._single: list[bool] | None = None
+        self._protos: dict = {}
+        self._positions: tuple[int, dict[int, int]] | None = None  # (materialized, the made pods' positions)
+        self.materialized = 0  # how many pods' dicts ``make`` made (what is read of the others is the columns')
 
-    def pod_infos(self, pods: list[dict]) -> list[PodInfo]:
-        """Cluster.pod_infos for ``pods``: a template's PodInfo is computed for its first pod, and every
-        pod of it is a replica."""
-        loaded, template_of = self.pods, self.template_of
-        if len(pods) != len(loaded) or not all(map(is_, pods, loaded)):
-            if self._positions is None:
-                self._positions = {id(pod): i for i, pod in enumerate(loaded)}
-            positions = self._positions
-            template_of = [template_of[i] if (i := positions.get(id(pod))) is not None else -1 for pod in pods]
-        elif self.own is not None:
+    def __len__(self) -> int:
+        return len(self.made)
+
+    def pod(self, i: int) -> dict:
+        pod = self.made[i]
+        if pod is None:
+            pod = self.made[i] = self._make(i)
+            self.materialized += 1
+        return pod
+
+    def all(self) -> list[dict]:
+        """Every pod's dict, in order."""
+        if None in self.made:
+            with bulk_allocation():
+                self.materialized += self._make.fill(self.made)
+        return list(self.made)
+
+    def values(self, part: str, name: str) -> list:
+        """``(pod.get(part) or {}).get(name)`` of every pod, in order: from the columns and the templates
+        (``make.values``), a pod's dict when it was made."""
+        made = self.made
+        out = self._make.values(part, name) if self._make is not None else [None] * len(made)
+        for i, pod in enumerate(made):
+            if pod is not None:
+                out[i] = (pod.get(part) or _NONE).get(name)
+        return out
+
+    def having(self, part: str, *names: str) -> list[dict]:
+        """The pods whose ``part`` has any of the fields ``names`` (Cluster.pods_having)."""
+        made = self.made
+        found = [False] * len(made)
+        if self._make is not None:
+            for name in names:
+                found = list(map(or_, found, self._make.having(part, name)))
+        for i, pod in enumerate(made):
+            if pod is not None:
+                fields = pod.get(part) or _NONE
+                found[i] = any(name in fields for name in names)
+        return [self.pod(i) for i, yes in enumerate(found) if yes]
+
+    def __iter__(self):
+        return iter(self.all())
+
+    def pod_infos(self, pods: list[dict] | None) -> list[PodInfo]:
+        """Cluster.pod_infos for ``pods`` (None: the pods as loaded, none of them read): a template's
+        PodInfo is computed once, and every pod of it is a replica."""
+        as_loaded = pods is None or len(pods) == len(self.made) and all(map(is_, pods, self.made))
+        if as_loaded and self.own is not None:
             return self._loaded_pod_infos()
-        protos = self.protos
+        if pods is None:
+            pods = self.all()
+        if as_loaded:
+            template_of = self.template_of
+        else:
+            if self._positions is None or self._positions[0] != self.materialized:
+                self._positions = self.materialized, {id(pod): i for i, pod in enumerate(self.made) if pod is not None}
+            positions = self._positions[1]
+            template_of = [self.template_of[i] if (i := positions.get(id(pod))) is not None else -1 for pod in pods]
+        protos: dict[int, PodInfo] = {}  # kept apart: every call returns PodInfos of its own
         out = []
         for pod, template in zip(pods, template_of):
             status = pod.get("status")
@@ -99,44 +169,45 @@ class TemplatedPods:
             if template < 0:
                 out.append(PodInfo(pod))
                 continue
-            proto = protos[template]
-            if proto is None:  # kept apart: every call returns PodInfos of its own
+            proto = protos.get(template)
+            if proto is None:
                 proto = protos[template] = _proto(pod)
             out.append(proto.replica(pod))
         return out
 
     def _loaded_pod_infos(self) -> list[PodInfo]:
-        """pod_infos of the pods as loaded, their per-pod fields read from the columns. The pod of a
-        template of its own (a StatefulSet's, whose labels name it) is computed alone, not as a replica of
-        a kept copy: most call this once per command."""
-        protos = self.protos
-        single = self._single
-        if single is None:
-            counts = Counter(self.template_of)
-            single = self._single = [counts[t] == 1 for t in range(len(protos))]
+        """pod_infos of the pods as loaded, from the columns and each template's fields (the pods' dicts
+        are not read, nor made). Templates that differ only in their labels (a StatefulSet's pods name
+        themselves in them) share one computed PodInfo."""
+        protos = self._protos
+        by_template: list[PodInfo | None] = [None] * len(self._template_pods)
+        labels: list[dict | None] = [None] * len(self._template_pods)
         out = []
         append = out.append
-        for pod, template, name, uid, node, nominated, start, deleted, phase in zip(
-                self.pods, self.template_of, *self.own):
+        for i, (template, name, uid, node, nominated, start, deleted, phase) in enumerate(zip(
+                self.template_of, *self.own)):
             if phase in TERMINAL_PHASES:
                 continue
             if template < 0:
-                append(PodInfo(pod))
+                append(PodInfo(self.pod(i)))
                 continue
-            proto = protos[template]
+            proto = by_template[template]
             if proto is None:
-                if single[template]:
-                    append(PodInfo(pod))
-                    continue
-                proto = protos[template] = _proto(pod)
+                fields, key = self._template_pods[template]
+                proto = protos.get(key)
+                if proto is None:
+                    proto = protos[key] = _proto(fields)
+                by_template[template] = proto
+                labels[template] = (fields["metadata"].get("labels") or {})
             # as replica(pod) reads them: a None in a column is a field the pod's dict does not have
-            append(proto.replica_with(pod, "" if name is None else name, "" if uid is None else uid, node or "",
-                                      nominated or "", start, deleted))
+            append(proto.replica_of(self, i, labels[template], "" if name is None else name,
+                                    "" if uid is None else uid, node or "", nominated or "", start, deleted))
         return out
 
 
 def _proto(pod: dict) -> PodInfo:
-    """The PodInfo a template's replicas are made from, its affinity terms parsed once for all of them."""
+    """The PodInfo a template's replicas are made from, its affinity terms parsed once for all of them
+    (PodInfos are handed out as replicas only: a replica's parsed terms are the proto's)."""
     proto = PodInfo(pod)
     if proto.has_affinity:
         proto.parse_terms()
@@ -254,11 +325,49 @@ class Cluster:
                                     f"kind/namespace/name and UID) and are counted once: {shown}")
         return cluster
 
+    def load_pods(self, pods: TemplatedPods) -> None:
+        """The pods of a snapshot file: ``pods`` makes each one's dict when first read, the list of them
+        all when ``pods`` is first read."""
+        self.templated_pods = pods
+        self.__dict__["pods"] = None
+
+    def replace(self, **changes) -> "Cluster":
+        """``dataclasses.replace(self, **changes)`` (the lists not changed are shared), a snapshot file's pods
+        left unmade when ``pods`` is not changed."""
+        out = Cluster.__new__(Cluster)
+        out.__dict__.update(self.__dict__)
+        for name, value in changes.items():
+            if name not in self.__dict__:
+                raise TypeError(f"Cluster has no field {name!r}")
+            setattr(out, name, value)
+        return out
+
+    def pod_values(self, part: str, name: str) -> list:
+        """``(pod.get(part) or {}).get(name)`` of every pod, in order, without making the dicts of a snapshot
+        file's pods."""
+        pods = self.__dict__["pods"]
+        if pods is None:
+            return self.templated_pods.values(part, name)
+        return [(pod.get(part) or _NONE).get(name) for pod in pods]
+
+    def pods_having(self, part: str, *names: str) -> list[dict]:
+        """The pods whose ``part`` (metadata, spec, status) has any of the fields ``names``, in order (making
+        only their dicts of a snapshot file's pods)."""
+        pods = self.__dict__["pods"]
+        if pods is None:
+            return self.templated_pods.having(part, *names)
+        return [pod for pod in pods if any(name in (pod.get(part) or _NONE) for name in names)]
+
+    def pod_count(self) -> int:
+        pods = self.__dict__["pods"]
+        return len(self.templated_pods) if pods is None else len(pods)
+
     def pod_infos(self) -> list[PodInfo]:
         """The PodInfos of the pods that have not finished (phase Succeeded or Failed), in order. Pods
-        loaded from a snapshot file as replicas of one template are computed once per template."""
+        loaded from a snapshot file as replicas of one template are computed once per template, without
+        reading their dicts while ``pods`` was not read."""
         if self.templated_pods is not None:
-            return self.templated_pods.pod_infos(self.pods)
+            return self.templated_pods.pod_infos(self.__dict__["pods"])
         return [PodInfo(pod) for pod in self.pods if not _finished(pod)]
 
     def namespace_labels(self) -> dict[str, dict[str, str]]:
@@ -266,7 +375,8 @@ class Cluster:
                 for ns in self.namespaces}
 
     def counts(self) -> dict[str, int]:
-        return {kind: len(getattr(self, attr)) for kind, attr in KINDS.items() if getattr(self, attr)}
+        counts = {kind: self.pod_count() if attr == "pods" else len(getattr(self, attr)) for kind, attr in KINDS.items()}
+        return {kind: count for kind, count in counts.items() if count}
 
     def kubelet_versions(self) -> list[str]:
         """The distinct kubelet versions of the nodes (a snapshot keeps them in its metadata: its nodes
@@ -275,6 +385,21 @@ class Cluster:
                  for node in self.nodes}
         found.discard("")
         return sorted(found) or list(self.metadata.get("kubeletVersions") or [])
+
+
+def _pods(cluster: Cluster) -> list[dict]:
+    pods = cluster.__dict__["pods"]
+    if pods is None:  # loaded from a snapshot file, not read until now
+        pods = cluster.__dict__["pods"] = cluster.templated_pods.all()
+    return pods
+
+
+def _set_pods(cluster: Cluster, pods: list[dict]) -> None:
+    cluster.__dict__["pods"] = pods
+
+
+# Cluster.pods (a field) made when first read: the dataclass's __init__, replace and comparisons go through it.
+Cluster.pods = property(_pods, _set_pods)
 
 
 def _same_name_message(obj: dict, first_origin: str, first_uid, origin: str, uid) -> str:

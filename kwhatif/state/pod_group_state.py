@@ -33,6 +33,9 @@ class PodGroupState:
         return len(self.assumed) + len(self.assigned)
 
 
+GROUP_FIELDS = ("schedulingGroup", "workloadRef")  # where a pod names its group: v1.36 on, v1.35
+
+
 class PodGroupStates:
     """Every pod group's state, from the cluster's pods that have not finished and the pods to place."""
 
@@ -48,11 +51,17 @@ class PodGroupStates:
             spec = pod.get("spec") or ()
             # Most cluster pods join no group: skip them fast (v1.36 on name it in schedulingGroup, v1.35 in
             # workloadRef; name_of reads the one of the release).
-            if "schedulingGroup" in spec or "workloadRef" in spec:
+            if any(name in spec for name in GROUP_FIELDS):
                 states.add(pod)
         for pod in queued_pods:
             states.add(pod)
         return states
+
+    @classmethod
+    def of_cluster(cls, cluster, queued_pods=(), name_of=pod_group_name) -> "PodGroupStates":
+        """``of`` the pods of ``cluster`` (a Cluster) that may name a group, read without making the other
+        pods' dicts of a snapshot file."""
+        return cls.of(cluster.pods_having("spec", *GROUP_FIELDS), queued_pods, name_of)
 
     def add(self, pod: dict) -> None:
         name = self._name_of(pod)

@@ -86,7 +86,7 @@ def _schedule_copy(placer: SequencePlacer, snapshot: Snapshot, prepared: list[Pr
 
         placements, reports = place_waiting_on_permit(placer, prepared)
         return placements, None if all(p.node is not None for p in placements) else reports[0]
-    states = PodGroupStates.of(snapshot.cluster.pods, [p.info.pod for p in prepared])
+    states = PodGroupStates.of_cluster(snapshot.cluster, [p.info.pod for p in prepared])
     key = (prepared[0].info.namespace, group_copy["metadata"]["name"])
     placements, group = placer.place_group(prepared, states)
     if all(p.node is not None for p in placements):

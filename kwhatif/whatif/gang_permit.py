@@ -29,7 +29,7 @@ def place_waiting_on_permit(placer, pods: list) -> tuple[list, list[dict]]:
     """The placements of ``pods`` (PreparedPods in queue order) on ``placer`` (a SequencePlacer) and a report
     per gang, v1.35's way."""
     snapshot = placer.snapshot
-    states = PodGroupStates.of(snapshot.cluster.pods, [p.info.pod for p in pods], name_of=gang_name)
+    states = PodGroupStates.of_cluster(snapshot.cluster, [p.info.pod for p in pods], name_of=gang_name)
     placements: list = []
     waiting: dict[tuple[str, str], list[int]] = {}  # the placements waiting at Permit, per gang
     members: dict[tuple[str, str], list[int]] = {}

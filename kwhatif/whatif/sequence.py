@@ -201,8 +201,8 @@ def latest_start_time(cluster: Cluster, clock: Callable[[], datetime] = utc_now)
     """The latest ``status.startTime`` among the cluster's pods (the clock's now when none has one):
     bound pods start a second apart after it, so pods placed later look younger to preemption."""
     latest = None
-    for pod in cluster.pods:
-        key = start_time_key((pod.get("status") or {}).get("startTime"))
+    for start in cluster.pod_values("status", "startTime"):
+        key = start_time_key(start)
         if key is not None and (latest is None or key > latest):
             latest = key
     return start_moment(latest, clock)
@@ -479,7 +479,7 @@ def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: Scheduler
 
         placements, reports = place_waiting_on_permit(placer, pods)
     elif pod_groups and any(group_key(p.info) for p in pods):
-        states = PodGroupStates.of(snapshot.cluster.pods, [p.info.pod for p in pods])
+        states = PodGroupStates.of_cluster(snapshot.cluster, [p.info.pod for p in pods])
         done: set[tuple[str, str]] = set()
         for pod in pods:
             key = group_key(pod.info)

@@ -3,8 +3,7 @@ own node predicates for DaemonSets and the cluster's PriorityClasses and pod nam
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Mapping
+from typing import Iterator, Mapping
 
 from kwhatif.api.defaults import PriorityResolver, default_uid
 from kwhatif.api.workloads import Expansion, NodeChecks, expand
@@ -42,7 +41,7 @@ def expand_objects(objects: list[tuple[dict, str]], cluster: Cluster, replicas: 
     # Where DaemonSets already run is a pass over every pod: only when one is placed.
     daemon_sets = any(obj.get("kind") == "DaemonSet" for obj, _ in objects)
     expansion = expand(objects, nodes=cluster.nodes, replicas=replicas, node_checks=DAEMON_NODE_CHECKS,
-                       existing_pods=(_key(p) for p in cluster.pods),  # read only if a name is generated
+                       existing_pods=_pod_keys(cluster),  # read only if a name is generated
                        daemon_pods_on=_daemon_pods_on(cluster) if daemon_sets else {},
                        storage_classes=cluster.storage_classes)
     if not in_order:
@@ -72,7 +71,13 @@ def join_objects(cluster: Cluster, objects: list[dict]) -> Cluster:
         meta = obj["metadata"] = dict(obj.get("metadata") or {})
         meta.setdefault("uid", default_uid(obj["kind"], meta.get("namespace", ""), meta.get("name", "")))
         changes.setdefault(attr, list(getattr(cluster, attr))).append(obj)
-    return dataclasses.replace(cluster, **changes) if changes else cluster
+    return cluster.replace(**changes) if changes else cluster
+
+
+def _pod_keys(cluster: Cluster) -> Iterator[tuple[str, str]]:
+    """The pods' keys, the pods read at the first one (a snapshot file's are made when first read)."""
+    for pod in cluster.pods:
+        yield _key(pod)
 
 
 def _daemon_pods_on(cluster: Cluster) -> dict[tuple[str, str], set[str]]:
