@@ -10,6 +10,7 @@ v1.36, say) is adding a ``Release`` to ``RELEASES`` and its changes to ``CHANGES
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -36,6 +37,7 @@ class Change:
     verified: tuple[str, ...]
 
 
+@functools.cache  # a release's version is read at every plugin check of every framework made
 def _v(text: str) -> tuple[int, int, int]:
     major, minor, patch = text.lstrip("v").split(".")
     return int(major), int(minor), int(patch)
