@@ -76,3 +76,16 @@ def test_coerced_as_typers_adapter_coerces(name, command, param, descriptor):
         # the whole path (this module, or typer's adapter for what it leaves) answers as typer does
         assert _answer(lambda: plain._coerce_value(value, param=param, ctx=ctx)) == expected, f"{name} = {value!r}"
     assert compared or descriptor.annotation is bool
+
+
+def test_a_command_that_evaluates_nothing_imports_neither_pydantic_nor_the_engine():
+    """`kwhatif versions` (its table) coerces its options here and renders without the suggestions package: neither
+    pydantic (typer's adapters) nor the engine (numpy) is imported, 0.3-0.5 s of start-up each."""
+    import subprocess
+    import sys
+
+    script = ("import sys\nfrom kwhatif.cli.app import app\n"
+              "app(['versions'], standalone_mode=False)\n"
+              "print(sorted(m for m in ('pydantic', 'numpy', 'kwhatif.scheduler') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[-1] == "[]"

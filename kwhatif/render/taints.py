@@ -3,11 +3,12 @@ table's REASON cell adds it, in kubectl's ``key=value:Effect`` form, after the v
 
 from __future__ import annotations
 
-from kwhatif.whatif.suggest.rejections import taint_text as suggested_taint_text
-
 
 def taint_text(taint: dict) -> str:
     """A taint as ``kubectl taint`` writes it: ``key=value:Effect`` (``key:Effect`` without a value)."""
+    # deferred: the suggestions package brings the whole engine, which a table without taints never needs
+    from kwhatif.whatif.suggest.rejections import taint_text as suggested_taint_text
+
     return suggested_taint_text((taint["key"], taint["value"], taint["effect"]))
 
 
