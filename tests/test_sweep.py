@@ -479,3 +479,30 @@ def test_the_untolerated_taint_is_named_where_a_pod_stays_pending(tmp_path):
     for args in (["--each-node"], ["--each-zone"]):
         _, out = cli("drain", *args, "-c", path, "--workers", "1")
         assert named in " ".join(out.split())
+
+
+def _greedy_as_defined(workloads: list[list], keep: int) -> list[int]:
+    """sweep_order's rule, step by step: next, the node left with the most workloads among the last ``keep``
+    met (ties: the first), then its workloads are the most recently met."""
+    left, recent, order = list(range(len(workloads))), [], []
+    while left:
+        best = min(left, key=lambda i: (-sum(1 for key in workloads[i] if key in recent), i))
+        left.remove(best)
+        order.append(best)
+        for key in workloads[best]:
+            if key in recent:
+                recent.remove(key)
+            recent.append(key)
+            if len(recent) > keep:
+                recent.pop(0)
+    return order
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_sweep_order_is_the_greedy_rule(seed):
+    """The bucketed order (sweep.greedy_order) against the rule written out, on random workload sets."""
+    rng = random.Random(seed)
+    keys = [("ns", f"w{i}") for i in range(rng.randint(1, 15))]
+    workloads = [rng.sample(keys, rng.randint(0, min(5, len(keys)))) for _ in range(rng.randint(0, 40))]
+    keep = rng.randint(1, 8)
+    assert sweep.greedy_order(workloads, keep) == _greedy_as_defined(workloads, keep)

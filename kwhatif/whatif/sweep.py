@@ -29,7 +29,7 @@ from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.node_memo import MAX_CLASSES, NodeMemo
 from kwhatif.state.snapshot import Snapshot
-from kwhatif.whatif.changes import (Change, ClusterIndex, apply_changes, is_daemonset_pod, is_mirror_pod,
+from kwhatif.whatif.changes import (Change, ClusterIndex, apply_changes, controller_of, is_daemonset_pod, is_mirror_pod,
                                     is_recreated, new_scenario)
 from kwhatif.whatif.drain import drain
 from kwhatif.whatif.drain_rules import (DAEMONSET_FATAL, LOCAL_STORAGE_FATAL, UNMANAGED_FATAL, AutoscalerRules,
@@ -172,26 +172,43 @@ def sweep_order(base: SweepBase, names: list[str], keep: int) -> list[int]:
     """The indexes of ``names`` in the order to sweep them: next, the node with the most workloads among
     the last ``keep`` workloads met (those whose pod classes the memo still holds), ties to the first in
     cluster order. Greedy; the order changes how fast a sweep runs, never its rows."""
-    workloads = [_workloads(base.pods_on(name)) for name in names]
-    on: dict[tuple[str, str], list[int]] = {}
+    return greedy_order([_workloads(base.pods_on(name)) for name in names], keep)
+
+
+def greedy_order(workloads: list[list], keep: int) -> list[int]:
+    """``sweep_order`` of nodes running ``workloads`` (each node's, each once). The nodes left are kept by
+    score in buckets, each a heap of node indexes (an index is pushed again at every change of its score;
+    an entry whose score is no longer the node's is skipped): a score is a small integer, and popping ints
+    from a bucket is several times cheaper than popping (score, index) pairs from one heap of them all."""
+    on: dict = {}
     for index, keys in enumerate(workloads):
         for key in keys:
             on.setdefault(key, []).append(index)
-    score = [0] * len(names)
-    left = [True] * len(names)
-    heap = [(0, index) for index in range(len(names))]  # (-score, index); outdated entries are skipped
+    score = [0] * len(workloads)
+    left = [True] * len(workloads)
+    buckets: list[list[int]] = [list(range(len(workloads)))]  # score -> heap of the indexes given it
+    top = 0  # no bucket above it holds an entry
 
-    def bump(key: tuple[str, str], by: int) -> None:
+    def bump(key, by: int) -> None:
+        nonlocal top
         for index in on[key]:
             if left[index]:
-                score[index] += by
-                heapq.heappush(heap, (-score[index], index))
+                now = score[index] = score[index] + by
+                if now == len(buckets):
+                    buckets.append([])
+                heapq.heappush(buckets[now], index)
+                if now > top:
+                    top = now
 
-    recent: dict[tuple[str, str], None] = {}  # the workloads met, least recently first
+    recent: dict = {}  # the workloads met, least recently first
     order = []
-    while heap:
-        negative, index = heapq.heappop(heap)
-        if not left[index] or -negative != score[index]:
+    while top >= 0:
+        bucket = buckets[top]
+        if not bucket:
+            top -= 1
+            continue
+        index = heapq.heappop(bucket)
+        if not left[index] or score[index] != top:
             continue
         left[index] = False
         order.append(index)
@@ -212,11 +229,11 @@ def _workloads(pods: list[dict]) -> list[tuple[str, str]]:
     """The controllers that re-create pods of a node (namespace, owner), each once."""
     out = {}
     for pod in pods:
-        if pod_phase(pod) in TERMINAL_PHASES or not is_recreated(pod):
+        owner = controller_of(pod)  # is_recreated, its controller read once
+        if owner is None or owner.get("kind") == "DaemonSet" or pod_phase(pod) in TERMINAL_PHASES:
             continue
-        meta = pod.get("metadata") or {}
-        owner = next((ref for ref in meta.get("ownerReferences") or [] if ref.get("controller")), None) or {}
-        out[(meta.get("namespace") or "default", owner.get("uid") or owner.get("name") or "")] = None
+        out[((pod.get("metadata") or {}).get("namespace") or "default", owner.get("uid") or owner.get("name") or "")] \
+            = None
     return list(out)
 
 
