@@ -156,7 +156,7 @@ def bad_workload(spec: dict) -> dict:
 
 GANG = {"gang": {"minCount": 1}}
 VALIDATION_1_35 = [
-    ("no groups", {}, "spec.podGroups: Required value"),
+    ("no groups", {}, "spec.podGroups: Required value: must have at least one item"),
     ("nine groups", {"podGroups": [{"name": f"g{i}", "policy": GANG} for i in range(9)]},
      "spec.podGroups: Too many: 9: must have at most 8 items"),
     ("a name that is not a DNS label", {"podGroups": [{"name": "Workers", "policy": GANG}]},
@@ -164,9 +164,10 @@ VALIDATION_1_35 = [
     ("two groups of one name", {"podGroups": [{"name": "w", "policy": GANG}, {"name": "w", "policy": GANG}]},
      'spec.podGroups[1].name: Duplicate value: "w"'),
     ("both policies", {"podGroups": [{"name": "w", "policy": {"basic": {}, **GANG}}]},
-     "spec.podGroups[0].policy: Invalid value: \"{basic, gang}\": must specify exactly one of: `basic`, `gang`"),
-    ("no minCount", {"podGroups": [{"name": "w", "policy": {"gang": {}}}]},
-     "spec.podGroups[0].policy.gang.minCount: Required value"),
+     "spec.podGroups[0].policy: Invalid value: \"{`basic`, `gang`}\": exactly one of `basic`, `gang` is required, but "
+     "multiple fields are set"),
+    ("no minCount: 0, not positive", {"podGroups": [{"name": "w", "policy": {"gang": {}}}]},
+     "spec.podGroups[0].policy.gang.minCount: Invalid value: 0: must be greater than zero"),
     ("a negative minCount", {"podGroups": [{"name": "w", "policy": {"gang": {"minCount": -1}}}]},
      "spec.podGroups[0].policy.gang.minCount: Invalid value: -1: must be greater than zero"),
 ]

@@ -127,15 +127,17 @@ def _controller_ref(ref: dict, path: str) -> list[FieldError]:
         value = ref.get(key) or ""
         if not value:
             errs.append(required(f"{path}.{key}"))
-        elif value in (".", "..") or "/" in value or "%" in value:
-            errs.append(invalid(f"{path}.{key}", value, _path_segment_error(value)))
+        else:
+            errs += [invalid(f"{path}.{key}", value, m) for m in path_segment_name_errors(value)]
     return errs
 
 
-def _path_segment_error(value: str) -> str:
+def path_segment_name_errors(value: str) -> list[str]:
+    """IsValidPathSegmentName (content.IsPathSegmentName in v1.36): '.' and '..' refused whole, else one
+    message for each of '/' and '%' the name contains."""
     if value in (".", ".."):
-        return f"may not be '{value}'"
-    return f"may not contain '{'/' if '/' in value else '%'}'"
+        return [f"may not be '{value}'"]
+    return [f"may not contain '{c}'" for c in "/%" if c in value]
 
 
 def scheduling_policy_errors(policy: dict, where: str, too_small: str) -> list[FieldError]:

@@ -8,10 +8,12 @@ and 1.37 serves ``v1beta1`` in the same shape (a preview: no v1.37 tree was read
 version the cluster's release does not serve is refused as kubectl reports it (the API server has no
 resource there).
 
-v1.35's Workload validation is read from the rules its types document (``k8s.io/api/scheduling/v1alpha1``
-v0.35.4, the types' comments and markers): a DNS-subdomain name, ``podGroups`` required, at most
-``WorkloadMaxPodGroups`` (8) with unique DNS-label names, exactly one policy, ``minCount`` positive, a
-controllerRef's kind and name path segments and its apiGroup a DNS subdomain.
+v1.35's Workload validation is kube-apiserver v1.35's hand-written ``ValidateWorkload``
+(``pkg/apis/scheduling/validation``, read in v1.35.6; v1alpha1 has no declarative rules and no defaults): the
+object metadata (a DNS-subdomain name), the controllerRef (apiGroup a DNS subdomain, kind and name required
+path segments), then ``podGroups``: at least one and at most ``WorkloadMaxPodGroups`` (8), each group's name a
+DNS label and unique, and its policy exactly one of ``basic`` and ``gang``, a gang's ``minCount`` positive.
+Its messages differ from v1.36's declarative ones (a missing policy is Required, ``minCount`` 0 Invalid).
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ def validate(obj: dict) -> list[FieldError]:
 
 
 def validate_workload(workload: dict) -> list[FieldError]:
-    """The errors v1.35's API server reports creating the v1alpha1 Workload ``workload``."""
+    """The errors v1.35's API server reports creating the v1alpha1 Workload ``workload`` (ValidateWorkload)."""
     errs = validate_object_meta(workload.get("metadata") or {}, "metadata")
     spec = workload.get("spec") or {}
     if spec.get("controllerRef") is not None:
@@ -158,21 +160,36 @@ def validate_workload(workload: dict) -> list[FieldError]:
     path = "spec.podGroups"
     groups = spec.get("podGroups") or []
     if not groups:
-        return errs + [required(path)]
+        return errs + [required(path, "must have at least one item")]
     if len(groups) > MAX_POD_GROUPS:
         return errs + [FieldError(path, "Too many", len(groups), f"must have at most {MAX_POD_GROUPS} items")]
     seen: set[str] = set()
     for i, group in enumerate(groups):
         where = f"{path}[{i}]"
-        name = (group or {}).get("name") or ""
-        if not name:
-            errs.append(required(f"{where}.name"))
-        else:
-            errs += [invalid(f"{where}.name", name, m) for m in name_is_dns_label(name, False)]
-            if name in seen:
-                errs.append(duplicate(f"{where}.name", name))
-            seen.add(name)
-        errs += pod_groups.scheduling_policy_errors((group or {}).get("policy") or {}, f"{where}.policy",
-                                                    "must be greater than zero")
+        group = group if isinstance(group, dict) else {}
+        name = group.get("name") or ""
+        # ValidatePodGroupName (NameIsDNSLabel) on "" too: an empty name is Invalid, not Required, in v1.35
+        errs += [invalid(f"{where}.name", name, m) for m in name_is_dns_label(name, False)]
+        if name in seen:
+            errs.append(duplicate(f"{where}.name", name))
+        seen.add(name)
+        errs += _policy_errors(group.get("policy") or {}, f"{where}.policy")
     return errs
 
+
+def _policy_errors(policy: dict, path: str) -> list[FieldError]:
+    """validatePodGroupPolicy: exactly one of basic and gang (only then is the one given checked), a gang's
+    minCount positive (ValidatePositiveField: 0, the value of an unset minCount, is Invalid too)."""
+    given = [f"`{member}`" for member in ("basic", "gang") if policy.get(member) is not None]
+    if not given:
+        return [required(path, "exactly one of `basic`, `gang` is required")]
+    if len(given) > 1:
+        return [invalid(path, "{" + ", ".join(given) + "}",
+                        "exactly one of `basic`, `gang` is required, but multiple fields are set")]
+    gang = policy.get("gang")
+    if not isinstance(gang, dict):
+        return []
+    min_count = gang.get("minCount") or 0
+    if not isinstance(min_count, int):  # the shape check refuses it as the decoder would
+        return []
+    return [invalid(f"{path}.gang.minCount", min_count, "must be greater than zero")] if min_count <= 0 else []
