@@ -37,8 +37,8 @@ from pathlib import Path
 
 import orjson
 
-from kwhatif.api.shape import (NODE_IMAGE, NODE_OF_IMAGE_TABLE, OBJECT, POD_METADATA, SHAPES, check_shapes,
-                                defer_check)
+from kwhatif.api.shape import (NODE_IMAGE, NODE_OF_IMAGE_TABLE, OBJECT, POD_METADATA, SHAPES, ListOf,
+                                check_shape, check_shapes, defer_check)
 from kwhatif.errors import InputError
 from kwhatif.api.documents import describe
 from kwhatif.api.bulk import bulk_allocation
@@ -355,16 +355,12 @@ def expand_pod_columns(doc: dict, path: str) -> TemplatedPods:
             not isinstance(doc.get("podTemplates"), list):
         raise InputError(f"{path}: malformed snapshot: 'podValues' and 'podTemplates' must be lists and "
                          f"'pods' a map of columns")
-    try:
-        refs = [tuple(t[part].items() for part in _PARTS) for t in doc["podTemplates"]]
-        parts = [tuple({k: values[i] for k, i in items} for items in template) for template in refs]
-    except (KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise InputError(f"{path}: malformed snapshot: pod template: bad value reference ({exc!r})") from None
+    refs = _template_references(doc["podTemplates"], values, path)
     template_of = columns.get("template")
     if not isinstance(template_of, list) or template_of and (
-            set(map(type, template_of)) != {int} or min(template_of) < 0 or max(template_of) >= len(parts)):
+            set(map(type, template_of)) != {int} or min(template_of) < 0 or max(template_of) >= len(refs)):
         raise InputError(f"{path}: malformed snapshot: pods.template must list template indexes "
-                         f"(0 to {len(parts) - 1})")
+                         f"(0 to {len(refs) - 1})")
     count = len(template_of)
     cols = []
     for name in POD_COLUMNS[1:]:
@@ -378,57 +374,82 @@ def expand_pod_columns(doc: dict, path: str) -> TemplatedPods:
     if not isinstance(overrides, dict):
         raise InputError(f"{path}: malformed snapshot: pods.overrides must be a map of pod index to fields")
     template_of = list(template_of)
-    edited: dict[int, dict] = {}
+    make = PodColumns(values, refs, template_of, cols)
     for index, own in overrides.items():
         try:
             n = int(index)
-            template = parts[template_of[n]]
+            template = make.parts(template_of[n])
             n %= count  # a negative index counts from the end, as a list's does
-            edited[n] = {part: {**fields, **own[part]} for part, fields in zip(_PARTS, template)}
+            make.edited[n] = {part: {**fields, **own[part]} for part, fields in zip(_PARTS, template)}
         except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise InputError(f"{path}: malformed snapshot: pods.overrides.{index}: ({exc!r})") from None
         template_of[n] = -1  # fields of its own, not the columns': its PodInfo from its dict
-    made: list[dict | None] = [None] * count
-    loaded = TemplatedPods(template_of, made, PodColumns(parts, template_of, cols, edited),
-                           [({"metadata": tm, "spec": tsp, "status": tst}, _info_key(template))
-                            for (tm, tsp, tst), template in zip(parts, refs)],
+    # What a PodInfo reads of a template but its labels (templates alike but for them share one PodInfo).
+    keys = [(meta.get("namespace"), tuple(spec.items()), tuple(status.items())) for meta, spec, status in refs]
+    labels = [(values[meta["labels"]] if "labels" in meta else None) or {} for meta, _, _ in refs]
+    loaded = TemplatedPods(template_of, [None] * count, make, (keys, labels),
                            tuple(cols[POD_COLUMNS.index(name) - 1] for name in TemplatedPods.OWN_COLUMNS))
     by_name = dict(zip(POD_COLUMNS[1:], cols))
-    _check_pod_metadata(loaded, [tm for tm, _, _ in parts], (by_name["name"], by_name["uid"]),
-                        [loaded.pod(n) for n in edited], path)
+    _check_pod_metadata(loaded, values, refs, (by_name["name"], by_name["uid"]),
+                        [loaded.pod(n) for n in make.edited], path)
     return loaded
 
 
-def _info_key(template: tuple) -> tuple:
-    """What a PodInfo reads of a template (its value references), but its labels: templates with equal
-    keys make equal PodInfos but for the labels (the pods of a StatefulSet differ in one label)."""
-    meta, spec, status = template
-    return (tuple(item for item in meta if item[0] not in _NOT_IN_POD_INFO), tuple(spec), tuple(status))
-
-
-_NOT_IN_POD_INFO = ("labels", "ownerReferences")  # template metadata PodInfo does not read (labels: its own)
+def _template_references(templates: list, values: list, path: str) -> list[tuple[dict, dict, dict]]:
+    """Each template's (metadata, spec, status) maps of field to value index, checked to be maps of
+    indexes into ``values``; on any doubt the templates are expanded as they once were at once, so that
+    a bad one raises the error it always did."""
+    try:
+        refs = [(t["metadata"], t["spec"], t["status"]) for t in templates]
+        indexes = [i for parts in refs for part in parts for i in part.values()]
+        fine = set(map(type, indexes)) <= {int} and (not indexes or -len(values) <= min(indexes)
+                                                      and max(indexes) < len(values))
+    except (KeyError, TypeError, AttributeError):
+        fine = False
+    if not fine:
+        try:
+            [tuple({k: values[i] for k, i in t[part].items()} for part in _PARTS) for t in templates]
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise InputError(f"{path}: malformed snapshot: pod template: bad value reference ({exc!r})") from None
+    return refs
 
 
 class PodColumns:
     """Makes pod ``n``'s dict from the templates' fields and the columns, as ``compact_pods`` split it
-    (pods of one template share their nested values, which nothing in kwhatif modifies); a pod with
-    overrides is its template's fields with them (``edited``)."""
+    (pods of one template share their nested values, which nothing in kwhatif modifies; a template's
+    fields are made into dicts when first needed); a pod with overrides is its template's fields with
+    them (``edited``)."""
 
-    __slots__ = ("parts", "template_of", "columns", "edited")
+    __slots__ = ("table", "refs", "template_of", "columns", "edited", "_parts")
 
-    def __init__(self, parts: list[tuple[dict, dict, dict]], template_of: list[int], columns: list[list],
-                 edited: dict[int, dict]) -> None:
-        self.parts, self.template_of, self.columns, self.edited = parts, template_of, columns, edited
+    def __init__(self, table: list, refs: list[tuple[dict, dict, dict]], template_of: list[int],
+                 columns: list[list]) -> None:
+        self.table, self.refs, self.template_of, self.columns = table, refs, template_of, columns
+        self.edited: dict[int, dict] = {}
+        self._parts: list[tuple[dict, dict, dict] | None] = [None] * len(refs)
+
+    def parts(self, template: int) -> tuple[dict, dict, dict]:
+        """The template's metadata, spec and status fields, made once."""
+        parts = self._parts[template]
+        if parts is None:
+            table = self.table
+            parts = self._parts[template] = tuple({k: table[i] for k, i in part.items()}
+                                                  for part in self.refs[template])
+        return parts
+
+    def template_pod(self, template: int) -> dict:
+        """A pod of the template's fields alone (what a PodInfo of its replicas is computed from)."""
+        return dict(zip(_PARTS, self.parts(template)))
 
     def __call__(self, n: int) -> dict:
         fields = self.edited.get(n)
         if fields is not None:
             return {"apiVersion": "v1", "kind": "Pod", **fields}
-        return _pod_of(self.parts[self.template_of[n]], *(column[n] for column in self.columns))
+        return _pod_of(self.parts(self.template_of[n]), *(column[n] for column in self.columns))
 
     def fill(self, made: list[dict | None]) -> int:
         """Make every pod not made yet into ``made``, in one pass; how many were made."""
-        parts, edited = self.parts, self.edited
+        parts, edited = [self.parts(t) for t in range(len(self.refs))], self.edited
         count = 0
         for n, (pod, t, *own) in enumerate(zip(made, self.template_of, *self.columns)):
             if pod is None:
@@ -444,8 +465,8 @@ class PodColumns:
         if name in _OWN[part]:
             out = list(self.columns[POD_COLUMNS.index(name) - 1])
         else:
-            at = _PARTS.index(part)
-            of_template = [fields[at].get(name) for fields in self.parts]
+            at, table = _PARTS.index(part), self.table
+            of_template = [table[refs[at][name]] if name in refs[at] else None for refs in self.refs]
             out = [of_template[t] for t in self.template_of]
         for n, fields in self.edited.items():
             out[n] = fields[part].get(name)
@@ -459,7 +480,7 @@ class PodColumns:
             out = [value is not None for value in self.columns[POD_COLUMNS.index(name) - 1]]
         else:
             at = _PARTS.index(part)
-            of_template = [name in fields[at] for fields in self.parts]
+            of_template = [name in refs[at] for refs in self.refs]
             out = [of_template[t] for t in self.template_of]
         for n, fields in self.edited.items():
             out[n] = name in fields[part]
@@ -483,14 +504,16 @@ def _pod_of(template: tuple[dict, dict, dict], name, uid, created, deleted, node
 _META_OWN, _, _STATUS_OWN = (own for _, own in _POD_INSTANCE_FIELDS)
 
 
-def _check_pod_metadata(loaded: TemplatedPods, template_metadata: list[dict], own_columns: tuple[list, ...],
-                        edited: list[dict], path: str) -> None:
+def _check_pod_metadata(loaded: TemplatedPods, values: list, refs: list[tuple[dict, dict, dict]],
+                        own_columns: tuple[list, ...], edited: list[dict], path: str) -> None:
     """What selectors and owners read of every pod (``POD_METADATA``), as a dump's pods are checked when
-    loaded: a pod's metadata is its template's plus its name and uid columns, so each template is checked
-    once and the columns' types at once; the pods with overrides alone. On any failure, every pod in
-    order, so that the error names the first bad pod as a dump's would."""
+    loaded: a pod's metadata is its template's plus its name and uid columns, so each value the templates'
+    metadata refer to is checked once and the columns' types at once; the pods with overrides alone. On
+    any failure, every pod in order, so that the error names the first bad pod as a dump's would."""
     try:
-        check_shapes([{"metadata": meta} for meta in template_metadata], POD_METADATA, path, lambda _: "")
+        used = {name: {meta[name] for meta, _, _ in refs if name in meta} for name in _TEMPLATE_METADATA}
+        check_shape({name: [value for i in indexes if (value := values[i]) is not None]
+                     for name, indexes in used.items()}, _TEMPLATE_METADATA, path, "")
         check_shapes(edited, POD_METADATA, path, describe)
         fine = all(set(map(type, column)) <= _STRING_OR_NULL for column in own_columns)
     except InputError:
@@ -499,6 +522,8 @@ def _check_pod_metadata(loaded: TemplatedPods, template_metadata: list[dict], ow
         check_shapes(loaded.all(), POD_METADATA, path, describe)
 
 
+# POD_METADATA's fields, each over the list of every distinct value the templates give it.
+_TEMPLATE_METADATA = {name: ListOf(shape) for name, shape in POD_METADATA["metadata"].items()}
 _STRING_OR_NULL = {str, type(None)}
 
 

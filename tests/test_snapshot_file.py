@@ -238,7 +238,7 @@ def test_format_1_files_load_as_before(tmp_path):
 def _pod_info_fields(pi: PodInfo) -> dict:
     if pi.has_affinity:
         pi.parse_terms()
-    fields = {name: getattr(pi, name) for name in PodInfo.__slots__ if name not in ("_loaded", "_index")}
+    fields = {name: getattr(pi, name) for name in ("pod", *PodInfo.__slots__) if name not in ("_pod", "_loaded", "_index")}
     fields["requested"] = fields["requested"].to_dict()
     return fields
 

@@ -67,6 +67,8 @@ class PodMaker(Protocol):
 
     def fill(self, made: list[dict | None]) -> int: ...
 
+    def template_pod(self, template: int) -> dict: ...
+
 
 class TemplatedPods:
     """The pods of a snapshot file, each a template shared by a workload's replicas plus columns of its
@@ -81,22 +83,21 @@ class TemplatedPods:
     them and its template, without the pod's dict (``PodInfo.replica_of``). A pod added, replaced or
     re-created after loading is not one of these and gets its own PodInfo."""
 
-    __slots__ = ("template_of", "own", "made", "_make", "_template_pods", "_protos", "_positions", "materialized")
+    __slots__ = ("template_of", "own", "made", "_make", "_keys", "_labels", "_protos", "_positions", "materialized")
 
     # The per-pod fields PodInfo.replica reads: metadata.name, metadata.uid, spec.nodeName,
     # status.nominatedNodeName, status.startTime, metadata.deletionTimestamp; and status.phase.
     OWN_COLUMNS = ("name", "uid", "nodeName", "nominatedNodeName", "startTime", "deletionTimestamp", "phase")
 
     def __init__(self, template_of: list[int], made: list[dict | None], make: PodMaker | None = None,
-                 template_pods: list[tuple[dict, object]] | None = None, own: tuple[list, ...] | None = None) -> None:
-        """``made``: each pod's dict, None for one ``make(i)`` makes when it is first read.
-        ``template_pods``: per template, a pod dict of the template's fields alone and the key of what a
-        PodInfo reads of it but the labels (templates with equal keys share one computed PodInfo); with
-        ``own``."""
+                 templates: tuple[list, list[dict]] | None = None, own: tuple[list, ...] | None = None) -> None:
+        """``made``: each pod's dict, None for one ``make(i)`` makes when it is first read. ``templates``
+        (with ``own``): per template, the key of what a PodInfo reads of it but the labels (templates with
+        equal keys share one computed PodInfo, made from ``make.template_pod``), and its labels."""
         self.template_of = template_of
         self.made = made
         self._make = make
-        self._template_pods = template_pods
+        self._keys, self._labels = templates or ((), ())
         self.own = own
         self._protos: dict = {}
         self._positions: tuple[int, dict[int, int]] | None = None  # (materialized, the made pods' positions)
@@ -179,13 +180,12 @@ class TemplatedPods:
         """pod_infos of the pods as loaded, from the columns and each template's fields (the pods' dicts
         are not read, nor made). Templates that differ only in their labels (a StatefulSet's pods name
         themselves in them) share one computed PodInfo."""
-        protos = self._protos
-        by_template: list[PodInfo | None] = [None] * len(self._template_pods)
-        labels: list[dict | None] = [None] * len(self._template_pods)
+        protos, keys, labels = self._protos, self._keys, self._labels
+        by_template: list[PodInfo | None] = [None] * len(keys)
         out = []
         append = out.append
-        for i, (template, name, uid, node, nominated, start, deleted, phase) in enumerate(zip(
-                self.template_of, *self.own)):
+        for i, template, name, uid, node, nominated, start, deleted, phase in zip(
+                range(len(self.made)), self.template_of, *self.own):
             if phase in TERMINAL_PHASES:
                 continue
             if template < 0:
@@ -193,12 +193,10 @@ class TemplatedPods:
                 continue
             proto = by_template[template]
             if proto is None:
-                fields, key = self._template_pods[template]
-                proto = protos.get(key)
+                proto = protos.get(keys[template])
                 if proto is None:
-                    proto = protos[key] = _proto(fields)
+                    proto = protos[keys[template]] = _proto(self._make.template_pod(template))
                 by_template[template] = proto
-                labels[template] = (fields["metadata"].get("labels") or {})
             # as replica(pod) reads them: a None in a column is a field the pod's dict does not have
             append(proto.replica_of(self, i, labels[template], "" if name is None else name,
                                     "" if uid is None else uid, node or "", nominated or "", start, deleted))

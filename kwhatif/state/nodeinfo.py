@@ -182,7 +182,7 @@ class PodInfo:
     (anti-)affinity terms are parsed on first read (the Snapshot reads them while it builds).
     """
 
-    __slots__ = ("pod", "name", "namespace", "uid", "key", "labels", "node_name", "nominated_node_name",
+    __slots__ = ("_pod", "name", "namespace", "uid", "key", "labels", "node_name", "nominated_node_name",
                  "priority", "start_time", "deletion_timestamp", "_affinity", "has_affinity",
                  "has_required_anti_affinity", "requested", "non0_cpu", "non0_mem", "host_ports", "pvc_keys",
                  "_required_affinity_terms", "_required_anti_affinity_terms", "_preferred_affinity_terms",
@@ -192,7 +192,7 @@ class PodInfo:
         meta = pod.get("metadata") or _EMPTY
         spec = pod.get("spec") or _EMPTY
         status = pod.get("status") or _EMPTY
-        self.pod = pod
+        self._pod = pod
         name = self.name = meta.get("name", "")
         namespace = self.namespace = meta.get("namespace") or "default"
         self.uid: str = meta.get("uid", "")
@@ -273,9 +273,10 @@ class PodInfo:
         replicas so (``snapshot_file.compact_pods``): 150,000 pods are a few thousand templates."""
         meta = pod["metadata"]
         status = pod.get("status") or _EMPTY
-        pi = self._replica(meta.get("name", ""), meta.get("uid", ""), pod["spec"].get("nodeName") or "",
-                           status.get("nominatedNodeName") or "", status.get("startTime"), meta.get("deletionTimestamp"))
-        pi.pod = pod
+        pi = self.replica_of(None, -1, self.labels, meta.get("name", ""), meta.get("uid", ""),
+                             pod["spec"].get("nodeName") or "", status.get("nominatedNodeName") or "",
+                             status.get("startTime"), meta.get("deletionTimestamp"))
+        pi._pod = pod
         return pi
 
     def replica_of(self, loaded, index: int, labels: dict[str, str], name: str, uid: str, node_name: str,
@@ -283,20 +284,15 @@ class PodInfo:
         """The PodInfo of ``loaded.pod(index)`` (a snapshot file's pod, its per-pod fields and its labels
         given, from the file's columns and its template), made from the same template fields as this
         one's pod; its ``pod`` is made on first read."""
-        pi = self._replica(name, uid, node_name, nominated_node_name, start_time, deletion_timestamp)
+        pi = PodInfo.__new__(PodInfo)
+        pi._pod = None
         pi._loaded = loaded
         pi._index = index
-        pi.labels = labels
-        return pi
-
-    def _replica(self, name: str, uid: str, node_name: str, nominated_node_name: str, start_time: str | None,
-                 deletion_timestamp: str | None) -> "PodInfo":
-        pi = PodInfo.__new__(PodInfo)
         pi.name = name
         namespace = pi.namespace = self.namespace
         pi.uid = uid
         pi.key = f"{namespace}/{name}"
-        pi.labels = self.labels
+        pi.labels = labels
         pi.node_name = node_name
         pi.nominated_node_name = nominated_node_name
         pi.priority = self.priority
@@ -314,21 +310,14 @@ class PodInfo:
         pi._preferred_anti_affinity_terms = self._preferred_anti_affinity_terms
         return pi
 
-    def __getattr__(self, name: str):
-        """Only for ``pod`` of a ``replica_of``: the loaded pod's dict, made now (and kept)."""
-        if name != "pod":
-            raise AttributeError(f"'PodInfo' object has no attribute {name!r}")
-        pod = self.pod = self._loaded.pod(self._index)
+    @property
+    def pod(self) -> dict:
+        """The pod; a ``replica_of``'s is made on first read (a property, not ``__getattr__``: a class with
+        ``__getattr__`` keeps the interpreter from specializing any attribute read of its instances)."""
+        pod = self._pod
+        if pod is None:
+            pod = self._pod = self._loaded.pod(self._index)
         return pod
-
-    def __getstate__(self):
-        """Pickled (a sweep hands its base to Ray's workers) without making the pod of a ``replica_of``: it is
-        made from the pickled ``_loaded``, the same dict as the unpickled cluster's pod."""
-        try:
-            _POD.__get__(self)
-        except AttributeError:  # every other slot of a replica_of is set
-            return None, {name: slot.__get__(self) for name, slot in _SLOTS}
-        return object.__getstate__(self)
 
     @property
     def spec(self) -> dict:
@@ -361,9 +350,6 @@ class PodInfo:
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
 
-
-_POD = PodInfo.pod
-_SLOTS = [(name, getattr(PodInfo, name)) for name in PodInfo.__slots__ if name != "pod"]
 
 # Container requests -> (requested, non-zero cpu, non-zero memory); see PodInfo._calculate_resource.
 _RESOURCE_MEMO: dict[tuple, tuple[Resource, int, int]] = {}
