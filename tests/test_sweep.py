@@ -506,3 +506,25 @@ def test_the_sweep_order_is_the_greedy_rule(seed):
     workloads = [rng.sample(keys, rng.randint(0, min(5, len(keys)))) for _ in range(rng.randint(0, 40))]
     keep = rng.randint(1, 8)
     assert sweep.greedy_order(workloads, keep) == _greedy_as_defined(workloads, keep)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_latest_start_time_is_the_latest_key_of_every_form(seed):
+    """latest_start_time compares metav1.Time's own form as strings: the same moment as the latest
+    start_time_key of all the pods' start times, with fractions, offsets, lower-case z and garbage mixed in."""
+    from kwhatif.preemption import start_time_key
+    from kwhatif.state.cluster import Cluster
+    from kwhatif.whatif.sequence import start_moment
+
+    rng = random.Random(seed)
+
+    def start() -> object:
+        second = (f"2026-0{rng.randint(1, 2)}-0{rng.randint(1, 3)}T{rng.randint(10, 12)}:0{rng.randint(0, 2)}:"
+                  f"0{rng.randint(0, 3)}")
+        return rng.choice([second + "Z", second + "Z", f"{second}.{rng.randint(0, 999999)}Z", second + "z",
+                           second + f"+0{rng.randint(0, 3)}:00", second + ".5-01:00", None, "", "garbage"])
+
+    pods = [{"status": {"startTime": start()}} if rng.random() < 0.9 else {} for _ in range(rng.randint(0, 60))]
+    keys = [k for k in (start_time_key((p.get("status") or {}).get("startTime")) for p in pods) if k is not None]
+    clock = lambda: datetime(2030, 1, 1, tzinfo=timezone.utc)  # noqa: E731
+    assert latest_start_time(Cluster(pods=pods), clock) == start_moment(max(keys, default=None), clock)

@@ -201,10 +201,17 @@ def latest_start_time(cluster: Cluster, clock: Callable[[], datetime] = utc_now)
     """The latest ``status.startTime`` among the cluster's pods (the clock's now when none has one):
     bound pods start a second apart after it, so pods placed later look younger to preemption."""
     latest = None
+    plain = ""  # the latest in metav1.Time's own form, whose string order is its key's: compared as they are
     for start in cluster.pod_values("status", "startTime"):
+        if start.__class__ is str and len(start) == 20 and start[19] == "Z" and start[10] == "T":
+            if start > plain:
+                plain = start
+            continue
         key = start_time_key(start)
         if key is not None and (latest is None or key > latest):
             latest = key
+    if plain and (latest is None or start_time_key(plain) > latest):
+        latest = start_time_key(plain)
     return start_moment(latest, clock)
 
 
