@@ -307,3 +307,45 @@ def test_a_permit_rejection_is_a_fit_error_on_one_node_counting_each_reason():
 
     assert permit_fit_error(Status(Code.UNSCHEDULABLE, ["rejected by b", "rejected by a"])) == (
         "0/1 nodes are available: 1 rejected by a, 1 rejected by b.")
+
+
+DECODING = [
+    # (name, release, object, the error line's end): the API server's strict decoding stops before validation
+    ("a minCount that is a string, v1.36", "1.36", {**V1ALPHA2_POD_GROUP, "spec": {"schedulingPolicy": {
+        "gang": {"minCount": "2"}}}},
+     "PodGroup default/train: spec.schedulingPolicy.gang.minCount: cannot unmarshal string into a field of type "
+     "integer"),
+    ("a v1alpha2 field in a v1alpha1 Workload, v1.35", "1.35",
+     {**workload(("workers", 1)), "spec": {"podGroupTemplates": [{"name": "workers"}]}},
+     'Workload default/train: strict decoding error: unknown field "spec.podGroupTemplates"'),
+    ("an unknown field of a v1beta1 PodGroup, 1.37", "1.37",
+     {**v1beta1_pod_group("train", 1, "all"), "status": {"phase": "Running"}},
+     'PodGroup default/train: strict decoding error: unknown field "status.phase"'),
+]
+
+
+@pytest.mark.parametrize("release,obj,message", [c[1:] for c in DECODING], ids=[c[0] for c in DECODING])
+def test_a_workload_api_object_is_strictly_decoded_first(tmp_path, release, obj, message):
+    pod_of_it = pod("t0") if obj["kind"] == "Workload" else group_pod("t0", "train")
+    result = place(tmp_path, [obj, pod_of_it], 1, "--kubernetes-version", release,
+                   "--feature-gates", "GenericWorkload=true,GangScheduling=true")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [f"error: {tmp_path / 'm.json'}: {message}"]
+
+
+def test_yaml_timestamps_of_a_dumped_pod_group_decode_as_the_strings_kubectl_sends(tmp_path):
+    """A dump's PodGroup with YAML timestamps (creationTimestamp, a condition's lastTransitionTime) is read."""
+    (tmp_path / "c.yaml").write_text(
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- {apiVersion: v1, kind: Node, metadata: {name: n1}, status: {allocatable: {cpu: '1', pods: '110'}}}\n"
+        "- apiVersion: scheduling.k8s.io/v1alpha2\n  kind: PodGroup\n"
+        "  metadata: {name: train, namespace: default, creationTimestamp: 2026-01-01T00:00:00Z}\n"
+        "  spec: {schedulingPolicy: {gang: {minCount: 1}}}\n"
+        "  status: {conditions: [{type: PodGroupScheduled, status: 'False', reason: Unschedulable, message: '',\n"
+        "                         lastTransitionTime: 2026-01-01T00:00:00Z}]}\n")
+    (tmp_path / "m.json").write_text(json.dumps(group_pod("t0", "train")))
+    result = runner.invoke(app, ["place", str(tmp_path / "m.json"), "--cluster", str(tmp_path / "c.yaml"),
+                                 "--kubernetes-version", "1.36", "--feature-gates",
+                                 "GenericWorkload=true,GangScheduling=true", "-o", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["podGroups"][0]["scheduled"] is True

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+from datetime import date
 from functools import lru_cache
 from pathlib import Path
 
@@ -79,10 +80,48 @@ def model_fields(model: str) -> dict[str, str]:
 _WORKLOAD_REFERENCE = {"name": "str", "podGroup": "str", "podGroupReplicaKey": "str"}
 
 
+# The Workload API's models the client has none of, read from k8s.io/api/scheduling's types: v1.35's v1alpha1
+# (v0.35.6) and v1.36's v1alpha2 (v0.36.2); its v1beta1 ones are the client's. An empty struct (``basic``) is
+# "object", as the client types one.
+_V1ALPHA2_GROUP = {"schedulingPolicy": "V1alpha2PodGroupSchedulingPolicy",
+                   "schedulingConstraints": "V1alpha2PodGroupSchedulingConstraints",
+                   "resourceClaims": "List[V1alpha2PodGroupResourceClaim]", "disruptionMode": "str",
+                   "priorityClassName": "str", "priority": "int"}
+_WORKLOAD_API_MODELS = {
+    "V1alpha1Workload": {"apiVersion": "str", "kind": "str", "metadata": "V1ObjectMeta",
+                         "spec": "V1alpha1WorkloadSpec"},
+    "V1alpha1WorkloadSpec": {"controllerRef": "V1alpha1TypedLocalObjectReference",
+                             "podGroups": "List[V1alpha1PodGroup]"},
+    "V1alpha1TypedLocalObjectReference": {"apiGroup": "str", "kind": "str", "name": "str"},
+    "V1alpha1PodGroup": {"name": "str", "policy": "V1alpha1PodGroupPolicy"},
+    "V1alpha1PodGroupPolicy": {"basic": "object", "gang": "V1alpha1GangSchedulingPolicy"},
+    "V1alpha1GangSchedulingPolicy": {"minCount": "int"},
+    "V1alpha2Workload": {"apiVersion": "str", "kind": "str", "metadata": "V1ObjectMeta",
+                         "spec": "V1alpha2WorkloadSpec"},
+    "V1alpha2WorkloadSpec": {"controllerRef": "V1alpha1TypedLocalObjectReference",
+                             "podGroupTemplates": "List[V1alpha2PodGroupTemplate]"},
+    "V1alpha2PodGroupTemplate": {"name": "str", **_V1ALPHA2_GROUP},
+    "V1alpha2PodGroupSchedulingPolicy": {"basic": "object", "gang": "V1alpha1GangSchedulingPolicy"},
+    "V1alpha2PodGroupSchedulingConstraints": {"topology": "List[V1alpha2TopologyConstraint]"},
+    "V1alpha2TopologyConstraint": {"key": "str"},
+    "V1alpha2PodGroupResourceClaim": {"name": "str", "resourceClaimName": "str", "resourceClaimTemplateName": "str"},
+    "V1alpha2PodGroup": {"apiVersion": "str", "kind": "str", "metadata": "V1ObjectMeta",
+                         "spec": "V1alpha2PodGroupSpec", "status": "V1alpha2PodGroupStatus"},
+    "V1alpha2PodGroupSpec": {"podGroupTemplateRef": "V1alpha2PodGroupTemplateReference", **_V1ALPHA2_GROUP},
+    "V1alpha2PodGroupTemplateReference": {"workload": "V1alpha2WorkloadPodGroupTemplateReference"},
+    "V1alpha2WorkloadPodGroupTemplateReference": {"workloadName": "str", "podGroupTemplateName": "str"},
+    "V1alpha2PodGroupStatus": {"conditions": "List[V1Condition]",
+                               "resourceClaimStatuses": "List[V1alpha2PodGroupResourceClaimStatus]"},
+    "V1alpha2PodGroupResourceClaimStatus": {"name": "str", "resourceClaimName": "str"},
+}
+
+
 def release_fields(model: str) -> dict[str, str]:
     """``model_fields`` as the validating API server's release serves the model."""
     if model == "V1WorkloadReference":
         return _WORKLOAD_REFERENCE
+    if model in _WORKLOAD_API_MODELS:
+        return _WORKLOAD_API_MODELS[model]
     fields = model_fields(model)
     if model == "V1PodSpec":
         from kwhatif.api.validation import api_server_features
@@ -156,6 +195,8 @@ class _Decoder:
                 return self.mismatch(value, kind, path)
             inner = kind[5:-1].split(",", 1)[1].strip()
             return {key: self.value(item, inner, f"{path}.{key}") for key, item in value.items()}
+        if kind == "datetime" and isinstance(value, date):  # a YAML timestamp: kubectl sends it as RFC 3339
+            return value
         if kind in ("str", "datetime"):
             return value if isinstance(value, str) else self.mismatch(value, kind, path)
         if kind == "int":
@@ -210,5 +251,21 @@ def strict_decode(obj: dict) -> tuple[list[str], dict]:
     decoded = decoder.object(obj, f"V1{kind}", "")
     errors = list(decoder.type_errors)
     if decoder.unknown and not removed:
+        errors.append("strict decoding error: " + ", ".join(f'unknown field "{path}"' for path in decoder.unknown))
+    return errors, decoded
+
+
+def decode_workload_api(obj: dict) -> tuple[list[str], dict]:
+    """``strict_decode`` of a Workload or PodGroup (``scheduling.k8s.io``, a version kwhatif reads): values of the
+    wrong type, then unknown fields in one ``strict decoding error``, and the decoded object. A kind the version
+    has not (v1alpha1's PodGroup) is left whole: the API server has no resource for it (check_served says so)."""
+    version = (obj.get("apiVersion") or "").rpartition("/")[2]
+    model = f"{version.capitalize()}{obj.get('kind') or ''}"
+    if not release_fields(model):
+        return [], obj
+    decoder = _Decoder()
+    decoded = decoder.object(obj, model, "")
+    errors = list(decoder.type_errors)
+    if decoder.unknown:
         errors.append("strict decoding error: " + ", ".join(f'unknown field "{path}"' for path in decoder.unknown))
     return errors, decoded

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from kwhatif.api import pod_groups
 from kwhatif.api.pod_groups import _controller_ref, _union
-from kwhatif.api.validation import (FieldError, api_server_features, duplicate, invalid, name_is_dns_label, required,
-                                    validate_object_meta)
+from kwhatif.api.decoding import decode_workload_api
+from kwhatif.api.validation import (FieldError, api_server_features, current_mode, duplicate, invalid,
+                                    name_is_dns_label, required, unreadable, validate_object_meta)
 from kwhatif.errors import InputError
 from kwhatif.versions import WORKLOAD_API_V1ALPHA2, WORKLOAD_API_V1BETA1, Features
 
@@ -139,11 +140,20 @@ def _v1beta1_modes(obj: dict) -> list[FieldError]:
     return errs
 
 
-def validate(obj: dict) -> list[FieldError]:
-    """The errors the validating API server (its release) reports creating the Workload or PodGroup ``obj``: one
-    of a version it does not serve is left to ``check_served``, which refuses it once the objects are joined."""
+def validate(obj: dict) -> list:
+    """The errors the validating API server (its release) reports creating the Workload or PodGroup ``obj``: its
+    strict decoding's (which the API server stops at, as for a pod), then its validation's of the decoded
+    object. One of a version it does not serve is left to ``check_served``, which refuses it once the objects
+    are joined."""
     if not is_served(obj, api_server_features()):
         return []
+    errors, obj = decode_workload_api(obj)
+    if errors and (current_mode() == "strict" or any(unreadable(e) for e in errors)):
+        return errors
+    return errors + _validation_errors(obj)
+
+
+def _validation_errors(obj: dict) -> list[FieldError]:
     if obj.get("apiVersion") == V1ALPHA1:
         return validate_workload(obj)
     if obj.get("apiVersion") == V1BETA1:
@@ -190,6 +200,4 @@ def _policy_errors(policy: dict, path: str) -> list[FieldError]:
     if not isinstance(gang, dict):
         return []
     min_count = gang.get("minCount") or 0
-    if not isinstance(min_count, int):  # the shape check refuses it as the decoder would
-        return []
     return [invalid(f"{path}.gang.minCount", min_count, "must be greater than zero")] if min_count <= 0 else []
