@@ -4,7 +4,10 @@ counted only when every pod of the copy binds."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
+import yaml
 from typer.testing import CliRunner
 
 from kwhatif.cli.app import app
@@ -65,3 +68,19 @@ def test_suggest_is_for_a_gang():
     result = runner.invoke(app, ["capacity", "fixtures/pods/worker.yaml", "--cluster", "fixtures/gangs/cluster.yaml",
                                  "--suggest"])
     assert result.exit_code == 2 and "--suggest answers for a PodGroup's capacity" in result.stderr
+
+
+@pytest.mark.parametrize("manifest,release", [("fixtures/gangs/train-fits.yaml", "1.36"),
+                                              ("fixtures/gangs/train-v1.35.yaml", "1.35")])
+def test_a_gang_whose_group_the_cluster_already_holds_counts_as_one_given(tmp_path, manifest, release):
+    """A live read or a snapshot holds the PodGroup (v1.35: the Workload) the manifest gives too: the count is
+    the same as with the manifest's own."""
+    docs = list(yaml.safe_load_all(Path(manifest).read_text()))
+    cluster = yaml.safe_load(Path("fixtures/gangs/cluster.yaml").read_text())
+    cluster["items"].append(docs[0])
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
+    gates = ("--kubernetes-version", release, "--feature-gates", "GenericWorkload=true,GangScheduling=true", "-o", "json")
+    answers = [runner.invoke(app, ["capacity", manifest, "--cluster", where, *gates])
+               for where in (str(tmp_path / "cluster.yaml"), "fixtures/gangs/cluster.yaml")]
+    assert answers[0].exit_code == 0, answers[0].output
+    assert json.loads(answers[0].stdout) == json.loads(answers[1].stdout)

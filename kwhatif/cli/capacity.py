@@ -119,14 +119,14 @@ def _gang_capacity(objects, inputs, max_instances: int | None, seed: int | None,
     with ``suggest``, the nodes to add so one more copy binds."""
     from kwhatif.errors import InputError
     from kwhatif.render.output import machine_output
-    from kwhatif.whatif.gang_capacity import gang_capacity
+    from kwhatif.whatif.gang_capacity import gang_capacity, held_groups
     from kwhatif.whatif.workloads import expand_objects, join_objects
 
     cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario, _ = apply_current_changes(cluster_state, setup, output.value)
     expansion = expand_objects(objects, cluster_state)
     kind = "PodGroup" if any(obj.get("kind") == "PodGroup" for obj, _ in objects) else "Workload"
-    groups = [o for o in expansion.objects if o["kind"] == kind]
+    groups = [o for o in expansion.objects if o["kind"] == kind] or held_groups(objects, kind, cluster_state)
     if len(groups) != 1:
         raise InputError(f"capacity takes one {kind} and its pods, got {len(groups)} {kind}s")
     cluster_state = join_objects(cluster_state, [o for o in expansion.objects if o is not groups[0]])

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from kwhatif.api.pod_groups import pod_group_name
+from kwhatif.api.pod_groups import find_object, pod_group_name
 from kwhatif.api.workload_versions import check_served, gang_name, workload_ref
 from kwhatif.errors import InputError
 from kwhatif.state.cluster import Cluster
@@ -49,12 +49,27 @@ class GangCapacityResult:
 def _copy_of(obj: dict, k: int, group: str) -> dict:
     """Copy ``k`` of the PodGroup or v1.35 Workload named ``group``, or of one of its pods (naming the copy)."""
     out = copy.deepcopy(obj)
+    out.pop("status", None)  # a new object (a PodGroup read from the cluster has its conditions)
     meta = out.setdefault("metadata", {})
     meta.pop("uid", None)
     meta["name"] = f"{meta.get('name')}-{k}"
     if out.get("kind") == "Pod":
         field, key = ("workloadRef", "name") if workload_ref(out) else ("schedulingGroup", "podGroupName")
         out["spec"][field] = {**out["spec"][field], key: f"{group}-{k}"}
+    return out
+
+
+def held_groups(objects: list[tuple[dict, str]], kind: str, cluster: Cluster) -> list[dict]:
+    """The given PodGroups (or v1.35 Workloads) the cluster already holds (a live read or a snapshot has them),
+    as the cluster holds them: the input's copy of one is left out of the objects that join the cluster."""
+    held = cluster.pod_groups if kind == "PodGroup" else cluster.workloads
+    out = []
+    for obj, _ in objects:
+        meta = obj.get("metadata") or {}
+        if obj.get("kind") == kind:
+            found = find_object(held, meta.get("namespace") or "default", meta.get("name") or "")
+            if found is not None:
+                out.append(found)
     return out
 
 
