@@ -248,9 +248,8 @@ def apply_feature_gates(enabled, dra_scores: bool) -> tuple[tuple[str, int | Non
 
 # What v1.35 has that kwhatif does not model exactly.
 _NOT_MODELLED_1_35 = (
-    "the Workload API (GenericWorkload): a v1alpha1 Workload is validated by the rules its types document, not "
-    "by v1.35's validation.go (no tree of it was readable); a gang pod that waits at Permit after another is "
-    "rejected when the gang's 5m0s deadline passes, so upstream's message says a little less than 5m0s for it",
+    "the Workload API (GenericWorkload): a gang pod that waits at Permit after another is rejected when the "
+    "gang's 5m0s deadline passes, so upstream's message says a little less than 5m0s for it",
 )
 # What v1.36 changes that kwhatif does not model yet (it answers as the code before the change would).
 _NOT_MODELLED_1_36 = (
