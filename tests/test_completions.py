@@ -44,15 +44,18 @@ DEMO = "fixtures/clusters/demo.yaml"
 
 def bash_complete(line: str, **env: str) -> list[str]:
     """What bash offers for ``line`` (the cursor at its end) through completions/kwhatif.bash, with
-    ``kwhatif`` this checkout's ``python -m kwhatif`` (and ``env`` in its environment)."""
+    ``kwhatif`` the console script beside this interpreter running this checkout (and ``env`` in its
+    environment)."""
     script = (f"source {COMPLETIONS / 'kwhatif.bash'}\n"
-              f"kwhatif() {{ {shlex.quote(sys.executable)} -m kwhatif \"$@\"; }}\n"
               f"COMP_LINE={shlex.quote(line)}; read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
               f"[[ $COMP_LINE == *' ' ]] && COMP_WORDS+=('')\n"
               f"COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))\n"
               f"_kwhatif_completion kwhatif\n"
               f"printf '%s\\n' \"${{COMPREPLY[@]}}\"\n")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **env}
+    # the completion function runs ``kwhatif`` through env(1), so from PATH: put this interpreter's own
+    # first (a venv used without activating it is not on PATH)
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = {**os.environ, "PATH": path, "PYTHONPATH": str(ROOT), **env}
     done = subprocess.run(["bash", "--norc", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
