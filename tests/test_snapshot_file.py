@@ -639,3 +639,52 @@ def test_a_bad_snapshot_file_is_one_error_line(tmp_path, edit, message):
     result = runner.invoke(app, ["place", str(PODS / "web.yaml"), "--cluster", str(path)])
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.splitlines() == [f"error: {path}: " + message.format(name0=name0)]
+
+
+DRAIN = ["--ignore-daemonsets", "--delete-emptydir-data", "--force"]
+NODE_A, NODE_B = "ip-10-0-2-95.eu-west-1.compute.internal", "ip-10-0-3-66.eu-west-1.compute.internal"
+
+
+@pytest.mark.parametrize("args", [
+    ["drain", NODE_A, *DRAIN],
+    ["drain", NODE_A, NODE_B, *DRAIN, "--pod-selector", "app"],
+    ["drain", NODE_B, "--rules", "cluster-autoscaler"],
+    ["drain", NODE_A, *DRAIN, "--cordon", NODE_B, "--remove-node", "ip-10-0-1-87.eu-west-1.compute.internal"],
+    ["place", str(PODS / "web.yaml"), "--remove-node", NODE_A, "--taint", f"{NODE_B}=x=y:NoExecute"],
+    ["place", str(PODS / "web.yaml"), "--add-node", f"{NODE_B}=2", "--remove-node",
+     "ip-10-0-3-66-whatif-1.eu-west-1.compute.internal"],
+    ["place", str(PODS / "web.yaml"), "--evict", "shop/web-6c9f7d8b4f-bppjn",
+     "--delete-pod", "kube-system/coredns-5d849c4789-pmpfr"],
+], ids=["drain", "two-nodes-pod-selector", "autoscaler-rules", "after-changes", "remove-and-taint", "add-then-remove",
+        "evict-and-delete"])
+def test_drains_and_changes_on_a_snapshot_file_answer_as_on_its_dump(tmp_path, args):
+    """A drain and the cluster changes record what they do to a snapshot file's pods without making their
+    dicts (``UnreadPods``): every answer is the dump's."""
+    snap = tmp_path / "demo.kwi.json.gz"
+    assert runner.invoke(app, ["snapshot", "--from", str(DEMO), "-o", str(snap)]).exit_code == 0
+    answers = [runner.invoke(app, [*args, "--cluster", str(cluster), "-o", "json"]) for cluster in (DEMO, snap)]
+    assert answers[0].exit_code in (0, 1), answers[0].output
+    assert [a.exit_code for a in answers[1:]] == [answers[0].exit_code]
+    assert json.loads(answers[1].stdout) == json.loads(answers[0].stdout)
+
+
+def test_a_drain_makes_only_the_dicts_of_the_drained_nodes_pods(tmp_path):
+    """Draining a node of a snapshot file makes the dicts of that node's pods alone (the scenario records
+    the evictions and the replacements bound); the cluster it started from keeps its pods, and the
+    scenario's pods, when read, are the dump's scenario's."""
+    from kwhatif.whatif.changes import new_scenario
+    from kwhatif.whatif.drain import drain
+    from kwhatif.whatif.drain_rules import DrainOptions
+
+    path = tmp_path / "c.kwi.json.gz"
+    objects = [api_node(i) for i in range(3)] + [api_pod(i, f"node-{i % 3:05d}", "shop", f"app{i % 3}")
+                                                 for i in range(30)]
+    write_snapshot(cluster_of(objects), str(path))
+    lazy, eager = load_cluster(str(path)), cluster_of(objects)
+    scenarios = [new_scenario(cluster) for cluster in (lazy, eager)]
+    reports = [drain(scenario, ("node-00001",), None, DrainOptions(force=True)).to_dict() for scenario in scenarios]
+    assert lazy.templated_pods.materialized == 10 and len(reports[0]["placements"]) == 10
+    assert reports[0] == reports[1] and scenarios[0].cluster.pod_count() == lazy.pod_count() == 30
+    names = [[pod["metadata"]["name"] for pod in scenario.cluster.pods] for scenario in scenarios]
+    assert names[0] == names[1] and [pod["metadata"]["name"] for pod in lazy.pods] == [
+        pod["metadata"]["name"] for pod in eager.pods]

@@ -130,8 +130,9 @@ class TemplatedPods:
                 out[i] = (pod.get(part) or _NONE).get(name)
         return out
 
-    def having(self, part: str, *names: str) -> list[dict]:
-        """The pods whose ``part`` has any of the fields ``names`` (Cluster.pods_having)."""
+    def having(self, part: str, names: tuple[str, ...], removed: set[int]) -> list[dict]:
+        """The pods whose ``part`` has any of the fields ``names`` (Cluster.pods_having), but those at the
+        positions ``removed``."""
         made = self.made
         found = [False] * len(made)
         if self._make is not None:
@@ -141,25 +142,37 @@ class TemplatedPods:
             if pod is not None:
                 fields = pod.get(part) or _NONE
                 found[i] = any(name in fields for name in names)
+        for i in removed:
+            found[i] = False
         return [self.pod(i) for i, yes in enumerate(found) if yes]
 
     def __iter__(self):
         return iter(self.all())
 
-    def pod_infos(self, pods: list[dict] | None) -> list[PodInfo]:
-        """Cluster.pod_infos for ``pods`` (None: the pods as loaded, none of them read): a template's
-        PodInfo is computed once, and every pod of it is a replica."""
-        as_loaded = pods is None or len(pods) == len(self.made) and all(map(is_, pods, self.made))
-        if as_loaded and self.own is not None:
-            return self._loaded_pod_infos()
+    def position(self, pod: dict) -> int | None:
+        """Where ``pod`` (this very object) is among these pods; None: it is not one of them."""
+        return self._made_positions().get(id(pod))
+
+    def _made_positions(self) -> dict[int, int]:
+        """The made pods' positions by their ids, kept until another pod is made."""
+        if self._positions is None or self._positions[0] != self.materialized:
+            self._positions = self.materialized, {id(pod): i for i, pod in enumerate(self.made) if pod is not None}
+        return self._positions[1]
+
+    def pod_infos(self, pods: list[dict] | None, removed: set[int]) -> list[PodInfo]:
+        """Cluster.pod_infos for ``pods`` (None: the pods as loaded but those at the positions ``removed``,
+        none of them read): a template's PodInfo is computed once, and every pod of it is a replica."""
         if pods is None:
-            pods = self.all()
+            if self.own is not None:
+                return self._loaded_pod_infos(removed)
+            pods = [pod for i, pod in enumerate(self.all()) if i not in removed] if removed else self.all()
+        as_loaded = len(pods) == len(self.made) and all(map(is_, pods, self.made))
+        if as_loaded and self.own is not None:
+            return self._loaded_pod_infos(removed)
         if as_loaded:
             template_of = self.template_of
         else:
-            if self._positions is None or self._positions[0] != self.materialized:
-                self._positions = self.materialized, {id(pod): i for i, pod in enumerate(self.made) if pod is not None}
-            positions = self._positions[1]
+            positions = self._made_positions()
             template_of = [self.template_of[i] if (i := positions.get(id(pod))) is not None else -1 for pod in pods]
         protos: dict[int, PodInfo] = {}  # kept apart: every call returns PodInfos of its own
         out = []
@@ -176,17 +189,17 @@ class TemplatedPods:
             out.append(proto.replica(pod))
         return out
 
-    def _loaded_pod_infos(self) -> list[PodInfo]:
-        """pod_infos of the pods as loaded, from the columns and each template's fields (the pods' dicts
-        are not read, nor made). Templates that differ only in their labels (a StatefulSet's pods name
-        themselves in them) share one computed PodInfo."""
+    def _loaded_pod_infos(self, removed: set[int]) -> list[PodInfo]:
+        """pod_infos of the pods as loaded but those at the positions ``removed``, from the columns and each
+        template's fields (the pods' dicts are not read, nor made). Templates that differ only in their
+        labels (a StatefulSet's pods name themselves in them) share one computed PodInfo."""
         protos, keys, labels = self._protos, self._keys, self._labels
         by_template: list[PodInfo | None] = [None] * len(keys)
         out = []
         append = out.append
         for i, template, name, uid, node, nominated, start, deleted, phase in zip(
                 range(len(self.made)), self.template_of, *self.own):
-            if phase in TERMINAL_PHASES:
+            if phase in TERMINAL_PHASES or i in removed:
                 continue
             if template < 0:
                 append(PodInfo(self.pod(i)))
@@ -210,6 +223,73 @@ def _proto(pod: dict) -> PodInfo:
     if proto.has_affinity:
         proto.parse_terms()
     return proto
+
+
+class UnreadPods:
+    """A cluster's pods while nobody read them as a list: a snapshot file's (``loaded``) but those at the
+    positions ``removed``, then ``added``. A scenario's changes (evictions, nodes removed, replacements
+    bound) are recorded here instead of in a copy of the list, which would make every pod's dict.
+
+    Its readers are Cluster's (``pod_values``, ``pods_having``, ``pods_with``, ``pod_infos``), over these pods
+    in that order. ``list()`` makes the list of them once: clusters that share this object
+    (``Cluster.replace``) then share that list, as they share their other lists."""
+
+    __slots__ = ("loaded", "removed", "added", "listed")
+
+    def __init__(self, loaded: TemplatedPods, removed: set[int] | None = None, added: list[dict] | None = None
+                 ) -> None:
+        self.loaded = loaded
+        self.removed: set[int] = set() if removed is None else removed
+        self.added: list[dict] = [] if added is None else added
+        self.listed: list[dict] | None = None
+
+    def copy(self) -> UnreadPods:
+        return UnreadPods(self.loaded, set(self.removed), list(self.added))
+
+    def __len__(self) -> int:
+        return len(self.loaded) - len(self.removed) + len(self.added)
+
+    def list(self) -> list[dict]:
+        if self.listed is None:
+            pods = self.loaded.all()
+            if self.removed:
+                pods = [pod for i, pod in enumerate(pods) if i not in self.removed]
+            self.listed = pods + self.added
+        return self.listed
+
+    def values(self, part: str, name: str) -> list:
+        out = self.loaded.values(part, name)
+        if self.removed:
+            out = [value for i, value in enumerate(out) if i not in self.removed]
+        return out + [(pod.get(part) or _NONE).get(name) for pod in self.added]
+
+    def having(self, part: str, names: tuple[str, ...]) -> list[dict]:
+        return self.loaded.having(part, names, self.removed) + [
+            pod for pod in self.added if any(name in (pod.get(part) or _NONE) for name in names)]
+
+    def pod_infos(self) -> list[PodInfo]:
+        return self.loaded.pod_infos(None, self.removed) + [PodInfo(pod) for pod in self.added if not _finished(pod)]
+
+    def with_values(self, part: str, name: str, values: set) -> list[dict]:
+        """Cluster.pods_with, read from the loaded pods' columns (only the dicts of the pods found made)."""
+        removed, loaded = self.removed, self.loaded
+        found = [loaded.pod(i) for i, value in enumerate(loaded.values(part, name))
+                 if value in values and i not in removed]
+        return found + _with_values(self.added, part, name, values)
+
+    def delete(self, pods: list[dict]) -> None:
+        """``pods`` (these very objects) are no longer listed; those that are not are left alone."""
+        gone = {id(pod) for pod in pods}
+        if any(id(pod) in gone for pod in self.added):
+            self.added = [pod for pod in self.added if id(pod) not in gone]
+        for pod in pods:
+            i = self.loaded.position(pod)
+            if i is not None:
+                self.removed.add(i)
+
+
+def _with_values(pods: list[dict], part: str, name: str, values: set) -> list[dict]:
+    return [pod for pod in pods if (pod.get(part) or _NONE).get(name) in values]
 
 
 @dataclass
@@ -327,7 +407,17 @@ class Cluster:
         """The pods of a snapshot file: ``pods`` makes each one's dict when first read, the list of them
         all when ``pods`` is first read."""
         self.templated_pods = pods
-        self.__dict__["pods"] = None
+        self.__dict__["pods"] = UnreadPods(pods)
+
+    def _unread(self) -> UnreadPods | None:
+        """The pods while no one read them as a list (None: ``pods`` is a list)."""
+        pods = self.__dict__["pods"]
+        if type(pods) is not UnreadPods:
+            return None
+        if pods.listed is not None:  # read through another cluster sharing them: their list now
+            self.__dict__["pods"] = pods.listed
+            return None
+        return pods
 
     def replace(self, **changes) -> "Cluster":
         """``dataclasses.replace(self, **changes)`` (the lists not changed are shared), a snapshot file's pods
@@ -340,32 +430,71 @@ class Cluster:
             setattr(out, name, value)
         return out
 
+    def copy(self) -> "Cluster":
+        """A cluster whose lists and metadata are copies of this one's (the objects in them shared), to
+        change without changing this one; a snapshot file's pods left unmade."""
+        lists = {name: list(value) for name, value in self.__dict__.items() if isinstance(value, list)}
+        unread = self._unread()
+        if unread is not None:
+            lists["pods"] = unread.copy()
+        return self.replace(**lists, metadata=dict(self.metadata))
+
+    def add_pods(self, pods: list[dict]) -> None:
+        """``pods`` listed after the others (a snapshot file's pods left unmade)."""
+        unread = self._unread()
+        if unread is not None:
+            unread.added += pods
+        else:
+            self.__dict__["pods"] += pods
+
+    def delete_pods(self, pods: list[dict]) -> None:
+        """``pods`` (these very objects) no longer listed, in one pass at most (a snapshot file's pods left
+        unmade)."""
+        unread = self._unread()
+        if unread is not None:
+            unread.delete(pods)
+        else:
+            ids = {id(pod) for pod in pods}
+            listed = self.__dict__["pods"]
+            listed[:] = [pod for pod in listed if id(pod) not in ids]
+
+    def pods_with(self, part: str, name: str, values: set) -> list[dict]:
+        """The pods whose ``(pod.get(part) or {}).get(name)`` is one of ``values`` (hashable), in order (making
+        only their dicts of a snapshot file's pods): those bound to some nodes, those of a name."""
+        unread = self._unread()
+        if unread is not None:
+            return unread.with_values(part, name, values)
+        return _with_values(self.__dict__["pods"], part, name, values)
+
     def pod_values(self, part: str, name: str) -> list:
         """``(pod.get(part) or {}).get(name)`` of every pod, in order, without making the dicts of a snapshot
         file's pods."""
-        pods = self.__dict__["pods"]
-        if pods is None:
-            return self.templated_pods.values(part, name)
-        return [(pod.get(part) or _NONE).get(name) for pod in pods]
+        unread = self._unread()
+        if unread is not None:
+            return unread.values(part, name)
+        return [(pod.get(part) or _NONE).get(name) for pod in self.__dict__["pods"]]
 
     def pods_having(self, part: str, *names: str) -> list[dict]:
         """The pods whose ``part`` (metadata, spec, status) has any of the fields ``names``, in order (making
         only their dicts of a snapshot file's pods)."""
-        pods = self.__dict__["pods"]
-        if pods is None:
-            return self.templated_pods.having(part, *names)
-        return [pod for pod in pods if any(name in (pod.get(part) or _NONE) for name in names)]
+        unread = self._unread()
+        if unread is not None:
+            return unread.having(part, names)
+        return [pod for pod in self.__dict__["pods"] if any(name in (pod.get(part) or _NONE) for name in names)]
 
     def pod_count(self) -> int:
-        pods = self.__dict__["pods"]
-        return len(self.templated_pods) if pods is None else len(pods)
+        unread = self._unread()
+        return len(self.__dict__["pods"] if unread is None else unread)
 
     def pod_infos(self) -> list[PodInfo]:
         """The PodInfos of the pods that have not finished (phase Succeeded or Failed), in order. Pods
         loaded from a snapshot file as replicas of one template are computed once per template, without
         reading their dicts while ``pods`` was not read."""
+        unread = self._unread()
+        if unread is not None:
+            return unread.pod_infos()
         if self.templated_pods is not None:
-            return self.templated_pods.pod_infos(self.__dict__["pods"])
+            return self.templated_pods.pod_infos(self.__dict__["pods"], set())
         return [PodInfo(pod) for pod in self.pods if not _finished(pod)]
 
     def namespace_labels(self) -> dict[str, dict[str, str]]:
@@ -387,8 +516,8 @@ class Cluster:
 
 def _pods(cluster: Cluster) -> list[dict]:
     pods = cluster.__dict__["pods"]
-    if pods is None:  # loaded from a snapshot file, not read until now
-        pods = cluster.__dict__["pods"] = cluster.templated_pods.all()
+    if type(pods) is UnreadPods:  # a snapshot file's, not read until now
+        pods = cluster.__dict__["pods"] = pods.list()
     return pods
 
 

@@ -107,14 +107,24 @@ class _Node:
 
 
 def _pod_counts(ni: NodeInfo, index: "PodIndex", previous: "_Node | None" = None) -> dict[Group, int]:
-    """The node's pods counted per group: from ``previous`` (its last summary) and the pods added since
-    when the node's pods were only added to (the same list, no removal), else all of them."""
+    """The node's pods of the grouped namespaces counted per group: from ``previous`` (its last summary)
+    and the pods added since when the node's pods were only added to (the same list, no removal), else
+    all of them."""
     pods = ni.pods
     counts: dict[Group, int] = {}
     if (previous is not None and previous.pods is not None and previous.pod_list is pods
             and previous.pod_removals == ni.pod_removals and previous.pod_count <= len(pods)):
         counts = dict(previous.pods)
         pods = pods[previous.pod_count:]
+    namespaces = index.namespaces
+    if namespaces is not None:
+        pods = [pi for pi in pods if pi.namespace in namespaces]
+    _count_into(counts, pods, index)
+    return counts
+
+
+def _count_into(counts: dict[Group, int], pods: list[PodInfo], index: "PodIndex") -> None:
+    """``pods`` counted per group into ``counts``."""
     # Replicas share their labels dict (the snapshot file's templates), so its id groups them; counted in C
     # (this runs for every pod once), then each key's group found.
     keys = Counter(zip(map(_namespace, pods), map(id, map(_labels, pods)), map(_deletion, pods)))
@@ -126,7 +136,6 @@ def _pod_counts(ni: NodeInfo, index: "PodIndex", previous: "_Node | None" = None
                 labels_of = {id(labels): labels for labels in map(_labels, pods)}
             group = index.group_for(key, labels_of[key[1]])
         counts[group] = counts.get(group, 0) + count
-    return counts
 
 
 class PodIndex:
@@ -141,9 +150,11 @@ class PodIndex:
         self._position: dict[NodeInfo, int] = {}
         self._feed: list[NodeInfo] | None = None  # the change feed read last, up to entry _mark
         self._mark = 0
-        # The pods' groups are made on the first question about them (a pod class repeated, as capacity's,
-        # asks only about the existing pods' terms, a far smaller part of the index).
+        # The pods' groups are made on the first question about them, for the namespaces it asks about (a
+        # pod class repeated, as capacity's, asks only about the existing pods' terms, a far smaller part of
+        # the index; a drain's replacements ask about their own namespaces, a few of the cluster's).
         self.grouped = False
+        self.namespaces: set[str] | None = set()  # the namespaces whose pods are grouped (None: every one)
         self.groups: dict[tuple, Group] = {}  # a pod key -> its group (pods with equal labels share one)
         # (namespace, hash of the labels' items, terminating) -> the groups with such labels
         self._by_content: dict[tuple, list[Group]] = {}
@@ -243,14 +254,41 @@ class PodIndex:
             return None
         return set(self._log[change - self._log_start:])
 
-    def _group_pods(self) -> None:
-        """Count every node's pods into groups (once: from then on each summary has them)."""
+    def _group_pods(self, namespaces) -> None:
+        """Count every node's pods of ``namespaces`` (None: every namespace) into groups, those of a
+        namespace once: from then on each summary has them (the summaries are those of the nodes as they
+        are, the index synced)."""
+        grouped = self.namespaces
+        if grouped is None:
+            return
+        if namespaces is None:
+            new = None
+        else:
+            new = [namespace for namespace in dict.fromkeys(namespaces) if namespace not in grouped]
+            if not new:
+                return
+        first = not self.grouped
         with bulk_allocation():
             for ni, summary in zip(self._nodes, self._summaries):
-                summary.pod_list, summary.pod_count, summary.pod_removals = ni.pods, len(ni.pods), ni.pod_removals
-                summary.pods = _pod_counts(ni, self)
-                for group, count in summary.pods.items():
-                    group.nodes[ni] = count
+                if first:
+                    summary.pod_list, summary.pod_count, summary.pod_removals = ni.pods, len(ni.pods), ni.pod_removals
+                    summary.pods = {}
+                if new is None:
+                    pods = [pi for pi in ni.pods if pi.namespace not in grouped] if grouped else ni.pods
+                elif len(new) == 1:
+                    pods = ni.pods_in(new[0])
+                else:  # each namespace's pods in node order: its groups are made as when every one is counted
+                    pods = [pi for namespace in new for pi in ni.pods_in(namespace)]
+                if pods:
+                    counts: dict[Group, int] = {}
+                    _count_into(counts, pods, self)
+                    summary.pods.update(counts)
+                    for group, count in counts.items():
+                        group.nodes[ni] = count
+        if new is None:
+            self.namespaces = None
+        else:
+            grouped.update(new)
         self.grouped = True
 
     def term_sums_version(self, kind: int) -> int:
@@ -361,8 +399,7 @@ class PodIndex:
         namespaces is added or dropped (the groups' nodes are read when the answer is used)."""
         if selector.nothing:
             return []
-        if not self.grouped:
-            self._group_pods()
+        self._group_pods(namespaces)
         if kept is not None:
             versions = self._versions
             stamp = (self, versions.get(None, 0) if namespaces is None

@@ -14,7 +14,6 @@ it) by the one method that makes it on both.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import os
 from bisect import bisect_left, insort
 from dataclasses import dataclass, field
@@ -126,7 +125,7 @@ class Scenario:
 
     def start_pods(self, pods: list[dict]) -> None:
         """Pods bound and running from the start (a DaemonSet's pods on an added node)."""
-        self.cluster.pods += pods
+        self.cluster.add_pods(pods)
         if self.snapshot is not None:
             for pod in pods:
                 self.snapshot.assume_pod(PodInfo(pod))
@@ -136,7 +135,7 @@ class Scenario:
         created there) and bound it as ``bound`` when it fit: the exported cluster lists the bound pod,
         and the claims as the attempt left them."""
         if bound is not None:
-            self.cluster.pods.append(bound)
+            self.cluster.add_pods([bound])
         if (pod.get("spec") or {}).get("resourceClaims"):
             self.cluster.resource_claims = self.state().resource_claims.objects()
 
@@ -147,17 +146,10 @@ class Scenario:
         becomes of them."""
         gone = set(names)
         cluster = self.cluster
-        kept: list[dict] = []
-        on_nodes: dict[str, list[dict]] = {}
-        for pod in cluster.pods:
-            node = (pod.get("spec") or {}).get("nodeName")
-            if node in gone:
-                on_nodes.setdefault(node, []).append(pod)
-            else:
-                kept.append(pod)
-        cluster.pods[:] = kept
-        self._positions = None
+        on_nodes = pods_by_node(cluster.pods_with("spec", "nodeName", gone), gone)
         pods = [pod for name in names for pod in on_nodes.get(name, ())]
+        cluster.delete_pods(pods)
+        self._positions = None
         cluster.nodes[:] = [n for n in cluster.nodes if (n.get("metadata") or {}).get("name") not in gone]
         cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
         snapshot = self.snapshot
@@ -176,8 +168,7 @@ class Scenario:
             return
         cluster = self.cluster
         if not self._delete_at_positions(pods):
-            ids = {id(pod) for pod in pods}
-            cluster.pods[:] = [pod for pod in cluster.pods if id(pod) not in ids]
+            cluster.delete_pods(pods)
             self._positions = None
         snapshot = self.snapshot
         if snapshot is not None:
@@ -205,9 +196,10 @@ class Scenario:
     def _delete_at_positions(self, pods: list[dict]) -> bool:
         """``pods`` deleted from the cluster's list at their known positions; False (none deleted) when a
         position is not known or does not hold that pod."""
-        positions, listed, deleted = self._positions, self.cluster.pods, self._deleted
+        positions, deleted = self._positions, self._deleted
         if positions is None:
             return False
+        listed = self.cluster.pods
         at: dict[int, int] = {}  # index in the list now -> position in the list the scenario started from
         for pod in pods:
             start = positions.get(id(pod))
@@ -334,9 +326,7 @@ def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None, index: Clus
     """A scenario over a copy of ``cluster``'s lists (objects are shared until a change replaces them).
     ``snapshot``: a snapshot of ``cluster`` the scenario changes as its state (a fork the caller
     reverts), instead of one built when first needed; ``index``: ``cluster``'s, shared."""
-    lists = {f.name: list(getattr(cluster, f.name)) for f in dataclasses.fields(cluster)
-             if isinstance(getattr(cluster, f.name), list)}
-    changed = dataclasses.replace(cluster, **lists, metadata=dict(cluster.metadata))
+    changed = cluster.copy()
     scenario = Scenario(changed, budgets=Budgets(changed) if index is None else index.budgets.on(changed))
     if index is not None:
         scenario._positions = index.positions
@@ -476,8 +466,7 @@ def _taint(scenario: Scenario, change: Change) -> str:
 def _evict_untolerating(scenario: Scenario, node_name: str, taint: dict) -> None:
     """The taint-eviction controller: pods on the node that do not tolerate a NoExecute taint are
     deleted (those with tolerationSeconds a little later); static pods stay with their kubelet."""
-    gone = [pod for pod in scenario.cluster.pods
-            if (pod.get("spec") or {}).get("nodeName") == node_name and not is_mirror_pod(pod)
+    gone = [pod for pod in scenario.cluster.pods_with("spec", "nodeName", {node_name}) if not is_mirror_pod(pod)
             and pod_phase(pod) not in TERMINAL_PHASES
             and not tolerations_tolerate_taint((pod.get("spec") or {}).get("tolerations") or [], taint)]
     remove_pods(scenario, gone, node_name, f"NoExecute taint {taint['key']} on {node_name}")
@@ -654,8 +643,8 @@ def node_slice(resource_slice: dict, source: str, name: str) -> dict:
 
 def _daemon_pods_on(cluster: Cluster, node_name: str) -> list[dict]:
     """The DaemonSet pods running on a node (what cluster-autoscaler's template node carries)."""
-    return [pod for pod in cluster.pods if (pod.get("spec") or {}).get("nodeName") == node_name
-            and is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES]
+    return [pod for pod in cluster.pods_with("spec", "nodeName", {node_name})
+            if is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES]
 
 
 def _daemonset_templates(cluster: Cluster) -> list[dict]:
@@ -710,7 +699,7 @@ def daemon_pod_on(pod: dict, node_name: str) -> dict:
 def find_pod(cluster: Cluster, ref: str, flag: str) -> dict:
     namespace, _, name = ref.rpartition("/")
     key = f"{namespace or 'default'}/{name}"
-    for pod in cluster.pods:
+    for pod in cluster.pods_with("metadata", "name", {name}):
         if pod_key(pod) == key:
             return pod
     raise InputError(f"--{flag}: pod {key!r} not found in the cluster")

@@ -260,3 +260,35 @@ def test_index_equals_the_walk(seed, twins):
             forks += 1
         for k in range(rng.choice([1, 1, 2, 4])):  # several between two attempts: a pod gone, another come
             _change(rng, snap, f"{step}-{k}", shared_labels)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_question_about_some_namespaces_groups_their_pods_alone(seed):
+    """``matching`` groups the pods of the namespaces it is asked about (a drain's replacements ask about
+    their own), and its answers are those of an index that grouped every namespace at once, whichever
+    namespaces are asked first, while the snapshot changes in between."""
+    from kwhatif.api.labels import parse
+    from kwhatif.state.pod_index import PodIndex
+
+    rng = random.Random(seed)
+    shared_labels = [_labels(rng) for _ in range(3)]
+    nodes = [_node(rng, f"n{i}") for i in range(rng.randint(1, 8))]
+    pods = [_pod(rng, f"p{j}", rng.choice(nodes)["metadata"]["name"], shared_labels) for j in range(40)]
+    snap = snapshot(nodes, pods)
+    stepwise, whole = PodIndex(), PodIndex()
+    selectors = [parse(text) for text in ("", "app", "app=web", "tier!=fe")]
+    for step in range(8):
+        namespaces = rng.choice([("team-a",), ("default", "team-b"), ("empty",), None])
+        for index in (stepwise, whole):
+            index.sync(snap.node_info_list, snap.node_set_generation, snap.changed_nodes)
+        if step == 0:
+            whole.matching(None, selectors[0])
+            stepwise.matching(namespaces, selectors[0])
+            asked = set(NAMESPACES) if namespaces is None else set(namespaces)
+            assert set(stepwise.by_namespace) <= asked
+        for selector in selectors:
+            answers = [{(g.namespace, tuple(sorted(g.labels.items())), g.terminating): dict(
+                (ni.name, count) for ni, count in g.nodes.items()) for g in index.matching(namespaces, selector)}
+                for index in (stepwise, whole)]
+            assert answers[0] == answers[1], (step, namespaces)
+        _change(rng, snap, str(step), shared_labels)
