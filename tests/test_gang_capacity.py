@@ -75,12 +75,47 @@ def test_suggest_is_for_a_gang():
 def test_a_gang_whose_group_the_cluster_already_holds_counts_as_one_given(tmp_path, manifest, release):
     """A live read or a snapshot holds the PodGroup (v1.35: the Workload) the manifest gives too: the count is
     the same as with the manifest's own."""
+    _, holding = _split(tmp_path, manifest)
+    gates = ("--kubernetes-version", release, "--feature-gates", "GenericWorkload=true,GangScheduling=true", "-o", "json")
+    answers = [runner.invoke(app, ["capacity", manifest, "--cluster", where, *gates])
+               for where in (holding, "fixtures/gangs/cluster.yaml")]
+    assert answers[0].exit_code == 0, answers[0].output
+    assert json.loads(answers[0].stdout) == json.loads(answers[1].stdout)
+
+
+def _split(tmp_path, manifest: str) -> tuple[str, str]:
+    """The manifest's group moved into a copy of the gang cluster, and its pods alone: (pods file, cluster file)."""
     docs = list(yaml.safe_load_all(Path(manifest).read_text()))
     cluster = yaml.safe_load(Path("fixtures/gangs/cluster.yaml").read_text())
     cluster["items"].append(docs[0])
     (tmp_path / "cluster.yaml").write_text(yaml.safe_dump(cluster))
+    (tmp_path / "pods.yaml").write_text(yaml.safe_dump_all(docs[1:]))
+    return str(tmp_path / "pods.yaml"), str(tmp_path / "cluster.yaml")
+
+
+@pytest.mark.parametrize("manifest,release,extra", [("fixtures/gangs/train-fits.yaml", "1.36", ()),
+                                                    ("fixtures/gangs/train-too-big.yaml", "1.36", ("--suggest",)),
+                                                    ("fixtures/gangs/train-v1.35.yaml", "1.35", ())])
+def test_pods_whose_group_only_the_cluster_holds_count_copies_of_that_group(tmp_path, manifest, release, extra):
+    """Pods alone naming a PodGroup (v1.35: a Workload) of the cluster are that group's gang, as place takes them:
+    the count (train-fits: 1 copy; train-too-big: none, two more nodes of either rack; v1.35: none) and its
+    suggestions are the same as with the group given in the file."""
+    pods, cluster = _split(tmp_path, manifest)
     gates = ("--kubernetes-version", release, "--feature-gates", "GenericWorkload=true,GangScheduling=true", "-o", "json")
-    answers = [runner.invoke(app, ["capacity", manifest, "--cluster", where, *gates])
-               for where in (str(tmp_path / "cluster.yaml"), "fixtures/gangs/cluster.yaml")]
-    assert answers[0].exit_code == 0, answers[0].output
-    assert json.loads(answers[0].stdout) == json.loads(answers[1].stdout)
+    alone = runner.invoke(app, ["capacity", pods, "--cluster", cluster, *gates, *extra])
+    given = runner.invoke(app, ["capacity", manifest, "--cluster", "fixtures/gangs/cluster.yaml", *gates, *extra])
+    assert alone.exit_code == 0, alone.output
+    assert json.loads(alone.stdout) == json.loads(given.stdout)
+    assert json.loads(alone.stdout)["instances"] == {"1.36": 1 if "fits" in manifest else 0, "1.35": 0}[release]
+
+
+def test_one_pod_of_the_clusters_group_with_the_gates_off_or_of_no_group_is_copied_as_any_pod(tmp_path):
+    """Gates off, the API server drops spec.schedulingGroup: 2-cpu copies on nodes with 4, 4, 4 and 3 cpu free
+    make 7. Gates on with the PodGroup nowhere, the pod never leaves PreEnqueue: none."""
+    pods, cluster = _split(tmp_path, "fixtures/gangs/train-fits.yaml")
+    one = tmp_path / "one.yaml"
+    one.write_text(Path(pods).read_text().split("---")[0])
+    off = runner.invoke(app, ["capacity", str(one), "--cluster", cluster, "--kubernetes-version", "1.36", "-o", "json"])
+    assert off.exit_code == 0 and json.loads(off.stdout)["instances"] == 7
+    nowhere = capacity(str(one), "-o", "json")
+    assert nowhere.exit_code == 1 and json.loads(nowhere.stdout)["instances"] == 0

@@ -7,7 +7,9 @@ from typing import Optional
 import typer
 
 from kwhatif.cli.changes import apply_current_changes, changes_under
+from kwhatif.api.pod_groups import pod_group_name
 from kwhatif.api.validation import start_validation
+from kwhatif.api.workload_versions import workload_ref
 from kwhatif.cli.common import (cluster_reference, compare_setup, load_inputs, refuse_stdin_twice, validation_report,
                                 workload_inputs)
 from kwhatif.cli.optimal import (OptimalOptions, capacity_comparison, movable_option, optimal_option,
@@ -46,6 +48,7 @@ def capacity(
     from kwhatif.loader import load_objects, single_pod
     from kwhatif.render.output import machine_output
     from kwhatif.state.snapshot import Snapshot
+    from kwhatif.whatif.gang_capacity import group_kind, held_groups
     from kwhatif.whatif.sequence import capacity as run_capacity
 
     options = OptimalOptions(optimal, movable, time_limit)
@@ -58,19 +61,27 @@ def capacity(
     if reference is not None and reference.kind == "Pod":
         raise InputError(f"{pod}: capacity copies a manifest or a workload of the cluster (TYPE/NAME, e.g. "
                          f"deployment/web), not one of its pods")
+    loaded = None
     if reference is not None:
         objects, cluster_state, setup = workload_inputs(inputs, reference)
     else:
         objects = load_objects(pod)
-        if any(obj.get("kind") == "PodGroup" or (obj.get("kind"), obj.get("apiVersion")) == (
-                "Workload", "scheduling.k8s.io/v1alpha1") for obj, _ in objects):
-            _gang_capacity(objects, inputs, max_instances, seed, output, suggest)
+        given = any(obj.get("kind") == "PodGroup" or (obj.get("kind"), obj.get("apiVersion")) == (
+            "Workload", "scheduling.k8s.io/v1alpha1") for obj, _ in objects)
+        if given or any(obj.get("kind") == "Pod" and (pod_group_name(obj) or workload_ref(obj))
+                        for obj, _ in objects):
+            loaded = load_inputs(inputs)
+            # pods naming a group of the cluster are its gang while the gates are on; gates off, or a group
+            # the cluster lacks (its pods stay in PreEnqueue), the pod is copied as any pod
+            if given or (loaded[1].features.enabled("GenericWorkload")
+                         and held_groups(objects, group_kind(objects), loaded[0])):
+                _gang_capacity(objects, *loaded, max_instances, seed, output, suggest)
     if suggest:
         raise typer.BadParameter("--suggest answers for a PodGroup's capacity (give the PodGroup and its pods); "
                                  "for pods, place --suggest", param_hint="--suggest")
     raw, source = single_pod(objects, pod)
     if reference is None:
-        cluster_state, setup = load_inputs(inputs)
+        cluster_state, setup = loaded or load_inputs(inputs)
     other = changes_under(cluster_state, compared)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     max_instances = max_instances or None  # 0: no limit, as cluster-capacity's --max-limit 0
@@ -113,19 +124,20 @@ def capacity(
     raise typer.Exit(int(ExitStatus.FITS if result.instances else ExitStatus.DOES_NOT_FIT))
 
 
-def _gang_capacity(objects, inputs, max_instances: int | None, seed: int | None, output, suggest: bool) -> None:
-    """capacity of a PodGroup and its pods (issue 39), or of v1.35's Workload of one gang and its pods: copies of
-    the whole gang until one does not bind whole, on the cluster after the command's changes (--add-node ...);
-    with ``suggest``, the nodes to add so one more copy binds."""
+def _gang_capacity(objects, cluster_state, setup, max_instances: int | None, seed: int | None, output,
+                   suggest: bool) -> None:
+    """capacity of a PodGroup and its pods (issue 39), or of v1.35's Workload of one gang and its pods, the group
+    given or the cluster's one the pods name: copies of the whole gang until one does not bind whole, on the
+    cluster after the command's changes (--add-node ...); with ``suggest``, the nodes to add so one more copy
+    binds."""
     from kwhatif.errors import InputError
     from kwhatif.render.output import machine_output
-    from kwhatif.whatif.gang_capacity import gang_capacity, held_groups
+    from kwhatif.whatif.gang_capacity import gang_capacity, group_kind, held_groups
     from kwhatif.whatif.workloads import expand_objects, join_objects
 
-    cluster_state, setup = load_inputs(inputs)
     cluster_state, scenario, _ = apply_current_changes(cluster_state, setup, output.value)
     expansion = expand_objects(objects, cluster_state)
-    kind = "PodGroup" if any(obj.get("kind") == "PodGroup" for obj, _ in objects) else "Workload"
+    kind = group_kind(objects)
     groups = [o for o in expansion.objects if o["kind"] == kind] or held_groups(objects, kind, cluster_state)
     if len(groups) != 1:
         raise InputError(f"capacity takes one {kind} and its pods, got {len(groups)} {kind}s")

@@ -59,17 +59,30 @@ def _copy_of(obj: dict, k: int, group: str) -> dict:
     return out
 
 
+def group_kind(objects: list[tuple[dict, str]]) -> str:
+    """What a gang's input is a gang of: PodGroups (a PodGroup given, or pods naming one), else v1.35's
+    Workloads."""
+    return ("PodGroup" if any(obj.get("kind") == "PodGroup" or pod_group_name(obj) for obj, _ in objects)
+            else "Workload")
+
+
 def held_groups(objects: list[tuple[dict, str]], kind: str, cluster: Cluster) -> list[dict]:
-    """The given PodGroups (or v1.35 Workloads) the cluster already holds (a live read or a snapshot has them),
-    as the cluster holds them: the input's copy of one is left out of the objects that join the cluster."""
+    """The PodGroups (or v1.35 Workloads) the cluster already holds (a live read or a snapshot has them) that
+    the input gives or its pods name, as the cluster holds them: the input's copy of one is left out of the
+    objects that join the cluster, and pods alone are the gang of the group they name (as place finds it)."""
     held = cluster.pod_groups if kind == "PodGroup" else cluster.workloads
     out = []
     for obj, _ in objects:
         meta = obj.get("metadata") or {}
         if obj.get("kind") == kind:
-            found = find_object(held, meta.get("namespace") or "default", meta.get("name") or "")
-            if found is not None:
-                out.append(found)
+            name = meta.get("name")
+        elif obj.get("kind") == "Pod":
+            name = pod_group_name(obj) if kind == "PodGroup" else (workload_ref(obj) or {}).get("name")
+        else:
+            continue
+        found = name and find_object(held, meta.get("namespace") or "default", name)
+        if found and not any(group is found for group in out):
+            out.append(found)
     return out
 
 
