@@ -366,7 +366,7 @@ class Scheduler:
             order = [ni for ni in order if ni.name in names]
         start = walk.start % len(order) if order else 0
         k = self._num_to_find(len(order))
-        feasible, examined = self.evaluation.find_feasible(state, pod, order, start, k, statuses, every_node)
+        feasible, examined = self.evaluation.find_feasible(state, pod, order, start, k, statuses)
         processed = examined
         if rejected_nominated and rejected_nominated not in statuses.statuses:
             processed += 1

@@ -28,7 +28,7 @@ class Fresh:
         return zip(nodes, map(partial(self.framework.run_filter_with_nominated_pods, state, pod), nodes))
 
     def find_feasible(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, k: int,
-                      statuses: NodeToStatus, every_node: bool) -> tuple[list[NodeInfo], int]:
+                      statuses: NodeToStatus) -> tuple[list[NodeInfo], int]:
         return find_feasible_in(self.filter_nodes(state, pod, nodes[start:] + nodes[:start]), k, statuses)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> NodeScores:

@@ -26,11 +26,11 @@ class NodeEvaluation(Protocol):
         stops early filters no further."""
 
     def find_feasible(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, k: int,
-                      statuses: NodeToStatus, every_node: bool) -> tuple[list[NodeInfo], int]:
+                      statuses: NodeToStatus) -> tuple[list[NodeInfo], int]:
         """findNodesThatPassFilters with one worker: ``nodes`` circularly from ``start`` until ``k``
         feasible nodes were found and one more passed (examined, dropped) or a plugin erred. Sets the
         rejected nodes' statuses in ``statuses``; returns (the feasible nodes, the nodes examined).
-        ``every_node``: ``nodes`` is every node of the snapshot, in the walk's node-tree order."""
+        ``nodes``: the candidates in the walk's node-tree order (every node, or those PreFilter left)."""
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> NodeScores:
         """RunScorePlugins on the feasible ``nodes`` after PreScore: each Score plugin's scores,

@@ -77,8 +77,11 @@ class Memo:
                     yield ni, local[index] or (self._run_late_filters(state, pod, ni) if late else None)
 
     def find_feasible(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], start: int, k: int,
-                      statuses: NodeToStatus, every_node: bool) -> tuple[list[NodeInfo], int]:
-        kept, held = self._kept_verdicts(state, pod, nodes) if every_node else (None, set())
+                      statuses: NodeToStatus) -> tuple[list[NodeInfo], int]:
+        # kept by position for any candidate list, not only every node: a pod group's placement tries each
+        # pod on its domain's nodes, one of them changed since the last attempt (a list that differs from
+        # the kept one starts anew; the node-local verdicts by name are kept across lists either way)
+        kept, held = self._kept_verdicts(state, pod, nodes)
         if kept is not None:
             return self._walk_kept(state, pod, kept, start, k, statuses, held)
         return find_feasible_in(self.filter_nodes(state, pod, nodes[start:] + nodes[:start]), k, statuses)
