@@ -146,7 +146,7 @@ class Scenario:
         becomes of them."""
         gone = set(names)
         cluster = self.cluster
-        on_nodes = pods_by_node(cluster.pods_with("spec", "nodeName", gone), gone)
+        on_nodes = pods_by_node(cluster, gone)
         pods = [pod for name in names for pod in on_nodes.get(name, ())]
         cluster.delete_pods(pods)
         self._positions = None
@@ -499,13 +499,11 @@ def _remove_node(scenario: Scenario, change: Change) -> str:
     return _selected_detail(change, names)
 
 
-def pods_by_node(pods: list[dict], names: set[str]) -> dict[str, list[dict]]:
-    """The pods bound to each of ``names``, in cluster order (one pass over all pods)."""
+def pods_by_node(cluster: Cluster, names: set[str]) -> dict[str, list[dict]]:
+    """The pods bound to each of ``names``, in cluster order (only their dicts made of a snapshot file's pods)."""
     out: dict[str, list[dict]] = {}
-    for pod in pods:
-        node = (pod.get("spec") or {}).get("nodeName")
-        if node in names:
-            out.setdefault(node, []).append(pod)
+    for pod in cluster.pods_with("spec", "nodeName", names):
+        out.setdefault(pod["spec"]["nodeName"], []).append(pod)
     return out
 
 

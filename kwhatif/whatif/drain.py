@@ -136,8 +136,7 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
                          features=setup.features if setup is not None else DEFAULT)
     removed = frozenset(names) if options.rules == "cluster-autoscaler" else frozenset()
     run = _DrainRun(report, Placer(scenario, setup, skip=removed, memo=memo, start_time=start_time), now, autoscaler)
-    bound = (pods_by_node(cluster.pods_with("spec", "nodeName", set(names)), set(names)) if pods_on is None
-             else {name: pods_on(name) for name in names})
+    bound = pods_by_node(cluster, set(names)) if pods_on is None else {name: pods_on(name) for name in names}
     on_nodes = {name: _selected_pods(bound.get(name, []), options.pod_selector) for name in names}
     for name in names:
         if run.waiting_on is not None:
