@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable, Iterable, Iterator
 
+from kwhatif.api.bulk import rare_young_collections
 from kwhatif.api.defaults import DEFAULT_SCHEDULER_NAME, Admission
 from kwhatif.api.manifest_validation import PodsAlike
 from kwhatif.api.pod_groups import gang_min_count
@@ -469,6 +470,7 @@ class SequencePlacer:
         return out
 
 
+@rare_young_collections()
 def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: SchedulerSetup | None = None, *,
                extenders: list | None = None, seed: int | None = None, stop_on_failure: bool = False,
                base_start_time: datetime | None = None, pod_groups: bool = False) -> SequenceResult:
