@@ -24,6 +24,7 @@ from typing import Callable
 from kwhatif.api.pod_groups import pod_group_name, topology_keys
 from kwhatif.framework.interface import Code, Status
 from kwhatif.plugins.gang_scheduling import find_pod_group
+from kwhatif.plugins.topology_placement_generator import Placement
 from kwhatif.preemption import StartTimes, utc_now
 from kwhatif.preemption_podgroup import PodGroupEvaluator, Victim
 from kwhatif.result import ScheduleResult
@@ -210,8 +211,6 @@ def pod_group_scheduling_placement_algorithm(snapshot, states: PodGroupStates, n
     nodes outside it left out (``attempt(pod, skip)``), and every simulation is undone; the feasible
     placements are scored by the PlacementScore plugins and the best one's result is returned (its pods
     are then assumed again by the caller). ``result.placements`` says what each placement gave."""
-    from kwhatif.plugins.topology_placement_generator import Placement
-
     every = list(snapshot.node_info_list)
     generator = framework.plugins_map.get("TopologyPlacementGenerator")
     state = states.get(namespace, name)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import orjson
 
+from kwhatif import __version__
 from kwhatif.api.shape import (NODE_IMAGE, NODE_OF_IMAGE_TABLE, OBJECT, POD_METADATA, SHAPES, ListOf,
                                 check_shape, check_shapes, defer_check)
 from kwhatif.errors import InputError
@@ -567,8 +568,6 @@ def snapshot_document(cluster: Cluster, metadata: dict | None = None, stripped: 
     ``stripped``: the objects already went through ``strip_object`` (a live read strips each page
     as it arrives), so stripping again, which would change nothing, is skipped.
     """
-    from kwhatif import __version__
-
     meta = {"server": None, "context": None, "capturedAt": None, "missingPermissions": []}
     meta.update(cluster.metadata)
     meta.update(metadata or {})

@@ -16,6 +16,9 @@ from datetime import date
 from functools import lru_cache
 from pathlib import Path
 
+from kwhatif.api.validation import api_server_features
+from kwhatif.versions import WORKLOAD_API_V1ALPHA2
+
 # Kinds a proposed pod may come as, with the apiVersion the API server serves them at.
 SERVED_VERSIONS = {
     "Pod": "v1",
@@ -124,9 +127,6 @@ def release_fields(model: str) -> dict[str, str]:
         return _WORKLOAD_API_MODELS[model]
     fields = model_fields(model)
     if model == "V1PodSpec":
-        from kwhatif.api.validation import api_server_features
-        from kwhatif.versions import WORKLOAD_API_V1ALPHA2
-
         if not api_server_features().has(WORKLOAD_API_V1ALPHA2):
             fields = {**{k: v for k, v in fields.items() if k != "schedulingGroup"},
                       "workloadRef": "V1WorkloadReference"}

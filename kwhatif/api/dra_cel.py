@@ -17,6 +17,7 @@ import re
 import sys
 from decimal import Decimal
 from functools import total_ordering
+from pathlib import Path
 from typing import Mapping
 
 import celpy
@@ -473,8 +474,6 @@ def compile_selector(expression: str) -> Program:
 def _install_parser() -> None:
     """cel-python's own LALR parser, built with lark's on-disk cache: building the tables takes ~0.6 s,
     loading them from the cache ~30 ms (cel-python builds it in debug mode, without the cache)."""
-    from pathlib import Path
-
     from celpy.celparser import CELParser
     from celpy.evaluation import TranspilerTree
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+import re
 from typing import Callable, Mapping
 
 from kwhatif.api import names
@@ -226,8 +227,6 @@ def from_node_selector_requirements(exprs: list) -> Selector:
 
 def parse(text: str) -> Selector:
     """``labels.Parse``: kubectl's ``-l`` syntax (``a=b,c!=d,e in (x,y),f notin (z),g,!h``)."""
-    import re
-
     parts, depth, current = [], 0, ""
     for ch in text:
         if ch == "(":

@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from datetime import date
 from typing import Callable
 
+from kwhatif.api.documents import describe
 from kwhatif.api.quantity import QuantityError, parse_quantity
 from kwhatif.errors import InputError
 
@@ -174,8 +175,6 @@ def defer_check(objects: list, shape: dict, source: str | None = None) -> None:
 
 def diagnose() -> InputError | None:
     """The shape error of the first registered object whose shape is broken, if any."""
-    from kwhatif.api.documents import describe
-
     for objects, shape, one_source in _deferred.get() or ():
         for obj, source in objects if one_source is None else ((obj, one_source) for obj in objects):
             try:

@@ -29,6 +29,7 @@ from kwhatif.api.defaults import default_pod_level_requests
 from kwhatif.api.names import (go_quote, is_dns1123_label, is_dns1123_subdomain, is_qualified_name, is_valid_label_value,
                                is_valid_port_name, is_valid_port_num, name_is_dns_label, name_is_dns_subdomain)
 from kwhatif.api.quantity import QuantityError, canonical_quantity, milli_value, parse_quantity
+from kwhatif.api.resources import aggregate_container_requests
 from kwhatif.errors import InputError
 from kwhatif.versions import DEFAULT, Features
 
@@ -909,8 +910,6 @@ def _validate_scheduling_gates(gates: list, path: str) -> list[FieldError]:
 
 
 def _sum_container_requests(spec: dict) -> dict[str, Decimal]:
-    from kwhatif.api.resources import aggregate_container_requests
-
     return aggregate_container_requests({"spec": spec}, use_status=False)
 
 

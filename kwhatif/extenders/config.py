@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Mapping
 
+from kwhatif.api.goduration import parse_ns as parse_go_duration
 from kwhatif.errors import InputError
 
 DEFAULT_EXTENDER_TIMEOUT_NS = 5 * 1_000_000_000  # DefaultExtenderTimeout
@@ -54,8 +55,6 @@ def _timeout_seconds(value: Any, path: str) -> float | None:
     elif isinstance(value, timedelta):
         ns = ((value.days * 86_400 + value.seconds) * 1_000_000 + value.microseconds) * 1000
     else:
-        from kwhatif.api.goduration import parse_ns as parse_go_duration
-
         if not isinstance(value, str):
             raise InputError(f"{path}: must be a duration string such as \"5s\", got {value!r}")
         try:

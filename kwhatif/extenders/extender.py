@@ -23,6 +23,7 @@ from kwhatif.extenders.errors import ExtenderError, ExtenderUnreachableError
 from kwhatif.extenders.gojson import JSONError, go_quote
 from kwhatif.extenders.tls import TLSSettings, tls_for
 from kwhatif.extenders.transport import Connection, HTTPFailure
+from kwhatif.preemption import Victims
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo, Resource
 
 
@@ -200,8 +201,6 @@ class HTTPExtender:
 
     def _convert_to_victims(self, meta: MetaVictims, node_infos) -> dict:
         """convertToVictims: UIDs back to the pods on each node, which must still be there."""
-        from kwhatif.preemption import Victims
-
         out = {}
         for node, victims in meta.items():
             ni = node_infos.get(node)

@@ -20,6 +20,7 @@ from operator import neg
 import orjson
 
 from kwhatif.api.resources import pod_requests
+from kwhatif.plugins.image_locality import normalized_image_name
 from kwhatif.plugins.node_resources_fit import pod_resource_request
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.versions import FIT_SIGNS_WITHOUT_DRA_RESOURCES
@@ -28,8 +29,6 @@ GATE = "OpportunisticBatching"
 
 
 def _images(pod: dict) -> list[str]:
-    from kwhatif.plugins.image_locality import normalized_image_name
-
     spec = pod.get("spec") or {}
     containers = (spec.get("containers") or []) + (spec.get("initContainers") or [])
     return sorted({normalized_image_name(c.get("image") or "") for c in containers})

@@ -7,6 +7,7 @@ from rich.text import Text
 
 from kwhatif.render.table import make_console
 from kwhatif.render.tables import print_hanging
+from kwhatif.versions import describe
 
 # How many pods' differences are listed before the rest are counted.
 SHOWN = 10
@@ -59,8 +60,6 @@ def _line(diff: dict, old: str, new: str) -> str:
 def render_comparison(data: dict, comparison: dict) -> None:
     """The section for an answer ``data`` (its ``kubernetesVersion``) and its ``comparison``."""
     console = make_console()
-    from kwhatif.versions import describe
-
     old, new = data["kubernetesVersion"], comparison["kubernetesVersion"]
     head = Text.assemble("Under ", (describe(comparison).removeprefix("kube-scheduler "), "bold"), " instead of ",
                          (old, "bold"), ":")

@@ -8,6 +8,7 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
+from kwhatif.render.output import machine_output
 from kwhatif.render.scenario import print_scenario_lines
 from kwhatif.render.table import make_console
 from kwhatif.render.taints import with_taints
@@ -17,8 +18,6 @@ from kwhatif.render.tables import (Column, console_width, print_hanging, print_t
 
 def emit(report: dict, fmt: str, console: Console | None = None) -> None:
     if fmt in ("json", "yaml"):
-        from kwhatif.render.output import machine_output
-
         sys.stdout.write(machine_output("DrainReport", report, fmt))
         return
     render_drain(report, make_console(console))

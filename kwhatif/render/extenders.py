@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from rich.console import Console
 
+from kwhatif.render.table import make_console
+
 LIST_LIMIT = 12  # names shown per line before "... N more"
 
 
@@ -71,8 +73,6 @@ def format_trace(trace: list[dict]) -> list[str]:
 
 
 def render_trace(trace: list[dict], console: Console | None = None) -> None:
-    from kwhatif.render.table import make_console
-
     console = make_console(console)
     console.print()
     for line in format_trace(trace):

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.text import Text
 
 from kwhatif.api.goduration import human_duration
-from kwhatif.render.table import make_console
+from kwhatif.render.table import make_console, render_place
 from kwhatif.render.taints import UNNAMED, with_taints
 from kwhatif.render.tables import (Column, console_width, print_table, print_version, print_warnings, say_suffix,
                                    shared_suffix)
@@ -118,8 +118,6 @@ def _age(created: str | None, at: datetime) -> str:
 def _explain(report: PendingReport, console: Console, suffix: str) -> None:
     """Every attempted pod's own answer, as ``place pod/NAME`` prints it, in queue order (the release that
     answered and the node names' shared ``suffix`` said once, above)."""
-    from kwhatif.render.table import render_place
-
     for pod in report.pods:
         if pod.result is None or not pod.position:
             continue

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.text import Text
 
 from kwhatif.render.table import make_console
-from kwhatif.render.tables import Column, print_table
+from kwhatif.render.tables import Column, print_table, print_version
 
 
 def _headline(report: dict) -> tuple[str, str]:
@@ -108,8 +108,6 @@ def render_pod_groups(reports: list[dict], console: Console | None = None) -> No
 
 def render_gang_capacity(result, console: Console | None = None) -> None:
     """capacity of a gang: how many whole copies, why the next is not, and the copy that ended the count."""
-    from kwhatif.render.tables import print_version
-
     console = make_console(console)
     print_version(console, result.features.to_dict())
     console.print(Text(f"The cluster can schedule {result.instances} copy(ies) of the gang "

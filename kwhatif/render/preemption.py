@@ -17,6 +17,8 @@ from kwhatif.preemption import (
     criteria_dict,
     display_time,
 )
+from kwhatif.render.output import machine_output
+from kwhatif.render.table import make_console, named_node_text
 from kwhatif.render.taints import reason_cell
 from kwhatif.render.tables import (Column, console_width, print_table, print_version, print_warnings, say_suffix,
                                    shared_suffix)
@@ -125,13 +127,9 @@ def explain_data(result: ScheduleResult) -> dict:
 def emit(result: ScheduleResult, fmt: str, explain: bool = False, console: Console | None = None,
          all_nodes: bool = False) -> None:
     if fmt in ("json", "yaml"):
-        from kwhatif.render.output import machine_output
-
         data = explain_data(result)
         sys.stdout.write(machine_output("PreemptResult", data, fmt))
         return
-    from kwhatif.render.table import make_console
-
     console = make_console(console)
     render_preempt(result, explain, console, all_nodes)
     print_warnings(console, result.warnings)
@@ -147,8 +145,6 @@ def render_preempt(result: ScheduleResult, explain: bool, console: Console, all_
     if result.cluster_pod:
         console.print(Text(result.cluster_pod["summary"]))
     if result.named_node:
-        from kwhatif.render.table import named_node_text
-
         console.print(named_node_text(result.named_node))
     if result.gated:
         console.print(Text.assemble(("Gated:", "yellow"), f" {result.gate_status.message}. No scheduling attempt, "

@@ -6,6 +6,7 @@ import sys
 
 from rich.console import Console
 
+from kwhatif.render.table import make_console
 from kwhatif.render.tables import print_hanging
 from kwhatif.render.taints import with_taints
 
@@ -42,8 +43,6 @@ def scenario_lines(scenario: dict) -> list[tuple[str, str]]:
 
 def print_scenario_lines(scenario: dict, console: Console | None = None) -> None:
     """The scenario's lines on the console, each wrapping inside its own column."""
-    from kwhatif.render.table import make_console
-
     console = make_console(console)
     for lead, text in scenario_lines(scenario):
         print_hanging(console, lead, text)

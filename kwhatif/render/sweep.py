@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from kwhatif.render.drain import short_reason
+from kwhatif.render.output import machine_output
 from kwhatif.render.table import make_console
 from kwhatif.render.tables import (Column, print_table, print_version, print_warnings, say_suffix, shared_suffix,
                                    with_bars)
@@ -71,8 +72,6 @@ def status(what: str) -> Iterator[Callable[[str], None]]:
 
 def emit(kind: str, report: dict, fmt: str, all_rows: bool = False, console: Console | None = None) -> None:
     if fmt in ("json", "yaml"):
-        from kwhatif.render.output import machine_output
-
         sys.stdout.write(machine_output(kind, report, fmt))
         return
     console = make_console(console)

@@ -7,6 +7,7 @@ from rich.text import Text
 
 from kwhatif.plugins.dra_explain import summarize as summarize_dra
 from kwhatif.render import env
+from kwhatif.render.preemption_summary import render_preemption_summary
 from kwhatif.render.tables import (Column, console_width, histogram, print_skipped_kinds, print_table, print_version,
                                    print_warnings, say_suffix, shared_suffix, table_lines)
 from kwhatif.render.taints import UNNAMED, fit_error_taints, status_reason
@@ -323,8 +324,6 @@ def _footer(result: ScheduleResult, console: Console) -> None:
             if named:
                 say(Text(named, style="dim"))
     if result.preemption is not None:
-        from kwhatif.render.preemption_summary import render_preemption_summary
-
         render_preemption_summary(result, console)
     _sampling_note(result, console)
     print_skipped_kinds(result.skipped_kinds)

@@ -26,6 +26,9 @@ from rich.console import Console
 from rich.style import Style
 from rich.text import Text
 
+from kwhatif.render import env
+from kwhatif.versions import describe
+
 GAP = "   "  # between columns, as kubectl prints them
 COMFORTABLE_WIDTH = 30  # wrapping columns shrink to this before optional columns are left out
 NARROW_GAP = "  "  # when the table does not fit with GAP
@@ -304,8 +307,6 @@ def print_hanging(console: Console, lead: Text | str, text: Text | str) -> None:
 def print_version(console: Console, data: dict) -> None:
     """The header line every table starts with: the kube-scheduler release that answered (``data`` holds
     Features.to_dict()), and how it was chosen when that is a guess or a stand-in."""
-    from kwhatif.versions import describe
-
     console.print(Text.assemble("Answered as ", (describe(data), "bold")))
 
 
@@ -351,8 +352,6 @@ def histogram(values: list[int], bins: int = 5, width: int = 2 * BAR_WIDTH) -> l
 def print_skipped_kinds(skipped: dict[str, int]) -> None:
     """The objects of kinds scheduling does not read, on stderr: a note about the input, not the answer."""
     if skipped:
-        from kwhatif.render import env
-
         kinds = ", ".join(f"{kind} ({count})" for kind, count in sorted(skipped.items()))
         env.current().error_console().print(Text(f"Skipped objects of kinds scheduling does not read: {kinds}.",
                                                  style="dim"))

@@ -29,15 +29,17 @@ where kube-scheduler (with scores) places the re-created pods.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from kwhatif.api.resources import resource_list
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.runtime import framework_for
 from kwhatif.queue import pod_priority, queue_order
 from kwhatif.state.cluster import Cluster
-from kwhatif.state.nodeinfo import NodeInfo, PodInfo
+from kwhatif.state.nodeinfo import NodeInfo, PodInfo, Resource
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif.changes import new_scenario
 from kwhatif.whatif.drain import TO_BE_DELETED_TAINT, drain, mark_to_be_deleted
@@ -151,8 +153,6 @@ def consolidate(cluster: Cluster, setup=None, candidates: list[str] | None = Non
     """The nodes cluster-autoscaler's scale-down simulation would find removable together, each node's
     verdict, where the pods go, what is freed, and the drain of the whole set that verifies it.
     ``progress(total, what)``: a context manager yielding the callback that counts simulated nodes."""
-    from contextlib import nullcontext
-
     now = drain_time(cluster)
     scenario = new_scenario(cluster)  # its budgets are the remaining budgets the chosen nodes use up
     rules = AutoscalerRules(scenario.cluster, scenario.budgets, now)
@@ -222,9 +222,6 @@ def _simulate_removal(row: dict, snapshot: Snapshot, rules: AutoscalerRules, fit
 
 def freed_by(cluster: Cluster, names: list[str]) -> dict:
     """The allocatable the removed nodes give back: cpu (millicores), memory (bytes), GPUs."""
-    from kwhatif.api.resources import resource_list
-    from kwhatif.state.nodeinfo import Resource
-
     total = Resource()
     wanted = set(names)
     for node in cluster.nodes:

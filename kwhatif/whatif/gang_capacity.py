@@ -21,6 +21,7 @@ from kwhatif.state.pod_group_state import PodGroupStates
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.whatif.changes import Change, scenario_for
+from kwhatif.whatif.gang_permit import place_waiting_on_permit
 from kwhatif.whatif.sequence import (PreparedPod, SequencePlacer, created_together, group_report, prepare_pods)
 from kwhatif.whatif.suggest.cluster_changes import pools
 from kwhatif.whatif.workloads import join_objects
@@ -110,8 +111,6 @@ def _schedule_copy(placer: SequencePlacer, snapshot: Snapshot, prepared: list[Pr
     """The copy's placements and, when some pod of it does not bind, its group's report: a pod group cycle, or
     in v1.35 the pods one by one waiting at Permit."""
     if group_copy["kind"] == "Workload":
-        from kwhatif.whatif.gang_permit import place_waiting_on_permit
-
         placements, reports = place_waiting_on_permit(placer, prepared)
         return placements, None if all(p.node is not None for p in placements) else reports[0]
     states = PodGroupStates.of_cluster(snapshot.cluster, [p.info.pod for p in prepared])

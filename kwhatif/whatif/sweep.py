@@ -17,6 +17,7 @@ reported in cluster order whatever the order they ran in.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 import heapq
 from operator import itemgetter
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from kwhatif.preemption import start_time_key, utc_now
 from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
 from kwhatif.state.node_memo import MAX_CLASSES, NodeMemo
 from kwhatif.state.snapshot import Snapshot
+from kwhatif.whatif import sweep_pool
 from kwhatif.whatif.changes import (Change, ClusterIndex, apply_changes, controller_of, is_daemonset_pod, is_mirror_pod,
                                     is_recreated, new_scenario)
 from kwhatif.whatif.drain import drain
@@ -398,8 +400,6 @@ def each_domain_report(base: SweepBase, label: str, rows: list[dict], unlabelled
 
 
 def _progress(progress, total: int, what: str):
-    from contextlib import nullcontext
-
     return progress(total, what) if progress is not None else nullcontext(None)
 
 
@@ -407,8 +407,6 @@ def each_node(base: SweepBase, selector: str | None = None, workers: int | None 
               progress=None) -> dict:
     """Every node (or those ``selector`` picks) drained alone. ``progress(total, what)``: a context
     manager yielding the callback that counts finished tasks."""
-    from kwhatif.whatif import sweep_pool
-
     names = select_node_names(base.cluster, selector)
     order = sweep_order(base, names, memo_classes(base.snapshot.num_nodes()))
     with _progress(progress, len(names), "draining each node") as done:
@@ -422,8 +420,6 @@ def each_node(base: SweepBase, selector: str | None = None, workers: int | None 
 def each_domain(base: SweepBase, label: str = ZONE_LABEL, workers: int | None = None, ray: str | None = None,
                 progress=None) -> dict:
     """Every value of ``label`` lost at once, one domain at a time."""
-    from kwhatif.whatif import sweep_pool
-
     found, unlabelled = domains(base.cluster, label)
     if not found:
         raise InputError(f"--zone-label {label}: no node has this label")

@@ -16,6 +16,7 @@ import gc
 import multiprocessing
 import multiprocessing.connection
 import os
+import socket
 import sys
 from typing import Callable, Sequence
 
@@ -152,8 +153,6 @@ def _host_port(address: str) -> tuple[str, int]:
 
 def _check_reachable(address: str, host: str, port: int) -> None:
     """A Ray address that does not answer is an error at once (Ray itself retries for minutes)."""
-    import socket
-
     try:
         socket.create_connection((host, port), timeout=5).close()
     except OSError as exc:

@@ -3,8 +3,9 @@ the scheduler, as kube-scheduler of the chosen release starts."""
 
 from __future__ import annotations
 
+from kwhatif.api.documents import parse_documents, read_text
 from kwhatif.errors import InputError
-from kwhatif.framework.config import Profile
+from kwhatif.framework.config import Profile, SchedulerSetup
 from kwhatif.framework.scheduler_config.decode import decode_config
 from kwhatif.framework.scheduler_config.defaults import default_config
 from kwhatif.framework.scheduler_config.duplicate_keys import duplicate_field_errors
@@ -20,8 +21,6 @@ def scheduler_config_from_dict(data: dict, source: str, _strict_errors: list[str
     """A decoded KubeSchedulerConfiguration as kube-scheduler of ``features``' release would run it:
     defaulted, validated, and checked the way each profile's framework is built. Raises InputError
     naming ``source``."""
-    from kwhatif.framework.config import SchedulerSetup
-
     try:
         config = decode_config(data, _strict_errors or [])
         global_percentage = config.get("percentageOfNodesToScore")
@@ -53,8 +52,6 @@ def scheduler_config_from_dict(data: dict, source: str, _strict_errors: list[str
 
 def load_scheduler_config(path: str, features: Features = DEFAULT):
     """The KubeSchedulerConfiguration in a YAML or JSON file (the first document, as kube-scheduler reads)."""
-    from kwhatif.api.documents import parse_documents, read_text
-
     text = read_text(path)
     documents = parse_documents(text, path, unique_keys=False)  # duplicate_field_errors reports them
     if not documents:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import orjson
+
 from kwhatif.result import ScheduleResult
 from kwhatif.state.cluster import Cluster
 from kwhatif.whatif.changes import Change
@@ -126,8 +128,6 @@ def _relaxed_text(op: dict) -> str:
 
 
 def compact_json(value) -> str:
-    import orjson
-
     return orjson.dumps(value).decode()
 
 

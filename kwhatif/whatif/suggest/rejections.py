@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kwhatif.plugins.helper import tolerations_tolerate_taint
 from kwhatif.result import ScheduleResult
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif.changes import UNSCHEDULABLE_TAINT_KEY
@@ -45,8 +46,6 @@ def taint_groups(result: ScheduleResult, snapshot: Snapshot) -> list[tuple[tuple
         if ni is None:
             continue
         tolerations = result.pod.spec.get("tolerations") or []
-        from kwhatif.plugins.helper import tolerations_tolerate_taint
-
         taints = tuple(sorted((t.get("key", ""), t.get("value", "") or "", t.get("effect", ""))
                               for t in ni.taints if t.get("effect") in BLOCKING_EFFECTS
                               and t.get("key") != UNSCHEDULABLE_TAINT_KEY
