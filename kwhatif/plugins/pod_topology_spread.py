@@ -811,39 +811,36 @@ class PodTopologySpread(Plugin):
         return [0 if score == INVALID_SCORE else MAX_NODE_SCORE * (top - score) // max_score for score in raw]
 
     def _scores_by_value(self, s: PreScoreState, pod: PodInfo, state, nodes: list[NodeInfo]) -> list[int]:
-        """``scores`` with no node ignored, worked out once per distinct input and mapped onto the nodes in
-        C: a node's score depends on what each constraint reads of it, its domain (few domains) or its own
-        count (few distinct counts), None where it has not the key; so do the float64 sums (in constraint
-        order), their rounding and the normalized scores."""
-        inputs: list[list] = []
+        """``scores`` with no node ignored, each step worked out once per distinct input and mapped onto the
+        nodes in C: a constraint's term of a node depends on what it reads of it, its domain (few domains)
+        or its own count (few distinct counts); the float64 sums (in constraint order, a node without the
+        key adding 0.0, which leaves a non-negative sum as it is), their rounding and the normalized scores
+        on the sum (few distinct sums). No per-node tuples: making thousands of them costs more than the
+        rest."""
+        sums: list[float] | None = None
         for i, c in enumerate(s.constraints):
             values = self._label_values(nodes, c.topology_key)
+            weight, skew = s.topology_normalizing_weight[i], c.max_skew
             if c.topology_key == LABEL_HOSTNAME:
-                counts = self._host_counts(state, pod, c.selector, i, nodes)
+                reads = self._host_counts(state, pod, c.selector, i, nodes)
                 if None in values:
-                    counts = [None if value is None else cnt for cnt, value in zip(counts, values)]
-                values = counts
-            inputs.append(values)
-        if not inputs:
+                    reads = [None if value is None else cnt for cnt, value in zip(reads, values)]
+                terms = {cnt: 0.0 if cnt is None else score_for_count(cnt, skew, weight) for cnt in set(reads)}
+            else:
+                reads, domains = values, s.topology_value_to_pod_counts[i]
+                terms = {value: 0.0 if value is None else score_for_count(domains[value], skew, weight)
+                         for value in set(reads)}
+            column = list(map(terms.__getitem__, reads))
+            sums = column if sums is None else list(map(add, sums, column))
+        if sums is None:
             return [MAX_NODE_SCORE] * len(nodes)
-        keys = inputs[0] if len(inputs) == 1 else list(zip(*inputs))
-        raw_of = {key: self._raw_score(s, (key,) if len(inputs) == 1 else key) for key in set(keys)}
+        raw_of = {total: go_round(total) for total in set(sums)}
         max_score = max(raw_of.values(), default=0)
         if max_score == 0:
             return [MAX_NODE_SCORE] * len(nodes)
         top = max_score + min(raw_of.values())
-        normalized = {key: MAX_NODE_SCORE * (top - score) // max_score for key, score in raw_of.items()}
-        return list(map(normalized.__getitem__, keys))
-
-    @staticmethod
-    def _raw_score(s: PreScoreState, inputs: tuple) -> int:
-        """``score`` of a node from what each constraint reads of it (a domain or a count; None: not the key)."""
-        score = 0.0
-        for i, (c, read) in enumerate(zip(s.constraints, inputs)):
-            if read is not None:
-                cnt = read if c.topology_key == LABEL_HOSTNAME else s.topology_value_to_pod_counts[i][read]
-                score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
-        return go_round(score)
+        normalized = {total: MAX_NODE_SCORE * (top - score) // max_score for total, score in raw_of.items()}
+        return list(map(normalized.__getitem__, sums))
 
     def _host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, i: int, nodes: list[NodeInfo]
                      ) -> list[int]:
