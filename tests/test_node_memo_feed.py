@@ -9,16 +9,18 @@ every node, likewise (nodes removed and the removal reverted too)."""
 from __future__ import annotations
 
 import random
+from operator import attrgetter
 
 import pytest
 
 from kwhatif.framework.interface import Code, Status
 from kwhatif.state import snapshot as snapshot_module
-from kwhatif.state.node_memo import MISSING, NodeMemo
+from kwhatif.state.node_memo import MISSING, NodeMemo, node_generation
 from kwhatif.state.nodeinfo import PodInfo
 from tests.builders import make_node, make_pod, snapshot
 
 APPS = ("web", "db", "cache")
+generation = attrgetter("generation")
 
 
 def per_node(ni) -> dict | None:
@@ -78,6 +80,12 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
                 (step, kind)
             assert memo.gathered(memo.shared(owner, kind, b"by position"), listed, per_node) == fresh, (step, kind)
             assert memo.label_values(listed, "zone") == [ni.labels.get("zone") for ni in listed], (step, kind)
+            if positions is not None:  # columns kept while the positions and the nodes' generations are the same
+                zones, pods = [ni.labels.get("zone") for ni in listed], [len(ni.pods) for ni in listed]
+                assert memo.column(memo.shared(owner, kind, b"zone column"), positions, node_generation,
+                                   lambda: list(zones)) == zones, (step, kind)
+                assert memo.column(memo.shared(owner, kind, b"pods column"), positions, generation,
+                                   lambda: list(pods)) == pods, (step, kind)
             kept = memo.kept(owner, kind, listed, "key")
             assert all(value is MISSING or value == now for value, now in zip(kept.values, fresh)), (step, kind)
             kept.values[:] = fresh

@@ -419,10 +419,30 @@ class _ScoreColumns:
         return self._positions
 
     def __call__(self, pl: Plugin) -> list[int]:
-        state, pod, nodes = self.state, self.pod, self.nodes
         accelerator = accelerator_of(pl)
         if accelerator.scores is not None:  # Score and NormalizeScore of all nodes in one call
-            return accelerator.scores(pl, state, pod, nodes)
+            return accelerator.scores(pl, self.state, self.pod, self.nodes)
+        kept = self._kept_column(pl, accelerator)
+        return kept if kept is not None else self._normalized(pl, accelerator)
+
+    def _kept_column(self, pl: Plugin, accelerator) -> list[int] | None:
+        """The normalized scores of the last RunScorePlugins of the same nodes, for a plugin whose Score reads
+        the node object alone and whose NormalizeScore (if any) the values alone: they stay while no node
+        object changed, whatever pods were bound (a sequence scoring every node). None: not kept so."""
+        memo = self.memo
+        if not (memo and accelerator.node_local and accelerator.reads_node_only and (
+                accelerator.normalize_values is not None or getattr(pl, "normalize_score", None) is None)):
+            return None
+        reads = _reads((pl,), self.pod)
+        positions = self.positions() if reads is not None else None
+        if positions is None:
+            return None
+        table = memo.shared(self.framework, ("score", pl.name), reads)
+        return memo.column(table, positions, node_generation, functools.partial(self._normalized, pl, accelerator))
+
+    def _normalized(self, pl: Plugin, accelerator) -> list[int]:
+        """Score and NormalizeScore of the nodes: raw values kept per node where the plugin allows."""
+        state, pod, nodes = self.state, self.pod, self.nodes
         score = pl.score
         normalize = getattr(pl, "normalize_score", None)
         normalize_values = accelerator.normalize_values  # NormalizeScore on the values alone

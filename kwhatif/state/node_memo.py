@@ -50,6 +50,7 @@ node_generation = attrgetter("node_generation")
 _name = attrgetter("name")
 # A by-name table's keys for the values ``values`` keeps by position of the list given, and of every node.
 _POSITIONS, _EVERY_NODE = object(), object()
+_COLUMN = object()  # a table's key for the column ``column`` keeps
 MISSING = _MISSING = object()  # "not kept": a sentinel that no value equals (list.index finds it)
 
 
@@ -258,6 +259,24 @@ class NodeMemo:
             ni = nodes[index]
             out[index] = values[positions[index]] = self.value(table, ni, compute, generation) if fresh else compute(ni)
         return out
+
+    def column(self, table: dict, positions: list[int], generation, make: Callable[[], list]) -> list:
+        """``make()``, a column computed for the nodes at ``positions`` (from ``positions()``) from their values
+        in ``table``, kept while the same positions are given again and no node's ``generation`` changed
+        since (a sequence scoring every node binds a pod at every step, which changes no ``node_generation``).
+        Read-only for the caller."""
+        every, feed = self._every(), self._snapshot.changed_nodes
+        entry = table.get(_COLUMN)
+        if entry is None or entry[0].shape is not every or entry[0].of is not generation:
+            tracked = _Tracked()
+            tracked.track(every.nodes, list(map(generation, every.nodes)), feed, every, generation)
+        else:
+            tracked = entry[0]
+            if not tracked.changed(feed) and entry[1] == positions:
+                return entry[2]
+        column = make()
+        table[_COLUMN] = (tracked, positions, column)
+        return column
 
     @staticmethod
     def _kept_for(table: dict, key, nodes: list[NodeInfo]) -> "Kept | None":
