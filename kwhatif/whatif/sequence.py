@@ -332,7 +332,6 @@ class SequencePlacer:
         order: every pod is assumed in turn on a fork of the snapshot, which is kept only when the group is
         schedulable. Pods a PreEnqueue plugin keeps out of the queue (GangScheduling before ``minCount``
         pods exist) are gated and not attempted."""
-        namespace, name = group_key(pods[0].info)
         queued, gated = [], []
         for pod in pods:
             framework = self.scheduler_for(pod.info).framework
@@ -342,102 +341,30 @@ class SequencePlacer:
                       for p in gated}
         if not queued:
             return [placements[id(p)] for p in pods], None
-        starts: dict[str, str] = {}
-        # The last attempt that found no node, while nothing has been assumed since: a pod like it (the same
-        # spec and admission, on the same nodes) would fail the same way, so it repeats that answer instead
-        # of filtering every node again (a refused gang's pods after the first that fits nowhere).
-        failed: list = []
-
-        def attempt(pod: PreparedPod, placement_skip: frozenset[str] = frozenset()):
-            like = _likeness(pod)
-            if failed and like is not None and failed[0] == (like, placement_skip):
-                result, framework = failed[1], failed[2]
-                self.repeat(result)
-                return dataclasses.replace(result, pod=pod.info), None, framework
-            failed.clear()
-            self.steps += 1
-            starts[pod.info.key] = _rfc3339(self.base_start_time + timedelta(seconds=self.steps))
-            info, notes = create_resource_claims(pod.info, self.snapshot)
-            for note in notes:
-                self._warn(note)
-            scheduler = self.scheduler_for(info)
-            result = scheduler.schedule(info, pod.admission, self.walk, placement_skip, self.removed)
-            for warning in result.warnings:
-                self._warn(warning)
-            if not result.selected:
-                if like is not None and not result.gated and result.error is None:
-                    failed[:] = [(like, placement_skip), result, scheduler.framework]
-                return result, None, scheduler.framework
-            node = self._pick(result)
-            scheduler.record_cycle(result, node, self.walk.cycle)
-            return result, node, scheduler.framework
-
-        def assume(pod: PreparedPod, node: str, result: ScheduleResult) -> None:
-            failed.clear()
-            self.snapshot.assume_pod(bound_pod(pod.info, node, starts[pod.info.key]),
-                                     result.claim_allocations.get(node))
-
-        framework = self.scheduler_for(queued[0].info).framework
-        placement_based = framework.features.enabled("TopologyAwareWorkloadScheduling")
-
-        def algorithm() -> PodGroupResult:
-            failed.clear()  # the nodes may have changed since (a placement undone, preemption's victims gone)
-            if placement_based:
-                return pod_group_scheduling_placement_algorithm(
-                    self.snapshot, states, namespace, name, queued, attempt, assume, framework,
-                    find_pod_group(self.snapshot.cluster, namespace, name) or {})
-            return pod_group_scheduling_algorithm(self.snapshot, states, namespace, name, queued, attempt, assume)
-
-        def simulate(removed: list[PodInfo]) -> PodGroupResult:
-            """The cycle again with ``removed`` off their nodes, every change undone (preemption's check)."""
-            with self.snapshot.forked():
-                for pi in removed:
-                    self.snapshot.forget_pod(pi)
-                result = algorithm()
-                for pr in result.pod_results:
-                    if pr.node is not None:
-                        states.forget(namespace, name, pr.pod.key)
-            return result
-
-        self.snapshot.fork()
-        group = algorithm()
-        if placement_based and group.scheduled:  # every placement was simulated and undone: assume the chosen
-            for pod, pr in zip(queued, group.pod_results):
-                if pr.fits:
-                    create_resource_claims(pod.info, self.snapshot)
-                    assume(pod, pr.node, pr.result)
-        for pr in group.pod_results:
-            if pr.node is not None:
-                if group.scheduled and pr.fits:
-                    states.bind(namespace, name, pr.pod.key, pr.node)
-                else:
-                    states.forget(namespace, name, pr.pod.key)
-        if group.scheduled:
-            self.snapshot.commit()
-        else:
-            self.snapshot.revert()
-            if framework.features.enabled("WorkloadAwarePreemption"):
-                run_workload_aware_preemption(group, framework, self.snapshot, [p.info for p in queued], simulate)
+        group = _PodGroupCycle(self, queued, states).run()
         for pod, pr in zip(queued, group.pod_results):
-            result = pr.result
-            message = group.pod_message(pr)
-            if message is None:
-                self.new_pods[pr.node] = self.new_pods.get(pr.node, 0) + 1
-                placements[id(pod)] = Placement(pod.info.key, pr.node, list(result.selected), len(result.feasible),
-                                                result.scores[pr.node].total_score, None, None, pod.info.priority,
-                                                nodes_examined=result.nodes_examined, hinted=result.hinted,
-                                                tie_picked=_tie_picked(result))
-                continue
-            nominated = (list(result.preemption.nominated_nodes)
-                         if result.preemption is not None and not pr.fits and (
-                             not pr.requires_preemption or group.waiting_on_preemption) else [])
-            placements[id(pod)] = Placement(pod.info.key, None, [], len(result.feasible), None, message, nominated,
-                                            pod.info.priority)
+            placements[id(pod)] = self._group_member_placement(pod, pr, group)
         for pod in queued[len(group.pod_results):]:  # after an error the rest are not attempted
             placements[id(pod)] = Placement(pod.info.key, None, [], 0, None, group.status.message, [],
                                             pod.info.priority)
-        group_placements = [placements[id(p)] for p in pods]
-        return group_placements, group
+        return [placements[id(p)] for p in pods], group
+
+    def _group_member_placement(self, pod: PreparedPod, pr, group: PodGroupResult) -> Placement:
+        """One attempted member's line of the report: its node when the group was bound, else the group's
+        message for it and the nodes its preemption nominated."""
+        result = pr.result
+        message = group.pod_message(pr)
+        if message is None:
+            self.new_pods[pr.node] = self.new_pods.get(pr.node, 0) + 1
+            return Placement(pod.info.key, pr.node, list(result.selected), len(result.feasible),
+                             result.scores[pr.node].total_score, None, None, pod.info.priority,
+                             nodes_examined=result.nodes_examined, hinted=result.hinted,
+                             tie_picked=_tie_picked(result))
+        nominated = (list(result.preemption.nominated_nodes)
+                     if result.preemption is not None and not pr.fits and (
+                         not pr.requires_preemption or group.waiting_on_preemption) else [])
+        return Placement(pod.info.key, None, [], len(result.feasible), None, message, nominated,
+                         pod.info.priority)
 
     def repeat(self, result: ScheduleResult) -> None:
         """A step whose attempt would give ``result`` again (the snapshot has not changed since): it counts
@@ -471,6 +398,105 @@ class SequencePlacer:
 
 
 @rare_young_collections()
+class _PodGroupCycle:
+    """One pod group's cycle on a sequence's snapshot (upstream's scheduleOnePodGroup): the algorithm's
+    attempts and assumptions made through the placer, then its result submitted, bound or undone."""
+
+    def __init__(self, placer: SequencePlacer, queued: list[PreparedPod], states: PodGroupStates):
+        self.placer, self.queued, self.states = placer, queued, states
+        self.namespace, self.name = group_key(queued[0].info)
+        self.framework = placer.scheduler_for(queued[0].info).framework
+        self.placement_based = self.framework.features.enabled("TopologyAwareWorkloadScheduling")
+        self.starts: dict[str, str] = {}
+        # The last attempt that found no node, while nothing has been assumed since: a pod like it (the same
+        # spec and admission, on the same nodes) would fail the same way, so it repeats that answer instead
+        # of filtering every node again (a refused gang's pods after the first that fits nowhere).
+        self.failed: list = []
+
+    def attempt(self, pod: PreparedPod, placement_skip: frozenset[str] = frozenset()):
+        placer, failed = self.placer, self.failed
+        like = _likeness(pod)
+        if failed and like is not None and failed[0] == (like, placement_skip):
+            result, framework = failed[1], failed[2]
+            placer.repeat(result)
+            return dataclasses.replace(result, pod=pod.info), None, framework
+        failed.clear()
+        placer.steps += 1
+        self.starts[pod.info.key] = _rfc3339(placer.base_start_time + timedelta(seconds=placer.steps))
+        info, notes = create_resource_claims(pod.info, placer.snapshot)
+        for note in notes:
+            placer._warn(note)
+        scheduler = placer.scheduler_for(info)
+        result = scheduler.schedule(info, pod.admission, placer.walk, placement_skip, placer.removed)
+        for warning in result.warnings:
+            placer._warn(warning)
+        if not result.selected:
+            if like is not None and not result.gated and result.error is None:
+                failed[:] = [(like, placement_skip), result, scheduler.framework]
+            return result, None, scheduler.framework
+        node = placer._pick(result)
+        scheduler.record_cycle(result, node, placer.walk.cycle)
+        return result, node, scheduler.framework
+
+    def assume(self, pod: PreparedPod, node: str, result: ScheduleResult) -> None:
+        self.failed.clear()
+        self.placer.snapshot.assume_pod(bound_pod(pod.info, node, self.starts[pod.info.key]),
+                                        result.claim_allocations.get(node))
+
+    def algorithm(self) -> PodGroupResult:
+        self.failed.clear()  # the nodes may have changed since (a placement undone, preemption's victims gone)
+        snapshot = self.placer.snapshot
+        if self.placement_based:
+            return pod_group_scheduling_placement_algorithm(
+                snapshot, self.states, self.namespace, self.name, self.queued, self.attempt, self.assume,
+                self.framework, find_pod_group(snapshot.cluster, self.namespace, self.name) or {})
+        return pod_group_scheduling_algorithm(snapshot, self.states, self.namespace, self.name, self.queued,
+                                              self.attempt, self.assume)
+
+    def simulate(self, removed: list[PodInfo]) -> PodGroupResult:
+        """The cycle again with ``removed`` off their nodes, every change undone (preemption's check)."""
+        snapshot = self.placer.snapshot
+        with snapshot.forked():
+            for pi in removed:
+                snapshot.forget_pod(pi)
+            result = self.algorithm()
+            for pr in result.pod_results:
+                if pr.node is not None:
+                    self.states.forget(self.namespace, self.name, pr.pod.key)
+        return result
+
+    def run(self) -> PodGroupResult:
+        snapshot = self.placer.snapshot
+        snapshot.fork()
+        group = self.algorithm()
+        self.submit(group)
+        return group
+
+    def submit(self, group: PodGroupResult) -> None:
+        """submitPodGroupAlgorithmResult: a schedulable group's pods assumed (placement-based: every placement
+        was simulated and undone) and bound, the fork kept; otherwise undone, and workload-aware preemption
+        tried."""
+        snapshot = self.placer.snapshot
+        if self.placement_based and group.scheduled:
+            for pod, pr in zip(self.queued, group.pod_results):
+                if pr.fits:
+                    create_resource_claims(pod.info, snapshot)
+                    self.assume(pod, pr.node, pr.result)
+        for pr in group.pod_results:
+            if pr.node is not None:
+                if group.scheduled and pr.fits:
+                    self.states.bind(self.namespace, self.name, pr.pod.key, pr.node)
+                else:
+                    self.states.forget(self.namespace, self.name, pr.pod.key)
+        if group.scheduled:
+            snapshot.commit()
+        else:
+            snapshot.revert()
+            if self.framework.features.enabled("WorkloadAwarePreemption"):
+                run_workload_aware_preemption(group, self.framework, snapshot, [p.info for p in self.queued],
+                                              self.simulate)
+
+
 def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: SchedulerSetup | None = None, *,
                extenders: list | None = None, seed: int | None = None, stop_on_failure: bool = False,
                base_start_time: datetime | None = None, pod_groups: bool = False) -> SequenceResult:
