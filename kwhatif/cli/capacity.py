@@ -48,7 +48,6 @@ def capacity(
     from kwhatif.loader import load_objects, single_pod
     from kwhatif.render.output import machine_output
     from kwhatif.state.snapshot import Snapshot
-    from kwhatif.whatif.gang_capacity import group_kind, held_groups
     from kwhatif.whatif.sequence import capacity as run_capacity
 
     options = OptimalOptions(optimal, movable, time_limit)
@@ -61,27 +60,16 @@ def capacity(
     if reference is not None and reference.kind == "Pod":
         raise InputError(f"{pod}: capacity copies a manifest or a workload of the cluster (TYPE/NAME, e.g. "
                          f"deployment/web), not one of its pods")
-    loaded = None
     if reference is not None:
-        objects, cluster_state, setup = workload_inputs(inputs, reference)
+        objects, *loaded = workload_inputs(inputs, reference)
     else:
         objects = load_objects(pod)
-        given = any(obj.get("kind") == "PodGroup" or (obj.get("kind"), obj.get("apiVersion")) == (
-            "Workload", "scheduling.k8s.io/v1alpha1") for obj, _ in objects)
-        if given or any(obj.get("kind") == "Pod" and (pod_group_name(obj) or workload_ref(obj))
-                        for obj, _ in objects):
-            loaded = load_inputs(inputs)
-            # pods naming a group of the cluster are its gang while the gates are on; gates off, or a group
-            # the cluster lacks (its pods stay in PreEnqueue), the pod is copied as any pod
-            if given or (loaded[1].features.enabled("GenericWorkload")
-                         and held_groups(objects, group_kind(objects), loaded[0])):
-                _gang_capacity(objects, *loaded, max_instances, seed, output, suggest)
+        loaded = _gang_or_pod(objects, inputs, max_instances, seed, output, suggest)
     if suggest:
         raise typer.BadParameter("--suggest answers for a PodGroup's capacity (give the PodGroup and its pods); "
                                  "for pods, place --suggest", param_hint="--suggest")
+    cluster_state, setup = loaded or load_inputs(inputs)
     raw, source = single_pod(objects, pod)
-    if reference is None:
-        cluster_state, setup = loaded or load_inputs(inputs)
     other = changes_under(cluster_state, compared)
     cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
     max_instances = max_instances or None  # 0: no limit, as cluster-capacity's --max-limit 0
@@ -122,6 +110,26 @@ def capacity(
     if not table:
         typer.echo(machine_output("CapacityResult", data, output.value), nl=False)
     raise typer.Exit(int(ExitStatus.FITS if result.instances else ExitStatus.DOES_NOT_FIT))
+
+
+def _gang_or_pod(objects, inputs: PodInputs, max_instances: int | None, seed: int | None, output,
+                 suggest: bool):
+    """A PodGroup (or v1.35 Workload) given, or pods naming a group the cluster holds while the gates are
+    on, is a gang: its capacity is answered here (and exits). Otherwise the pod is copied as any pod; the
+    cluster and setup are returned when they had to be loaded to tell."""
+    from kwhatif.whatif.gang_capacity import group_kind, held_groups
+
+    given = any(obj.get("kind") == "PodGroup" or (obj.get("kind"), obj.get("apiVersion")) == (
+        "Workload", "scheduling.k8s.io/v1alpha1") for obj, _ in objects)
+    if not given and not any(obj.get("kind") == "Pod" and (pod_group_name(obj) or workload_ref(obj))
+                             for obj, _ in objects):
+        return None
+    loaded = load_inputs(inputs)
+    # gates off, or a group the cluster lacks (its pods stay in PreEnqueue): the pod is copied as any pod
+    if given or (loaded[1].features.enabled("GenericWorkload")
+                 and held_groups(objects, group_kind(objects), loaded[0])):
+        _gang_capacity(objects, *loaded, max_instances, seed, output, suggest)
+    return loaded
 
 
 def _gang_capacity(objects, cluster_state, setup, max_instances: int | None, seed: int | None, output,
