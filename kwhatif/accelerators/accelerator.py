@@ -38,6 +38,33 @@ class Accelerator:
     scores: Callable | None = None
     # normalize_values(plugin, state, pod, values) -> NormalizeScore of the raw values alone, in node order.
     normalize_values: Callable | None = None
+    # stale_nodes(plugin, state, mark) -> (mark, names): besides the nodes whose generation changed, the names of
+    # those whose Filter verdict (with filter_key's key) may have changed since the call that returned ``mark``
+    # (None the first time); names None: every node's.
+    stale_nodes: Callable | None = None
+    # A Filter that writes per node into the cycle state besides giving its verdict: what it wrote, taken
+    # with the verdict so that a kept verdict is given with its writes again.
+    filter_writes: "FilterWrites | None" = None
+
+
+NOT_KEPT = object()  # FilterWrites.taken's answer for a node whose verdict cannot be kept with what was written
+
+
+@dataclass(frozen=True, slots=True)
+class FilterWrites:
+    """What a plugin's Filter wrote into the cycle state for each node, taken after the nodes were filtered and
+    written again for the nodes whose verdict is kept: the state then reads as if Filter had run on them.
+    Every function takes the plugin instance and the cycle state first."""
+
+    # begin(plugin, state): a walk over kept verdicts starts in this cycle (what was written before it is not
+    # the walk's own: taken says NOT_KEPT for those nodes).
+    begin: Callable
+    # taken(plugin, state, names) -> what Filter wrote for each of the nodes just filtered, in order: None for
+    # nothing, NOT_KEPT where the verdict cannot be kept with it (a message naming this pod's objects, say).
+    taken: Callable
+    # replay(plugin, state, names, writes): write ``writes`` (taken in this cycle or an earlier one) again for
+    # the nodes named, as Filter would write them in this cycle.
+    replay: Callable
 
 
 NONE = Accelerator()  # a plugin without one

@@ -1,11 +1,26 @@
-"""DynamicResources' accelerator: Score with NormalizeScore of every node at once."""
+"""DynamicResources' accelerator: what its Filter verdict reads, so that a sequence keeps it per node, and
+Score with NormalizeScore of every node at once.
+
+Filter asks the structured allocator about the pod's claims on the node: its verdict depends on the claims'
+specs (the allocator's signature), the node (its pools, through its labels) and which devices of those pools
+are allocated (their stamps, ``ResourceClaims.pool_stamps``), nothing else while no claim is pinned to nodes
+or served for extended resources. Besides the verdict it writes the report's details of the node and, where
+the pod fits, the allocation that Score and binding read: those are taken with the verdict and written again
+with the claims of the pod at hand named (a sequence's copies of a template each have a claim of their own).
+"""
 
 from __future__ import annotations
 
-from kwhatif.accelerators.accelerator import Accelerator
-from kwhatif.framework.interface import MAX_NODE_SCORE
+from kwhatif.accelerators.accelerator import NOT_KEPT, Accelerator, FilterWrites
+from kwhatif.framework.interface import CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, MAX_NODE_SCORE
+from kwhatif.plugins.dra_explain import with_claims_named
 from kwhatif.plugins.dynamic_resources import STATE_KEY
 from kwhatif.plugins.helper import default_normalize_values
+from kwhatif.state.claims import claim_key
+
+# The cycle state's key of what a walk over kept verdicts found when it began: (the nodes with details
+# already, the pod's claims as the details name them, as the allocations name them).
+_WALK_KEY = "kwhatif/DynamicResourcesWalk"
 
 
 def scores(pl, state, pod, nodes) -> list[int]:
@@ -17,4 +32,86 @@ def scores(pl, state, pod, nodes) -> list[int]:
     return [0] * len(nodes)
 
 
-ACCELERATOR = Accelerator(scores=scores)
+def filter_key(pl, state):
+    """The DRA index and the claims' signature, when the verdict reads nothing else of the cycle state (no
+    claim allocated with a node selector or failing its binding, none for extended resources)."""
+    s = state.read(STATE_KEY)
+    if s is None or not s.claims or s.extended is not None or s.available_on or s.binding_failed:
+        return None
+    allocator = s.allocator
+    return ("DynamicResources", None) if allocator is None else ("DynamicResources", allocator.dra,
+                                                                  allocator.signature)
+
+
+def stale_nodes(pl, state, mark):
+    """The nodes that see a pool whose allocations changed since ``mark`` (the claims' restamped feed read
+    so far)."""
+    allocator = state.read(STATE_KEY).allocator
+    if allocator is None:  # no device is asked for
+        return mark, ()
+    claims = allocator.dra.claims
+    feed = claims.restamped
+    now = (claims, len(feed))
+    if mark is None or mark[0] is not claims:
+        return now, None
+    if mark[1] == len(feed):
+        return now, ()
+    return now, allocator.dra.nodes_seeing(set(feed[mark[1]:]))
+
+
+def _begin(pl, state) -> None:
+    s = state.read(STATE_KEY)
+    claims = s.allocator.claims if s.allocator is not None else []
+    state.write(_WALK_KEY, (frozenset(state.read(DRA_DETAILS_KEY) or ()),
+                            [f"{ns}/{name}" for ns, name in map(claim_key, claims)], list(map(claim_key, claims))))
+
+
+def _taken(pl, state, names: list[str]) -> list:
+    """Per node: None (Filter did not run there: an earlier plugin rejected it), or (the claims' names, the
+    details, the allocation by claim or None where no device fits)."""
+    seen, named, keys = state.read(_WALK_KEY)
+    details = state.read(DRA_DETAILS_KEY) or {}
+    allocations = state.read(CLAIM_ALLOCATIONS_KEY) or {}
+    out = []
+    for name in names:
+        entry = details.get(name)
+        if name in seen:  # filtered before this walk: its details are not this Filter's
+            out.append(NOT_KEPT)
+        elif entry is None:
+            out.append(None)
+        elif "allocation" in entry:
+            by_claim = allocations.get(name)
+            out.append(NOT_KEPT if by_claim is None else ((named, keys), entry, by_claim))
+        elif "error" in entry or any("error" in request for request in entry["requests"]):
+            out.append(NOT_KEPT)  # the message may name a claim
+        else:  # why no device fits
+            out.append(((named, keys), entry, None))
+    return out
+
+
+def _replay(pl, state, names: list[str], writes: list) -> None:
+    details = state.read(DRA_DETAILS_KEY)
+    if details is None:
+        details = {}
+        state.write(DRA_DETAILS_KEY, details)
+    allocations = state.read(CLAIM_ALLOCATIONS_KEY)
+    _, named, keys = state.read(_WALK_KEY)
+    for name, written in zip(names, writes):
+        if written is None:
+            continue
+        (were_named, were_keys), entry, by_claim = written
+        if by_claim is None:
+            if name not in details:
+                details[name] = with_claims_named(entry, were_named, named)
+            continue
+        same = were_keys is keys or were_keys == keys
+        if name not in details:
+            details[name] = entry if same else {"allocation": dict(zip(named, entry["allocation"].values()))}
+        if allocations is None:
+            allocations = {}
+            state.write(CLAIM_ALLOCATIONS_KEY, allocations)
+        allocations[name] = by_claim if same else dict(zip(keys, by_claim.values()))
+
+
+ACCELERATOR = Accelerator(scores=scores, filter_key=filter_key, stale_nodes=stale_nodes,
+                          filter_writes=FilterWrites(begin=_begin, taken=_taken, replay=_replay))

@@ -6,8 +6,11 @@ changed since the last attempt. Three things are kept:
 
 - the whole Filter verdict of every node, by position in the walk's node list (``_kept_verdicts``),
   while the pod's class, the node and what the plugins that read other nodes read of the cycle state
-  (``filter_key``) are the same; nodes with nominated pods are filtered again each time. The walk over
-  them (``_walk_kept``) takes a run of kept verdicts at once and filters only the nodes missing one.
+  (``filter_key``) are the same, and nothing else they read changed (``stale_nodes``: DynamicResources'
+  devices allocated); nodes with nominated pods are filtered again each time. The walk over
+  them (``_walk_kept``) takes a run of kept verdicts at once and filters only the nodes missing one. What a
+  Filter writes per node into the cycle state besides its verdict (DynamicResources' report details and
+  allocations: ``filter_writes``) is kept with the verdict and written again for each node the walk takes.
 - the verdicts of the leading node-local Filter plugins, shared by pods that read alike
   (``local_filter_statuses``), split into the plugins that read the node object alone (a taint not
   tolerated outlasts pods placed there) and the others;
@@ -27,6 +30,7 @@ import numpy as np
 import orjson
 
 from kwhatif.accelerators import accelerator_of, node_only_filters
+from kwhatif.accelerators.accelerator import NOT_KEPT
 from kwhatif.evaluation.fresh import find_feasible_in
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, NodeScore, Plugin, Status
@@ -91,11 +95,12 @@ class Memo:
         return self.framework.run_filter_plugins(self._late_filters, state, pod, ni)
 
     def _with_late_filters(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
-                           local: list[Status | None]) -> list[Status | None]:
+                           local: list[Status | None], until_error: bool = False) -> list[Status | None]:
         """The verdicts of ``nodes``: their node-local verdicts ``local``, the plugins after the node-local
         ones run on those that pass; each plugin on all of them at once where every one that runs has a
         bulk Filter (``filter_statuses``: a walk refilters a thousand nodes when the counts these plugins
-        read change at every step), else node by node."""
+        read change at every step), else node by node (``until_error``: in order, ``MISSING`` for those after
+        the first error, which are not filtered)."""
         skip = state.skip_filter_plugins
         running = [pl for pl in self.framework.points["filter"][self.local_filter_count:] if pl.name not in skip]
         bulk = [accelerator_of(pl).filter_statuses for pl in running]
@@ -118,10 +123,18 @@ class Memo:
             else:
                 return found
             found = list(local)  # a plugin could not answer at once: every node by node
-        for index, ni in enumerate(nodes):
-            if found[index] is None:
-                found[index] = self._run_late_filters(state, pod, ni)
-        return found
+        return _until_error(functools.partial(self._run_late_filters, state, pod), nodes, found, until_error)
+
+    def _taken_writes(self, state: CycleState, writers: list, todo: list[NodeInfo], found: list, kept: Kept
+                      ) -> list:
+        """What the writing plugins wrote for the nodes just filtered (those of ``found`` before a
+        ``MISSING``), per node a tuple in plugin order, None where one says the verdict cannot be kept."""
+        filtered = next(compress(count(), map(is_, found, repeat(MISSING))), len(found))
+        names = [ni.name for ni in todo[:filtered]]
+        if kept.writes is None:
+            kept.writes = [None] * len(kept.values)
+        per_plugin = [writes.taken(pl, state, names) for pl, writes in writers]
+        return [None if any(w is NOT_KEPT for w in writes) else writes for writes in zip(*per_plugin)]
 
     def _filters_ahead(self, state: CycleState) -> bool:
         """Whether the walk may filter nodes it may not reach: every Filter plugin after the node-local ones
@@ -151,10 +164,51 @@ class Memo:
         # With no later plugin running, a verdict is the node-local plugins' alone: pods that read alike share it.
         shared = None if self.runs_late_filters(state) else self._local_filter_reads(state, pod)[0]
         kept = memo.kept(self.framework, "verdicts", order, key, shared, self.lasting_filters(state, pod))
+        self._forget_stale(state, kept)
         nominated = {index for index in map(kept.position, self._nodes_with_nominated_pods()) if index is not None}
+        writers = self._filter_writers(state)
+        if writers and nominated:
+            # a writing Filter runs on such a node with the nominated pods and without them, in Fresh's order:
+            # this walk goes node by node as Fresh's does
+            return None, set()
         for index in nominated:
             kept.values[index] = MISSING
+        for pl, writes in writers:
+            writes.begin(pl, state)
         return kept, nominated
+
+    def _forget_stale(self, state: CycleState, kept: Kept) -> None:
+        """Mark missing the kept verdicts that a later plugin says may have changed though their node's
+        generation did not (``Accelerator.stale_nodes``: DynamicResources' devices allocated since)."""
+        skip = state.skip_filter_plugins
+        for pl in self.framework.points["filter"][self.local_filter_count:]:
+            stale_nodes = accelerator_of(pl).stale_nodes
+            if stale_nodes is None or pl.name in skip:
+                continue
+            kept.marks[pl.name], names = stale_nodes(pl, state, kept.marks.get(pl.name))
+            if names is None:
+                kept.forget(range(len(kept.values)))
+            elif names:
+                kept.forget(sorted(index for index in map(kept.position, names) if index is not None))
+
+    def _filter_writers(self, state: CycleState) -> list:
+        """(plugin, its FilterWrites) of the later Filter plugins that run and write per node into the cycle
+        state: a verdict kept for a node is given with what they wrote there."""
+        skip = state.skip_filter_plugins
+        return [(pl, writes) for pl in self.framework.points["filter"][self.local_filter_count:]
+                if pl.name not in skip and (writes := accelerator_of(pl).filter_writes) is not None]
+
+    def _replay_writes(self, state: CycleState, kept: Kept, positions) -> None:
+        """What the writing plugins wrote with the kept verdicts at ``positions`` (in walk order), written
+        again into this cycle's state: the nodes Fresh's walk filters there."""
+        if kept.writes is None:
+            return
+        names, writes = kept.names, kept.writes
+        at = list(positions)
+        if not at:
+            return
+        for index, (pl, filter_writes) in enumerate(self._filter_writers(state)):
+            filter_writes.replay(pl, state, gather(names, at), [w and w[index] for w in gather(writes, at)])
 
     def _nodes_with_nominated_pods(self) -> set[str]:
         """The nodes with pods nominated to them that the filters count (the scheduling queue's)."""
@@ -173,14 +227,20 @@ class Memo:
         rejected_statuses = statuses.statuses
         walked = kept.walked
         known: dict[int, Status | None] = {}  # verdicts computed here that are not kept (nominated pods)
+        # a plugin writes per node filtered: the kept verdicts' writes given again, the missing ones computed
+        # in walk order up to an error (the nodes Fresh filters, no other)
+        writing = bool(self._filter_writers(state))
         if walked is not None and walked[0] == (start, k) and not rejected_statuses:
             version = kept.version
-            missing = list(compress(range(len(values)), map(is_, values, repeat(MISSING))))
+            order = list(range(start, len(values))) + list(range(start)) if writing else range(len(values))
+            missing = list(compress(order, map(is_, gather(values, order) if writing else values, repeat(MISSING))))
             if missing:
                 found, error = self._verdicts(state, pod, kept, missing, nominated)
                 if not error:
                     known = dict(zip(missing, found))
             if kept.version == version:
+                if writing:
+                    self._replay_writes(state, kept, order)
                 statuses.add_stretches(walked[3])
                 feasible = gather(nodes, walked[1])
                 self.memo.note_positions(feasible, kept, walked[1])
@@ -215,16 +275,22 @@ class Memo:
                             known[index] = status
                 passed = list(map(is_, chunk, repeat(None)))
                 if error:  # node by node: the walk stops at the error
-                    for ni, status in zip(nodes[lo:top], chunk):
+                    for at, ni, status in zip(count(lo), nodes[lo:top], chunk):
                         if status is None:
                             if len(feasible) == k:
+                                if writing:
+                                    self._replay_writes(state, kept, range(lo, at + 1))
                                 return feasible, examined
                             feasible.append(ni)
                         else:
                             statuses.set(ni.name, status)
                             if status.code == Code.ERROR:
+                                if writing:
+                                    self._replay_writes(state, kept, range(lo, at + 1))
                                 return feasible, examined
                         examined += 1
+                    if writing:
+                        self._replay_writes(state, kept, range(lo, top))
                     lo = top
                     continue
                 # The walk ends in this run if it holds the (k + 1)-th feasible node (not examined).
@@ -234,6 +300,8 @@ class Memo:
                 feasible_at.extend(compress(range(lo, end), passed))
                 statuses.add_stretch(names[lo:end], chunk, list(map(not_, passed[:end - lo])))
                 examined += end - lo
+                if writing:  # the (k + 1)-th feasible node was filtered too
+                    self._replay_writes(state, kept, range(lo, end + 1 if ends else end))
                 if ends:
                     self.memo.note_positions(feasible, kept, feasible_at)
                     return feasible, examined
@@ -254,16 +322,29 @@ class Memo:
         nodes, values, previous = kept.nodes, kept.values, kept.previous
         todo = [nodes[p] for p in positions]
         self.memo.note_positions(todo, kept, positions)
+        writers = self._filter_writers(state)
         local = self.local_filter_statuses(state, pod, todo, changed=True)
         if local is None:  # every node filtered in full
-            found = list(map(functools.partial(fw.run_filter_with_nominated_pods, state, pod), todo))
+            found = _until_error(functools.partial(fw.run_filter_with_nominated_pods, state, pod), todo,
+                                 [None] * len(todo), bool(writers))
         elif self.runs_late_filters(state):  # the node-local verdict, then the other plugins
-            found = self._with_late_filters(state, pod, todo, local)
+            found = self._with_late_filters(state, pod, todo, local, bool(writers))
         else:
             found = list(local)  # the memo's list may be its own
+        taken = self._taken_writes(state, writers, todo, found, kept) if writers else None
         error = False
         for index, position, status, old in zip(count(), positions, found, map(previous.pop, positions,
                                                                                 repeat(MISSING))):
+            if status is MISSING:  # not filtered: the walk stops at an error before it (so do the rest)
+                if old is not MISSING:
+                    previous[position] = old
+                break
+            if taken is not None:
+                writes = kept.writes[position] = taken[index]
+                if writes is None:  # cannot be kept with what was written (filtered again next time)
+                    error = error or (status is not None and status.code == Code.ERROR)
+                    kept.version += 1
+                    continue
             has_nominated = position in nominated
             if has_nominated and local is not None:  # filtered with the pods nominated there
                 status = found[index] = fw.run_filter_with_nominated_pods(state, pod, nodes[position])
@@ -478,6 +559,19 @@ class _ScoreColumns:
         changed = node_generation if accelerator.reads_node_only and reads is not None else _generation
         # a copy: the memo changes its kept list in place, and the scores are read later (NodeScores)
         return list(memo.values(table, nodes, functools.partial(pl.score, state, pod), changed, positions))
+
+
+def _until_error(filter_node, nodes: list[NodeInfo], found: list, until_error: bool) -> list:
+    """``found`` with ``filter_node(node)`` for each node whose verdict is None there, in order; with
+    ``until_error``, ``MISSING`` from the node after the first error on (a Filter that writes per node must
+    not run where Fresh's walk stops first)."""
+    for index, ni in enumerate(nodes):
+        if found[index] is None:
+            found[index] = filter_node(ni)
+        if until_error and found[index] is not None and found[index].code == Code.ERROR:
+            found[index + 1:] = [MISSING] * (len(nodes) - index - 1)
+            break
+    return found
 
 
 def _reads(plugins, pod: PodInfo) -> bytes | None:

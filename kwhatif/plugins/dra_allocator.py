@@ -360,6 +360,9 @@ class DraCluster:
             elif spec.get("nodeSelector") is not None:
                 self._selected.append((s, NodeSelector(spec["nodeSelector"])))
         self._pools: dict[str, tuple[dict, list[Pool]]] = {}
+        # pool -> the nodes whose own slices publish it, and the pools of slices for many nodes (nodes_seeing)
+        self._pool_nodes: dict[tuple[str, str], set[str]] | None = None
+        self._pools_for_many: set[tuple[str, str]] = set()
         self._matches: dict[tuple[str, tuple], bool | Exception] = {}
         self._outcomes: dict[tuple, bool | tuple[int, Exception]] = {}
         # (what, claims' signature, node) -> (the node's pools, their stamps, the answer): Allocator.on_node
@@ -396,6 +399,23 @@ class DraCluster:
                 subs = [request.get("exactly") or {}, *(request.get("firstAvailable") or [])]
                 if any(sub.get("capacity") for sub in subs):
                     self.notes.add(_CONSUMABLE_CAPACITY)
+
+    def nodes_seeing(self, pools: set[tuple[str, str]]) -> set[str] | None:
+        """The names of the nodes whose pools (``pools_for``) may include one of ``pools`` ((driver, pool
+        name)): those whose own slices (``nodeName``) publish it; None when a slice for many nodes (a node
+        selector, all nodes, shared counters) publishes one."""
+        if self._pool_nodes is None:
+            self._pool_nodes, self._pools_for_many = {}, set()
+            for s in self._slices:
+                spec = s.get("spec") or {}
+                pool = (spec.get("driver") or "", (spec.get("pool") or {}).get("name") or "")
+                if spec.get("nodeName") and not spec.get("sharedCounters"):
+                    self._pool_nodes.setdefault(pool, set()).add(spec["nodeName"])
+                else:
+                    self._pools_for_many.add(pool)
+        if not self._pools_for_many.isdisjoint(pools):
+            return None
+        return set().union(*map(self._pool_nodes.get, pools, [()] * len(pools)))
 
     def pools_for(self, node_info) -> list[Pool]:
         """GatherPools: the pools of the slices for this node, newest generation (in input order; v1.36:

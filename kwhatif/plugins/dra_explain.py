@@ -23,10 +23,17 @@ def explain_failure(allocator: Allocator, node_info) -> dict:
     (Allocator.on_node), with this pod's claims named."""
     keys = [claim_key(c) for c in allocator.claims]
     found_for, explanation = allocator.on_node("explain", node_info, lambda: (keys, _explain(allocator, node_info)))
+    renamed = with_claims_named(explanation, found_for, keys)
+    return _explain(allocator, node_info) if renamed is None else renamed
+
+
+def with_claims_named(explanation: dict, found_for: list[str], keys: list[str]) -> dict | None:
+    """An explanation worked out for claims named ``found_for`` (whose specs are those of ``keys``, in
+    order) as it reads for the claims named ``keys``; None when a message in it may name a claim."""
     if found_for == keys:
         return explanation
-    if any("error" in entry for entry in explanation["requests"]):  # a message may name a claim
-        return _explain(allocator, node_info)
+    if any("error" in entry for entry in explanation["requests"]):
+        return None
     names = dict(zip(found_for, keys))
     failed = dict(explanation["failed"])
     failed["claim"] = ", ".join(keys) if failed["request"] is None else names[failed["claim"]]

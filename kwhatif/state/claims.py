@@ -121,6 +121,9 @@ class ResourceClaims:
         # allocator finds on a node is the same while its pools' stamps are (Allocator.allocate)
         self.pool_stamps: dict[tuple[str, str], int] = {}
         self._stamp = 0
+        # the pools in the order their stamps changed (repeats included): a reader that remembers how far
+        # it read learns which pools changed since without looking at every pool
+        self.restamped: list[tuple[str, str]] = []
         self.shared: dict[DeviceKey, int] = {}  # device -> how many of those share it (a shareID)
         # device -> the capacity shared allocations consume (AllocatedState.AggregatedCapacity)
         self.capacity: dict[DeviceKey, dict[str, Decimal]] = {}
@@ -314,6 +317,7 @@ class ResourceClaims:
             self._stamp += 1
             for device in _devices(old) + _devices(claim):
                 self.pool_stamps[device[:2]] = self._stamp
+                self.restamped.append(device[:2])
         if old is not None:
             for device in allocated_devices(old):
                 _count(self.in_use, device, -1)

@@ -17,10 +17,12 @@ fresh computation would give; tests/test_sequence_incremental.py checks every st
 by position for a whole list of nodes (``kept``, and ``values`` given the same nodes again)
 learn which nodes changed from the snapshot's change feed, not from a pass over every node; so do the
 few things kept for every node by position that the plugins read of many nodes at once (each node's
-value of a label, its resource amounts as arrays: ``label_values``, ``resource_columns``). Nothing
-DynamicResources computes is kept: its Filter reads the snapshot's ResourceClaims (devices taken by pods
-on other nodes, network-attached devices shared by many nodes), so it runs in full at every step
-(tests/test_sequence_dra.py checks DRA sequences against fresh evaluations).
+value of a label, its resource amounts as arrays: ``label_values``, ``resource_columns``). A whole
+verdict may read more than the node: DynamicResources' reads the snapshot's ResourceClaims (devices
+taken on other nodes' pools too, network-attached devices shared by many nodes); its caller marks
+missing the values whose other sources changed (``Kept.forget``, ``Kept.marks``) and keeps what the
+plugins wrote with each value (``Kept.writes``; tests/test_dra_kept_verdicts.py checks DRA sequences
+against Fresh).
 
 The values of the last few classes are kept (``MAX_CLASSES``, or ``max_classes``): pods of several
 workloads taking turns (``kwhatif pending`` in queue order) each find their own class's values again. A memo
@@ -342,15 +344,11 @@ class NodeMemo:
                 kept.node_generations = list(map(node_generation, nodes))
         else:  # the same nodes (in another list: a sweep's next task walks them in a new scheduler)
             kept.source = nodes
-            values, previous = kept.values, kept.previous
             changed = kept.changed(feed)
             if changed and lasting:
                 changed = kept.outlasting(changed, lasting)
-            if changed:  # loops in C: the values they had (those kept) noted, then all marked missing
-                had = list(map(values.__getitem__, changed))
-                kept_ones = list(map(is_not, had, repeat(MISSING)))
-                list(map(previous.setdefault, compress(changed, kept_ones), compress(had, kept_ones)))
-                list(map(values.__setitem__, changed, repeat(MISSING, len(changed))))
+            if changed:
+                kept.forget(changed)
         return kept
 
     def _shape(self, nodes: list[NodeInfo]) -> "_Shape":
@@ -491,7 +489,7 @@ class Kept(_Tracked):
     keep (``unkept``), a ``version`` it changes when a value does, and what it derived from all the
     values (``walked``)."""
 
-    __slots__ = ("key", "values", "previous", "unkept", "version", "walked", "node_generations")
+    __slots__ = ("key", "values", "previous", "unkept", "version", "walked", "node_generations", "writes", "marks")
 
     def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo],
                  shape: _Shape, of=_generation) -> None:
@@ -503,6 +501,18 @@ class Kept(_Tracked):
         self.walked = None
         self.values: list = [MISSING] * len(nodes)
         self.node_generations: list[int] | None = None  # each node's when its value was made (``outlasting``)
+        # the caller's: by position, what was written with each value (replayed with it), and how far it
+        # read the other sources of change than the nodes' generations, by source
+        self.writes: list | None = None
+        self.marks: dict = {}
+
+    def forget(self, positions) -> None:
+        """Mark the values at ``positions`` missing, those kept noted in ``previous`` (loops in C)."""
+        values = self.values
+        had = list(map(values.__getitem__, positions))
+        kept_ones = list(map(is_not, had, repeat(MISSING)))
+        list(map(self.previous.setdefault, compress(positions, kept_ones), compress(had, kept_ones)))
+        list(map(values.__setitem__, positions, repeat(MISSING, len(had))))
 
     def outlasting(self, changed: list[int], lasting: frozenset[str]) -> list[int]:
         """Of the positions ``changed`` (their nodes have a new generation), those whose value does not
