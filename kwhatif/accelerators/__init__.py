@@ -6,7 +6,7 @@ plugins themselves keep upstream's API; Fresh reads none of this."""
 from __future__ import annotations
 
 from kwhatif.accelerators import dynamic_resources, inter_pod_affinity, node_declarations, pod_topology_spread
-from kwhatif.accelerators import resources
+from kwhatif.accelerators import resources, volume_binding
 from kwhatif.accelerators.accelerator import NONE, Accelerator
 from kwhatif.framework.cycle_state import CycleState
 
@@ -16,6 +16,7 @@ ACCELERATORS: dict[str, Accelerator] = {
     "InterPodAffinity": inter_pod_affinity.ACCELERATOR,
     "PodTopologySpread": pod_topology_spread.ACCELERATOR,
     "DynamicResources": dynamic_resources.ACCELERATOR,
+    "VolumeBinding": volume_binding.ACCELERATOR,
 }
 
 __all__ = ["ACCELERATORS", "Accelerator", "accelerator_of", "node_only_filters"]

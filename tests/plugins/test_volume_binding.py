@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kwhatif.accelerators import volume_binding as bulk
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, Handle
 from kwhatif.plugins.volume_binding import (
@@ -328,7 +329,9 @@ def _scores(plugin, snap, pod):
     _, status = plugin.pre_filter(state, pod, snap.node_info_list)
     feasible = [ni for ni in snap.node_info_list if plugin.filter(state, pod, ni) is None]
     assert plugin.pre_score(state, pod, feasible) is None
-    return {ni.name: plugin.score(state, pod, ni) for ni in feasible}
+    scores = {ni.name: plugin.score(state, pod, ni) for ni in feasible}
+    assert bulk.scores(plugin, state, pod, feasible) == list(scores.values())  # the accelerator agrees
+    return scores
 
 
 def test_capacity_scoring_of_static_bindings():
@@ -375,3 +378,4 @@ def test_capacity_scoring_without_tracked_capacity_or_claims_scores_zero():
     assert plugin.pre_filter(state, bare, snap.node_info_list)[1].code == Code.SKIP
     assert plugin.pre_score(state, bare, snap.node_info_list) is None
     assert [plugin.score(state, bare, ni) for ni in snap.node_info_list] == [0, 0, 0]
+    assert bulk.scores(plugin, state, bare, snap.node_info_list) == [0, 0, 0]
