@@ -39,6 +39,7 @@ from kwhatif.framework.types import NodeToStatus
 from kwhatif.state.node_memo import MISSING, Kept, gather, node_generation
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
+FEW_NODES = 4  # nodes whose verdicts are found one by one rather than in arrays
 FILTER_CHUNK = 128  # nodes whose node-local Filter verdicts are looked up in the memo together
 _LOCAL_FILTER_READS = "kwhatif/LocalFilterReads"  # the cycle state's key of Memo._local_filter_reads
 _generation = attrgetter("generation")
@@ -408,7 +409,8 @@ class Memo:
         node_verdicts = memo.gathered(node_table, nodes, node_part, node_generation)
         if node_verdicts is None:
             return list(map(verdict, nodes))
-        rest = self._statuses_at(state, pod, nodes, split, stop, skip)
+        # a few nodes (the one a pod was bound to) are filtered one by one: the array form's fixed cost is more
+        rest = self._statuses_at(state, pod, nodes, split, stop, skip) if len(nodes) > FEW_NODES else None
         if rest is None:
             return [node_verdict or value(rest_table, ni, rest_part) for ni, node_verdict in zip(nodes, node_verdicts)]
         return [node_verdict or status for node_verdict, status in zip(node_verdicts, rest)]
