@@ -49,15 +49,19 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
 
 
 def default_normalize_values(max_priority: int, reverse: bool, values: list[int]) -> list[int]:
-    """DefaultNormalizeScore on the scores alone, in node order (what a plugin's ``normalize_values`` gives)."""
-    max_count = max(values, default=0)
+    """DefaultNormalizeScore on the scores alone, in node order (what a plugin's ``normalize_values`` gives):
+    each distinct score scaled once (scores take few values) and mapped onto the nodes."""
+    distinct = set(values)
+    max_count = max(distinct, default=0)
     if max_count == 0:
         return [max_priority] * len(values) if reverse else list(values)
-    if min(values) >= 0:  # Go's truncating division is Python's floor division here
-        scaled = [max_priority * value // max_count for value in values]
+    if min(distinct) >= 0:  # Go's truncating division is Python's floor division here
+        scaled = {value: max_priority * value // max_count for value in distinct}
     else:
-        scaled = [go_div(max_priority * value, max_count) for value in values]
-    return [max_priority - score for score in scaled] if reverse else scaled
+        scaled = {value: go_div(max_priority * value, max_count) for value in distinct}
+    if reverse:
+        scaled = {value: max_priority - score for value, score in scaled.items()}
+    return list(map(scaled.__getitem__, values))
 
 
 def tolerates(toleration: Mapping, taint: Mapping) -> bool:
