@@ -292,6 +292,22 @@ def _with_values(pods: list[dict], part: str, name: str, values: set) -> list[di
     return [pod for pod in pods if (pod.get(part) or _NONE).get(name) in values]
 
 
+def _checked_object(obj: dict, kind: str, origin: str) -> dict:
+    """An object of a kind other than Pod and Node as the cluster keeps it: refused as the API server
+    would (a hand-made dump may hold what it refuses), a PodGroup/Workload in its internal version, and
+    a UID when the dump has none."""
+    if kind in pod_groups.KINDS:
+        refuse(origin, describe(obj), workload_versions.validate(obj))
+        obj = workload_versions.to_internal(obj)
+    if kind in DRA_SCHEMAS:
+        problem = check_dra_shape(obj)
+        if problem:
+            raise InputError(f"{origin}: {describe(obj)}: {problem}")
+    meta = obj.setdefault("metadata", {})
+    meta.setdefault("uid", default_uid(kind, meta.get("namespace", ""), meta.get("name", "")))
+    return obj
+
+
 @dataclass
 class Cluster:
     nodes: list[dict] = field(default_factory=list)
@@ -375,33 +391,28 @@ class Cluster:
                 validate_node_quantities(obj, origin)
                 cluster.nodes.append(default_node(obj))
             else:
-                if kind in pod_groups.KINDS:  # a hand-made dump may hold what the API server refuses
-                    refuse(origin, describe(obj), workload_versions.validate(obj))
-                    obj = workload_versions.to_internal(obj)
-                if kind in DRA_SCHEMAS:
-                    problem = check_dra_shape(obj)
-                    if problem:
-                        raise InputError(f"{origin}: {describe(obj)}: {problem}")
-                meta = obj.setdefault("metadata", {})
-                meta.setdefault("uid", default_uid(kind, meta.get("namespace", ""), meta.get("name", "")))
-                getattr(cluster, attr).append(obj)
-        defer_check(raw_pods, SHAPES["Pod"])
-        resolver = PriorityResolver(cluster.priority_classes)
-        for obj, origin in raw_pods:
-            validate_pod_quantities(obj, origin)
-            pod = default_pod(obj, share=True)
-            spec = pod["spec"]
-            if spec.get("priority") is None:
-                admission = resolver.resolve(pod)
-                if admission is not None:
-                    resolver.apply(pod, admission)
-            cluster.pods.append(pod)
+                getattr(cluster, attr).append(_checked_object(obj, kind, origin))
+        cluster._add_dump_pods(raw_pods)
         cluster.warnings.extend(missing_objects_warnings(cluster))
         if duplicates:
             shown = "; ".join(duplicates[:3]) + (f"; ... (+{len(duplicates) - 3})" if len(duplicates) > 3 else "")
             cluster.warnings.append(f"{len(duplicates)} object(s) appear more than once in the input (same "
                                     f"kind/namespace/name and UID) and are counted once: {shown}")
         return cluster
+
+    def _add_dump_pods(self, raw_pods: list[tuple[dict, str]]) -> None:
+        """A dump's pods, checked and defaulted as the API server stored them, their priority resolved
+        from the PriorityClasses when the dump predates admission (a hand-made one)."""
+        defer_check(raw_pods, SHAPES["Pod"])
+        resolver = PriorityResolver(self.priority_classes)
+        for obj, origin in raw_pods:
+            validate_pod_quantities(obj, origin)
+            pod = default_pod(obj, share=True)
+            if pod["spec"].get("priority") is None:
+                admission = resolver.resolve(pod)
+                if admission is not None:
+                    resolver.apply(pod, admission)
+            self.pods.append(pod)
 
     def load_pods(self, pods: TemplatedPods) -> None:
         """The pods of a snapshot file: ``pods`` makes each one's dict when first read, the list of them
