@@ -165,32 +165,7 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
         if pod["spec"].get("schedulerName") not in served:
             skipped.append(PendingPod(pod, 0, OTHER_SCHEDULER, None, created))
             continue
-        nominated = snapshot.nominator.nominated_node_of(pod["metadata"].get("uid") or "")
-        info, admission = existing_pod(_with_nomination(pod, nominated))
-        # Replicas may share an answer; not a nominated pod (its node is tried first), nor one with
-        # ResourceClaims (the claims it is allocated are its own); nor under the reference evaluation,
-        # which keeps nothing.
-        cls = (pod_class(info) if placer.memo is not None and not nominated and not pod["spec"].get("resourceClaims")
-               else None)
-        before = (snapshot.generation, snapshot.nominator.generation)
-        if cls is not None and previous is not None and previous[:2] == (cls, before):
-            result = dataclasses.replace(previous[2], pod=info, admission=admission, warnings=list(previous[2].warnings))
-            placer.repeat(result)  # an attempt all the same: later pods start later, the start index moves on
-        else:
-            _, result = placer.place(PreparedPod(info, admission))
-        result.cluster_pod = ClusterPod(pod, cluster, (pod.get("status") or {}).get("phase") or "Pending", None,
-                                        nominated).to_dict()
-        if result.gated:
-            outcome = GATED
-        elif result.fits:
-            outcome = FITS
-            if result.selected and nominated:  # bound: its nomination ends
-                snapshot.nominate(info, None)
-        else:
-            outcome = ERROR if result.error else UNSCHEDULABLE
-            _record_nomination(snapshot, info, result)
-        unchanged = before == (snapshot.generation, snapshot.nominator.generation)
-        previous = (cls, before, result) if cls is not None and unchanged else None
+        outcome, result, previous = _next_attempt(placer, snapshot, cluster, pod, previous)
         if result.gated:  # PreEnqueue keeps it out of the queue
             skipped.append(PendingPod(pod, 0, outcome, result, created))
         else:
@@ -206,6 +181,38 @@ def explain_pending(cluster: Cluster, setup: SchedulerSetup | None = None, names
     missing = namespace is not None and not in_namespace and namespace_missing(cluster, namespace)
     return PendingReport(pods, snapshot.num_nodes(), at or _capture_time(cluster), warnings, setup.features,
                          namespace, elsewhere, missing)
+
+
+def _next_attempt(placer: SequencePlacer, snapshot: Snapshot, cluster: Cluster, pod: dict, previous: tuple | None):
+    """A pending pod's next scheduling attempt (scheduleOne) and its outcome; ``previous`` is the last
+    attempt's (pod class, snapshot state, result), returned anew for the next pod: a replica meeting the same
+    state repeats that answer."""
+    nominated = snapshot.nominator.nominated_node_of(pod["metadata"].get("uid") or "")
+    info, admission = existing_pod(_with_nomination(pod, nominated))
+    # Replicas may share an answer; not a nominated pod (its node is tried first), nor one with
+    # ResourceClaims (the claims it is allocated are its own); nor under the reference evaluation,
+    # which keeps nothing.
+    cls = (pod_class(info) if placer.memo is not None and not nominated and not pod["spec"].get("resourceClaims")
+           else None)
+    before = (snapshot.generation, snapshot.nominator.generation)
+    if cls is not None and previous is not None and previous[:2] == (cls, before):
+        result = dataclasses.replace(previous[2], pod=info, admission=admission, warnings=list(previous[2].warnings))
+        placer.repeat(result)  # an attempt all the same: later pods start later, the start index moves on
+    else:
+        _, result = placer.place(PreparedPod(info, admission))
+    result.cluster_pod = ClusterPod(pod, cluster, (pod.get("status") or {}).get("phase") or "Pending", None,
+                                    nominated).to_dict()
+    if result.gated:
+        outcome = GATED
+    elif result.fits:
+        outcome = FITS
+        if result.selected and nominated:  # bound: its nomination ends
+            snapshot.nominate(info, None)
+    else:
+        outcome = ERROR if result.error else UNSCHEDULABLE
+        _record_nomination(snapshot, info, result)
+    unchanged = before == (snapshot.generation, snapshot.nominator.generation)
+    return outcome, result, ((cls, before, result) if cls is not None and unchanged else None)
 
 
 def namespace_missing(cluster: Cluster, namespace: str) -> bool:
