@@ -86,6 +86,9 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
                                    lambda: list(zones)) == zones, (step, kind)
                 assert memo.column(memo.shared(owner, kind, b"pods column"), positions, generation,
                                    lambda: list(pods)) == pods, (step, kind)
+                # and brought up to date node by node where each entry is the node's alone
+                assert memo.column(memo.shared(owner, kind, b"pods per node"), positions, generation,
+                                   lambda: list(pods), lambda ni: len(ni.pods)) == pods, (step, kind)
             kept = memo.kept(owner, kind, listed, "key")
             assert all(value is MISSING or value == now for value, now in zip(kept.values, fresh)), (step, kind)
             kept.values[:] = fresh
@@ -146,3 +149,22 @@ def _assert_resource_columns(memo: NodeMemo, snap, step: int) -> None:
             columns.column("memory", "non_zero"), columns.column("pods", "count"), strict=True):
         assert (cpu, memory, non_zero, count) == (ni.requested.milli_cpu, ni.allocatable.memory,
                                                   ni.non_zero_requested.memory, len(ni.pods)), (step, ni.name)
+
+
+def test_a_column_whose_making_failed_is_not_kept():
+    """A column that could not be made (a plugin's error) leaves no column kept from before it: the nodes
+    changed since are not forgotten."""
+    snap = snapshot([make_node("n1").obj(), make_node("n2").obj()], [])
+    memo = NodeMemo(snap)
+    memo.begin(make_pod("asker").info())
+    nodes = snap.node_info_list
+    table = memo.shared(object(), "column", b"reads")
+    assert memo.column(table, memo.positions(nodes), generation, lambda: [0, 0]) == [0, 0]
+    snap.assume_pod(PodInfo(make_pod("p").node("n1").obj()))
+
+    def failing() -> list:
+        raise RuntimeError("Score failed")
+
+    with pytest.raises(RuntimeError):
+        memo.column(table, memo.positions(nodes), generation, failing)
+    assert memo.column(table, memo.positions(nodes), generation, lambda: [1, 0]) == [1, 0]

@@ -509,19 +509,27 @@ class _ScoreColumns:
         return kept if kept is not None else self._normalized(pl, accelerator)
 
     def _kept_column(self, pl: Plugin, accelerator) -> list[int] | None:
-        """The normalized scores of the last RunScorePlugins of the same nodes, for a plugin whose Score reads
-        the node object alone and whose NormalizeScore (if any) the values alone: they stay while no node
-        object changed, whatever pods were bound (a sequence scoring every node). None: not kept so."""
+        """The scores of the last RunScorePlugins of the same nodes for a node-local plugin, kept while no node
+        changed: the raw scores of one without NormalizeScore, the changed nodes' scored again (a sequence
+        scoring every node changes one node a step); the normalized scores of one whose Score reads the node
+        object alone and whose NormalizeScore the values alone, while no node object changed (whatever pods
+        were bound). None: not kept so."""
         memo = self.memo
-        if not (memo and accelerator.node_local and accelerator.reads_node_only and (
-                accelerator.normalize_values is not None or getattr(pl, "normalize_score", None) is None)):
+        if not (memo and accelerator.node_local):
+            return None
+        if getattr(pl, "normalize_score", None) is None:
+            one = functools.partial(pl.score, self.state, self.pod)
+        elif accelerator.normalize_values is not None and accelerator.reads_node_only:
+            one = None
+        else:
             return None
         reads = _reads((pl,), self.pod)
         positions = self.positions() if reads is not None else None
         if positions is None:
             return None
         table = memo.shared(self.framework, ("score", pl.name), reads)
-        return memo.column(table, positions, node_generation, functools.partial(self._normalized, pl, accelerator))
+        generation = node_generation if accelerator.reads_node_only else _generation
+        return memo.column(table, positions, generation, functools.partial(self._normalized, pl, accelerator), one)
 
     def _normalized(self, pl: Plugin, accelerator) -> list[int]:
         """Score and NormalizeScore of the nodes: raw values kept per node where the plugin allows."""

@@ -44,6 +44,7 @@ from kwhatif.state.resource_columns import ResourceColumns
 
 MAX_CLASSES = 16
 SHARED_PER_CLASS = 4  # tables shared by classes that read alike, kept per class kept (filter + each scorer)
+FEW_CHANGED = 8  # changed nodes whose entries ``column`` computes one by one in a kept column
 MAX_SHAPES = 8  # lists of nodes whose shape (copy, positions, names) the memo shares between classes
 _generation = attrgetter("generation")
 # The generation a value read from the node (its object and image states), not its pods, depends on
@@ -262,22 +263,35 @@ class NodeMemo:
             out[index] = values[positions[index]] = self.value(table, ni, compute, generation) if fresh else compute(ni)
         return out
 
-    def column(self, table: dict, positions: list[int], generation, make: Callable[[], list]) -> list:
+    def column(self, table: dict, positions: list[int], generation, make: Callable[[], list],
+               one: Callable[[NodeInfo], object] | None = None) -> list:
         """``make()``, a column computed for the nodes at ``positions`` (from ``positions()``) from their values
         in ``table``, kept while the same positions are given again and no node's ``generation`` changed
         since (a sequence scoring every node binds a pod at every step, which changes no ``node_generation``).
-        Read-only for the caller."""
+        With ``one`` (a node's entry computed alone: the column is not normalized over the nodes), a kept
+        column of the same positions is brought up to date instead when a few nodes changed. Read-only for
+        the caller."""
         every, feed = self._every(), self._snapshot.changed_nodes
-        entry = table.get(_COLUMN)
+        entry = table.pop(_COLUMN, None)  # put back once made: a failing make() leaves nothing out of date
         if entry is None or entry[0].shape is not every or entry[0].of is not generation:
             tracked = _Tracked()
             tracked.track(every.nodes, list(map(generation, every.nodes)), feed, every, generation)
         else:
-            tracked = entry[0]
-            if not tracked.changed(feed) and entry[1] == positions:
-                return entry[2]
+            tracked, kept_positions, column, where = entry
+            changed = tracked.changed(feed)
+            if kept_positions == positions and (not changed or (one is not None and len(changed) <= FEW_CHANGED)):
+                if changed:
+                    if where is None:
+                        where = dict(zip(positions, range(len(positions))))
+                    column = list(column)  # a new list: the kept one may be read still (NodeScores)
+                    for index in changed:
+                        at = where.get(index)
+                        if at is not None:
+                            column[at] = one(every.nodes[index])
+                table[_COLUMN] = (tracked, positions, column, where)
+                return column
         column = make()
-        table[_COLUMN] = (tracked, positions, column)
+        table[_COLUMN] = (tracked, positions, column, None)
         return column
 
     @staticmethod
