@@ -322,17 +322,8 @@ def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter",
     limit: int | None = PAGE_SIZE
     task = reporter.start(res)
     while True:
-        kwargs: dict = {"_preload_content": False, "_request_timeout": (CONNECT_TIMEOUT, READ_TIMEOUT)}
-        if res.namespace:
-            kwargs["namespace"] = res.namespace
-        if res.field_selector:
-            kwargs["field_selector"] = res.field_selector
-        if limit:
-            kwargs["limit"] = limit
-        if token:
-            kwargs["_continue"] = token
         try:
-            body = _get(call, kwargs, connection)
+            body = _get(call, _list_options(res, limit, token), connection)
         except ApiException as exc:
             if exc.status == 410 and token:
                 reporter.warn(f"the continue token for {res.resource} expired; re-reading them in one list")
@@ -340,27 +331,12 @@ def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter",
                 reporter.restart(task)
                 continue
             if exc.status in (403, 404) and not res.required:
-                if exc.status == 403:
-                    missing.append(res.permission)
-                    reporter.warn(f"forbidden to {res.permission} ({_status_message(exc)}); "
-                                  f"continuing without {res.kind} objects")
-                else:
-                    unavailable.append(res.resource)
-                    reporter.warn(f"the API server does not serve {res.resource}; "
-                                  f"continuing without {res.kind} objects")
+                _without(res, exc, reporter, missing, unavailable)
                 reporter.finish(task, 0)
                 return []
             raise _api_error(exc, connection, res) from None
         doc = orjson.loads(body)
-        page = doc.get("items") or []
-        for obj in page:
-            if res.kind == "Node":
-                version = ((obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
-                if isinstance(version, str) and version:
-                    kubelets.add(version)
-            obj["kind"] = res.kind
-            obj["apiVersion"] = res.api_version
-            items.append(strip_object(obj))
+        items.extend(_page_items(doc.get("items") or [], res, kubelets))
         meta = doc.get("metadata") or {}
         token = meta.get("continue") or None
         reporter.advance(task, len(items), meta.get("remainingItemCount"))
@@ -368,6 +344,47 @@ def _list_all(connection: Connection, api, res: Resource, reporter: "_Reporter",
             reporter.finish(task, len(items))
             return items
 
+
+
+def _list_options(res: Resource, limit: int | None, token: str | None) -> dict:
+    """The list call's arguments: raw bytes (decoded with orjson), timeouts, the resource's scope, and
+    the page asked for."""
+    kwargs: dict = {"_preload_content": False, "_request_timeout": (CONNECT_TIMEOUT, READ_TIMEOUT)}
+    if res.namespace:
+        kwargs["namespace"] = res.namespace
+    if res.field_selector:
+        kwargs["field_selector"] = res.field_selector
+    if limit:
+        kwargs["limit"] = limit
+    if token:
+        kwargs["_continue"] = token
+    return kwargs
+
+
+def _without(res: Resource, exc, reporter: "_Reporter", missing: list[str], unavailable: list[str]) -> None:
+    """An optional resource the user may not list (403) or the API server does not serve (404): warned
+    about and recorded, and the snapshot goes on without it."""
+    if exc.status == 403:
+        missing.append(res.permission)
+        reporter.warn(f"forbidden to {res.permission} ({_status_message(exc)}); continuing without {res.kind} objects")
+    else:
+        unavailable.append(res.resource)
+        reporter.warn(f"the API server does not serve {res.resource}; continuing without {res.kind} objects")
+
+
+def _page_items(page: list[dict], res: Resource, kubelets: set[str]) -> list[dict]:
+    """One page's objects with their kind and apiVersion (a list's items carry neither), stripped to what
+    scheduling reads; a node's kubelet version recorded first, since stripping removes it."""
+    items = []
+    for obj in page:
+        if res.kind == "Node":
+            version = ((obj.get("status") or {}).get("nodeInfo") or {}).get("kubeletVersion")
+            if isinstance(version, str) and version:
+                kubelets.add(version)
+        obj["kind"] = res.kind
+        obj["apiVersion"] = res.api_version
+        items.append(strip_object(obj))
+    return items
 
 def _served_workload_api(connection: Connection, reporter: "_Reporter", missing: list[str]) -> tuple[Resource, ...]:
     """The Workload API's kinds at the version of WORKLOAD_API the API server serves (discovery: GET
