@@ -86,17 +86,7 @@ def render_drain(report: dict, console: Console) -> None:
             if p["action"] == "skip":
                 skipped.setdefault(p["reason"] or "", []).append(p["pod"])
                 continue
-            placement = p["placement"]
-            where, score, why = "-", "", short_reason(p["reason"] or "", p["pod"])
-            if placement and placement["node"]:
-                ties = len(placement["tieSet"])
-                where, score = short(placement["node"]), str(placement["total"])
-                why = why or (f"{ties} nodes tied" if ties > 1 else "")
-            elif placement:
-                where, why = ("Pending", "red"), with_taints(placement["message"] or "",
-                                                              placement.get("untoleratedTaints") or [])
-            elif p["action"] in ("evict", "delete"):
-                where = "(not re-created)"
+            where, score, why = _outcome(p, short)
             if p["action"] == "blocked" and PDB_REFUSAL.search(p["reason"] or "") and refusal is None:
                 refusal = (p["pod"], p["reason"])
             rows.append([p["pod"], (p["action"], _ACTION_STYLE.get(p["action"], "")),
@@ -111,6 +101,22 @@ def render_drain(report: dict, console: Console) -> None:
         print_hanging(console, Text("PDB: ", "dim"), f"the eviction of {refusal[0]} is refused with "
                                                    f"\"{refusal[1]}\" (-o json has every pod's reason).")
     print_warnings(console, report["warnings"])
+
+
+def _outcome(pod: dict, short) -> tuple:
+    """A drained pod's LANDS ON, SCORE and REASON cells: the node its replacement lands on (or Pending, and
+    why), or that nothing re-creates it."""
+    placement = pod["placement"]
+    where, score, why = "-", "", short_reason(pod["reason"] or "", pod["pod"])
+    if placement and placement["node"]:
+        ties = len(placement["tieSet"])
+        where, score = short(placement["node"]), str(placement["total"])
+        why = why or (f"{ties} nodes tied" if ties > 1 else "")
+    elif placement:
+        where, why = ("Pending", "red"), with_taints(placement["message"] or "", placement.get("untoleratedTaints") or [])
+    elif pod["action"] in ("evict", "delete"):
+        where = "(not re-created)"
+    return where, score, why
 
 
 def verdict(report: dict, short=lambda node: node) -> str:
