@@ -14,6 +14,7 @@ from operator import attrgetter
 import pytest
 
 from kwhatif.framework.interface import Code, Status
+from kwhatif.state import node_memo
 from kwhatif.state import snapshot as snapshot_module
 from kwhatif.state.node_memo import MISSING, NodeMemo, node_generation
 from kwhatif.state.nodeinfo import PodInfo
@@ -56,10 +57,13 @@ def _pod(rng: random.Random, name: str, node: str) -> dict:
 
 @pytest.mark.parametrize("seed", range(25))
 @pytest.mark.parametrize("feed", [None, 3])
-def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch):
-    """``feed``: the snapshot's change feed starts anew every few changes (readers then look at every node)."""
+@pytest.mark.parametrize("few", [1, node_memo.FEW_CHANGED])
+def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, few, monkeypatch):
+    """``feed``: the snapshot's change feed starts anew every few changes (readers then look at every node).
+    ``few``: how many changed or missing values are computed one by one (more at once, by ``many``)."""
     if feed is not None:
         monkeypatch.setattr(snapshot_module, "MAX_FEED", feed)
+    monkeypatch.setattr(node_memo, "FEW_CHANGED", few)
     rng = random.Random(seed)
     names = [f"n{i}" for i in range(rng.randint(1, 8))]
     nodes = [make_node(name).label("zone", rng.choice("ab")).obj() for name in names]
@@ -79,6 +83,9 @@ def test_kept_values_equal_fresh_ones_after_every_change(seed, feed, monkeypatch
             assert memo.values(memo.shared(owner, kind, b"gathered"), listed, per_node, positions=positions) == fresh, \
                 (step, kind)
             assert memo.gathered(memo.shared(owner, kind, b"by position"), listed, per_node) == fresh, (step, kind)
+            if positions is not None:  # the missing ones computed at once
+                assert memo.values(memo.shared(owner, kind, b"many"), listed, per_node, positions=positions,
+                                   many=lambda indices: [per_node(listed[i]) for i in indices]) == fresh, (step, kind)
             assert memo.label_values(listed, "zone") == [ni.labels.get("zone") for ni in listed], (step, kind)
             if positions is not None:  # columns kept while the positions and the nodes' generations are the same
                 zones, pods = [ni.labels.get("zone") for ni in listed], [len(ni.pods) for ni in listed]

@@ -494,7 +494,6 @@ class _ScoreColumns:
         self.framework, self.memo = framework, framework.memo
         self.state, self.pod, self.nodes = state, pod, nodes
         self._positions: list[int] | None | bool = False  # not looked up yet
-        self._index: np.ndarray | None = None
 
     def positions(self) -> list[int] | None:
         if self._positions is False:
@@ -552,23 +551,23 @@ class _ScoreColumns:
         return [ns.score for ns in scores]
 
     def _kept_raw_scores(self, pl: Plugin, accelerator) -> list[int]:
-        """A node-local plugin's raw scores: all nodes at once from the resource columns when the plugin
-        can, else each kept per unchanged node (shared by pods that read alike)."""
+        """A node-local plugin's raw scores, each kept per unchanged node (shared by pods that read alike):
+        gathered from the values kept for every node where the nodes are the snapshot's, those missing
+        (more than a few) all at once from the resource columns when the plugin can."""
         memo, state, pod, nodes = self.memo, self.state, self.pod, self.nodes
         positions = self.positions()
         at = accelerator.scores_at if positions is not None else None
+        many = None
         if at is not None:
-            if self._index is None:
-                self._index = np.array(positions, dtype=np.intp)
-            column = at(pl, state, pod, memo.resource_columns(), self._index)
-            if column is not None:
-                return column
+            def many(indices: list[int]) -> list[int] | None:
+                index = np.array(gather(positions, indices), dtype=np.intp)
+                return at(pl, state, pod, memo.resource_columns(), index)
         reads = _reads((pl,), pod)
         kind = ("score", pl.name)
         table = memo.table(self.framework, kind) if reads is None else memo.shared(self.framework, kind, reads)
         changed = node_generation if accelerator.reads_node_only and reads is not None else _generation
         # a copy: the memo changes its kept list in place, and the scores are read later (NodeScores)
-        return list(memo.values(table, nodes, functools.partial(pl.score, state, pod), changed, positions))
+        return list(memo.values(table, nodes, functools.partial(pl.score, state, pod), changed, positions, many))
 
 
 def _until_error(filter_node, nodes: list[NodeInfo], found: list, until_error: bool) -> list:

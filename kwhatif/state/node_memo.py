@@ -140,16 +140,18 @@ class NodeMemo:
         return table
 
     def values(self, table: dict, nodes: list[NodeInfo], compute: Callable[[NodeInfo], object],
-               generation=_generation, positions: list[int] | None = None) -> list:
+               generation=_generation, positions: list[int] | None = None,
+               many: Callable[[list[int]], list | None] | None = None) -> list:
         """``compute(node)`` for each node, reused from ``table`` where the node has not changed; kept by
         position while the same nodes are given again (a sequence scoring every node): then only the
         nodes fed since are looked up. Read-only for the caller. ``generation``: what says the node
         changed (``node_generation``: values read from the node, not its pods). ``positions``: the
         nodes' positions among all (from ``positions()``): the values are then gathered from a list kept for
         every node (a sampled sequence gives another window of nodes at every step; nothing is kept for
-        the window itself)."""
+        the window itself); ``many(indices)``, when given, computes the values of more than a few of them
+        missing at once (None: it cannot, each is computed alone)."""
         if positions is not None:
-            return self._gathered(table, nodes, positions, compute, generation)
+            return self._gathered(table, nodes, positions, compute, generation, many)
         kept = self._kept_for(table, _POSITIONS, nodes)
         if kept is not None:
             values = kept.values
@@ -241,10 +243,12 @@ class NodeMemo:
         return None if positions is None else self._gathered(table, nodes, positions, compute, generation)
 
     def _gathered(self, table: dict, nodes: list[NodeInfo], positions: list[int],
-                  compute: Callable[[NodeInfo], object], generation) -> list:
+                  compute: Callable[[NodeInfo], object], generation,
+                  many: Callable[[list[int]], list | None] | None = None) -> list:
         """``values`` through a list kept by position of every node (brought up to date from the change
         feed, by ``generation``): the nodes' values gathered in C, the missing ones computed (a node's
-        value kept by name is as out of date as its place in the list: it is not looked up)."""
+        value kept by name is as out of date as its place in the list: it is not looked up), at once by
+        ``many`` when more than a few are."""
         every = self._every_node
         kept: Kept | None = table.get(_EVERY_NODE)
         feed = self._snapshot.changed_nodes
@@ -258,6 +262,13 @@ class NodeMemo:
                 values[index] = MISSING
         values = kept.values
         out = gather(values, positions)
+        if many is not None:
+            missing = list(_missing(out))
+            found = many(missing) if len(missing) > FEW_CHANGED else None
+            if found is not None:
+                for index, value in zip(missing, found):
+                    out[index] = values[positions[index]] = value
+                return out
         for index in _missing(out):
             ni = nodes[index]
             out[index] = values[positions[index]] = self.value(table, ni, compute, generation) if fresh else compute(ni)
