@@ -79,20 +79,8 @@ def place(
         if replicas is not None or in_order or seed is not None or options.enabled:
             raise InputError(f"{pod} is one pod of the cluster: --replicas, --in-order, --seed and --optimal "
                              f"take a manifest")
-        cluster_state, setup = load_inputs(inputs)
-        other = changes_under(cluster_state, compared)
-        _refuse_trace_without_extenders(trace_extenders, setup)
-        cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
-        check_node_names(cluster_state, node)
-        reference = reference.namespace, reference.name
-        attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace, scenario=changed)
-        attempt.result.scenario = scenario
-        if other is not None:  # the pod under the compared release's own scenario
-            again = whatif.attempt_cluster_pod(other.cluster, *reference, compared, scenario=other)
-            _compare_changed(attempt, again.result, compared, scenario, other)
-        else:
-            _compare_single(attempt, compared)
-        _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
+        _place_cluster_pod(inputs, (reference.namespace, reference.name), compared, trace, output, node,
+                           all_nodes, suggest)
     if reference is not None:  # a workload of the cluster, placed as its manifest would be
         objects, cluster_state, setup = workload_inputs(inputs, reference)
         collection = False
@@ -128,6 +116,27 @@ def place(
         _compare_single(attempt, compared)
     _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
 
+
+
+def _place_cluster_pod(inputs: PodInputs, reference: tuple[str, str], compared, trace: list | None, output,
+                       node, all_nodes: bool, suggest: bool) -> None:
+    """POD/NAME: the next attempt of one pod of the cluster (kube-scheduler's retry of a Pending pod), on
+    the cluster after the command's changes; answers and exits."""
+    from kwhatif import whatif
+
+    cluster_state, setup = load_inputs(inputs)
+    other = changes_under(cluster_state, compared)
+    _refuse_trace_without_extenders(trace is not None, setup)
+    cluster_state, scenario, changed = apply_current_changes(cluster_state, setup, output.value)
+    check_node_names(cluster_state, node)
+    attempt = whatif.attempt_cluster_pod(cluster_state, *reference, setup, trace=trace, scenario=changed)
+    attempt.result.scenario = scenario
+    if other is not None:  # the pod under the compared release's own scenario
+        again = whatif.attempt_cluster_pod(other.cluster, *reference, compared, scenario=other)
+        _compare_changed(attempt, again.result, compared, scenario, other)
+    else:
+        _compare_single(attempt, compared)
+    _emit_single(attempt, setup, output, node, all_nodes, suggest, trace)
 
 def _compare_changed(attempt, again, compared, scenario: dict, other) -> None:
     """--compare-version with cluster changes: the answer against ``again`` (the pod asked under the compared
