@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from kwhatif.accelerators.accelerator import NOT_KEPT, Accelerator, FilterWrites
 from kwhatif.framework.interface import CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, MAX_NODE_SCORE
-from kwhatif.plugins.dra_explain import with_claims_named
+from kwhatif.plugins.dra_explain import claims_indexed, naming
 from kwhatif.plugins.dynamic_resources import STATE_KEY
 from kwhatif.plugins.helper import default_normalize_values
 from kwhatif.state.claims import claim_key
 
 # The cycle state's key of what a walk over kept verdicts found when it began: (the nodes with details
-# already, the pod's claims as the details name them, as the allocations name them).
+# already, (the pod's claims as the details name them, as the allocations name them)).
 _WALK_KEY = "kwhatif/DynamicResourcesWalk"
 
 
@@ -62,14 +62,15 @@ def stale_nodes(pl, state, mark):
 def _begin(pl, state) -> None:
     s = state.read(STATE_KEY)
     claims = s.allocator.claims if s.allocator is not None else []
-    state.write(_WALK_KEY, (frozenset(state.read(DRA_DETAILS_KEY) or ()),
-                            [f"{ns}/{name}" for ns, name in map(claim_key, claims)], list(map(claim_key, claims))))
+    named = (tuple(f"{ns}/{name}" for ns, name in map(claim_key, claims)), tuple(map(claim_key, claims)))
+    state.write(_WALK_KEY, (frozenset(state.read(DRA_DETAILS_KEY) or ()), named))
 
 
 def _taken(pl, state, names: list[str]) -> list:
-    """Per node: None (Filter did not run there: an earlier plugin rejected it), or (the claims' names, the
-    details, the allocation by claim or None where no device fits)."""
-    seen, named, keys = state.read(_WALK_KEY)
+    """Per node: None (Filter did not run there: an earlier plugin rejected it), or (the claims' names as the
+    details and as the allocations name them, the details, the allocation by claim), or (those names, why no
+    device fits with the claims given by index, None)."""
+    seen, named = state.read(_WALK_KEY)
     details = state.read(DRA_DETAILS_KEY) or {}
     allocations = state.read(CLAIM_ALLOCATIONS_KEY) or {}
     out = []
@@ -81,11 +82,11 @@ def _taken(pl, state, names: list[str]) -> list:
             out.append(None)
         elif "allocation" in entry:
             by_claim = allocations.get(name)
-            out.append(NOT_KEPT if by_claim is None else ((named, keys), entry, by_claim))
+            out.append(NOT_KEPT if by_claim is None else (named, entry, by_claim))
         elif "error" in entry or any("error" in request for request in entry["requests"]):
             out.append(NOT_KEPT)  # the message may name a claim
-        else:  # why no device fits
-            out.append(((named, keys), entry, None))
+        else:
+            out.append((named, claims_indexed(entry, list(named[0])), None))
     return out
 
 
@@ -95,22 +96,24 @@ def _replay(pl, state, names: list[str], writes: list) -> None:
         details = {}
         state.write(DRA_DETAILS_KEY, details)
     allocations = state.read(CLAIM_ALLOCATIONS_KEY)
-    _, named, keys = state.read(_WALK_KEY)
+    now_named, now_keys = state.read(_WALK_KEY)[1]
+    explanation_for = naming(list(now_named))
     for name, written in zip(names, writes):
         if written is None:
             continue
-        (were_named, were_keys), entry, by_claim = written
-        if by_claim is None:
+        # each kept node's writes may be another step's: a sequence's copies of a template each have a claim
+        were, entry, by_claim = written
+        if by_claim is None:  # why no device fits
             if name not in details:
-                details[name] = with_claims_named(entry, were_named, named)
+                details[name] = explanation_for(entry)
             continue
-        same = were_keys is keys or were_keys == keys
+        same = were[0] == now_named
         if name not in details:
-            details[name] = entry if same else {"allocation": dict(zip(named, entry["allocation"].values()))}
+            details[name] = entry if same else {"allocation": dict(zip(now_named, entry["allocation"].values()))}
         if allocations is None:
             allocations = {}
             state.write(CLAIM_ALLOCATIONS_KEY, allocations)
-        allocations[name] = by_claim if same else dict(zip(keys, by_claim.values()))
+        allocations[name] = by_claim if same else dict(zip(now_keys, by_claim.values()))
 
 
 ACCELERATOR = Accelerator(scores=scores, filter_key=filter_key, stale_nodes=stale_nodes,

@@ -34,11 +34,28 @@ def with_claims_named(explanation: dict, found_for: list[str], keys: list[str]) 
         return explanation
     if any("error" in entry for entry in explanation["requests"]):
         return None
-    names = dict(zip(found_for, keys))
-    failed = dict(explanation["failed"])
-    failed["claim"] = ", ".join(keys) if failed["request"] is None else names[failed["claim"]]
-    return {**explanation, "requests": [{**entry, "claim": names[entry["claim"]]} for entry in explanation["requests"]],
-            "failed": failed}
+    return naming(keys)(claims_indexed(explanation, found_for))
+
+
+def claims_indexed(explanation: dict, found_for: list[str]) -> dict:
+    """An explanation without messages worked out for the claims named ``found_for``, each claim it names
+    given by its index there instead (None for all of them): ``naming`` names them again."""
+    index = {name: i for i, name in enumerate(found_for)}
+    failed = explanation["failed"]
+    return {**explanation, "requests": [{**entry, "claim": index[entry["claim"]]} for entry in explanation["requests"]],
+            "failed": {**failed, "claim": None if failed["request"] is None else index[failed["claim"]]}}
+
+
+def naming(keys: list[str]):
+    """The function giving a ``claims_indexed`` explanation as it reads for the claims named ``keys``."""
+    every = ", ".join(keys)
+
+    def named(indexed: dict) -> dict:
+        failed = indexed["failed"]
+        return {**indexed, "requests": [{**entry, "claim": keys[entry["claim"]]} for entry in indexed["requests"]],
+                "failed": {**failed, "claim": every if failed["claim"] is None else keys[failed["claim"]]}}
+
+    return named
 
 
 def _explain(allocator: Allocator, node_info) -> dict:
