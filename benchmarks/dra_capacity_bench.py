@@ -1,7 +1,7 @@
 """DRA capacity benchmark (issue 17): one-GPU pods through a ResourceClaimTemplate copied until one does
 not fit, on a generated GPU cluster.
 
-    python benchmarks/dra_capacity_bench.py --nodes 100,500 --repeats 3
+    python benchmarks/dra_capacity_bench.py --nodes 100,500 --repeats 3 [--kubernetes-version 1.36]
 
 The cluster: N nodes with 8 GPUs each in one ResourceSlice per node (a DeviceClass with a CEL selector),
 every other node with 7 of its 8 GPUs held by an allocated claim, no other pods. The pod (1 cpu, 4Gi)
@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from kwhatif.state.cluster import Cluster  # noqa: E402
+from kwhatif.versions import features_for  # noqa: E402
 from kwhatif.whatif import SchedulerSetup  # noqa: E402
 from kwhatif.whatif.sequence import capacity  # noqa: E402
 
@@ -65,7 +66,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--nodes", default="100,500")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--kubernetes-version", help="the kube-scheduler release to answer as (default v1.34.1)")
     args = parser.parse_args()
+    setup = SchedulerSetup.defaults(features_for(args.kubernetes_version)) if args.kubernetes_version else SchedulerSetup()
     print("| nodes (GPUs, free) | instances | wall (median) | CPU (median) | placements/s (CPU) |")
     print("|---|---|---|---|---|")
     for nodes in (int(n) for n in args.nodes.split(",")):
@@ -74,7 +77,7 @@ def main() -> None:
         for _ in range(args.repeats):
             c = cluster(nodes)
             wall, cpu = time.perf_counter(), time.process_time()
-            result = capacity(POD, "bench", c, SchedulerSetup())
+            result = capacity(POD, "bench", c, setup)
             walls.append(time.perf_counter() - wall)
             cpus.append(time.process_time() - cpu)
             assert result.instances == expected, (result.instances, expected)
