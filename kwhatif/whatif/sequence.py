@@ -397,7 +397,6 @@ class SequencePlacer:
         return out
 
 
-@rare_young_collections()
 class _PodGroupCycle:
     """One pod group's cycle on a sequence's snapshot (upstream's scheduleOnePodGroup): the algorithm's
     attempts and assumptions made through the placer, then its result submitted, bound or undone."""
@@ -497,6 +496,7 @@ class _PodGroupCycle:
                                               self.simulate)
 
 
+@rare_young_collections()
 def place_pods(pods: Iterable[PreparedPod], snapshot: Snapshot, setup: SchedulerSetup | None = None, *,
                extenders: list | None = None, seed: int | None = None, stop_on_failure: bool = False,
                base_start_time: datetime | None = None, pod_groups: bool = False) -> SequenceResult:
