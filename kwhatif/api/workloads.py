@@ -719,11 +719,7 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
                 origins.update((f"{_field(pod, ('metadata', 'namespace')) or 'default'}/"
                                 f"{_field(pod, ('metadata', 'name'))}", origin) for pod in made)
         elif kind in CLUSTER_KINDS:
-            placed = _with_namespace(obj)
-            if kind in pod_groups.KINDS:
-                refuse(source, describe(placed), workload_versions.validate(placed))
-                placed = workload_versions.to_internal(placed)
-            cluster_objects.append(placed)
+            cluster_objects.append(_cluster_object(obj, kind, source))
         else:
             ignored[kind or "<no kind>"] = ignored.get(kind or "<no kind>", 0) + 1
     if not workloads and not pods:
@@ -731,10 +727,25 @@ def expand(objects: Sequence[tuple[dict, str]], *, nodes: Sequence[Mapping] = ()
     if ignored:
         what = ", ".join(f"{kind} {n}" for kind, n in sorted(ignored.items()))
         expander.notes.append(f"not read by scheduling, ignored: {what}")
-    # Namespaces and classes first (as CLUSTER_KINDS orders them), then the controllers' objects.
+    return Expansion(pods=pods, objects=_joining_objects(cluster_objects, expander.objects, storage_classes),
+                     notes=expander.notes, workloads=workloads, origins=origins)
+
+
+def _cluster_object(obj: dict, kind: str, source: str) -> dict:
+    """An object of the input that joins the cluster before its pods are placed, in its namespace; a
+    PodGroup or Workload refused as the API server would, then in its internal version."""
+    placed = _with_namespace(obj)
+    if kind in pod_groups.KINDS:
+        refuse(source, describe(placed), workload_versions.validate(placed))
+        placed = workload_versions.to_internal(placed)
+    return placed
+
+
+def _joining_objects(cluster_objects: list[dict], made: list[dict], storage_classes: Iterable[Mapping]) -> list[dict]:
+    """What joins the cluster: namespaces and classes first (as CLUSTER_KINDS orders them), then the
+    controllers' objects; claims without a class get the default StorageClass, as admission gives it."""
     cluster_objects.sort(key=lambda o: CLUSTER_KINDS.index(o["kind"]))
     default_class = default_storage_class(
         [*storage_classes, *(o for o in cluster_objects if o["kind"] == "StorageClass")])
-    objects = [_admit_claim(o, default_class) if o["kind"] == "PersistentVolumeClaim" else o
-               for o in cluster_objects + expander.objects]
-    return Expansion(pods=pods, objects=objects, notes=expander.notes, workloads=workloads, origins=origins)
+    return [_admit_claim(o, default_class) if o["kind"] == "PersistentVolumeClaim" else o
+            for o in cluster_objects + made]
