@@ -87,6 +87,26 @@ def drain(
     from kwhatif.whatif.drain import drain as run_drain
     from kwhatif.whatif.drain_rules import DrainOptions
 
+    _validate(nodes, selector, each_node, each_zone, consolidate, workers, ray, all_rows, rules, optimal, time_limit)
+    cluster_state, setup = load_inputs(inputs)
+    scenario = scenario_for(cluster_state, current_changes(), setup)
+    options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, (rules or Rules.kubectl).value,
+                           skip_wait_for_delete_timeout, pod_selector or "")
+    if consolidate:
+        _consolidate(scenario.cluster, setup, selector, ConsolidateOptions(threshold, gpu_threshold),
+                     time_limit if optimal else None, all_rows, output.value)
+    if each_node or each_zone:
+        _sweep(scenario.cluster, setup, options, each_node, selector, zone_label, workers, ray, all_rows,
+               output.value)
+    report = run_drain(scenario, tuple(nodes or ()), selector, options, setup)
+    render_drain.emit(report.to_dict(), output.value)
+    raise typer.Exit(int(ExitStatus.FITS if report.safe else ExitStatus.DOES_NOT_FIT))
+
+
+
+def _validate(nodes, selector, each_node: bool, each_zone: bool, consolidate: bool, workers, ray, all_rows: bool,
+              rules, optimal: bool, time_limit) -> None:
+    """The flags that do not go together (kubectl's Validate step), refused before the cluster is read."""
     sweep = "--each-node" if each_node else "--each-zone" if each_zone else "--consolidate" if consolidate else None
     if each_node + each_zone + consolidate > 1:
         raise InputError("--each-node, --each-zone and --consolidate are three sweeps: give one")
@@ -108,19 +128,6 @@ def drain(
     OptimalOptions(optimal, None, time_limit).check()
     if not sweep and bool(nodes) == bool(selector):
         raise InputError("name the nodes to drain, or give -l SELECTOR (not both)")
-    cluster_state, setup = load_inputs(inputs)
-    scenario = scenario_for(cluster_state, current_changes(), setup)
-    options = DrainOptions(ignore_daemonsets, delete_emptydir_data, force, disable_eviction, (rules or Rules.kubectl).value,
-                           skip_wait_for_delete_timeout, pod_selector or "")
-    if consolidate:
-        _consolidate(scenario.cluster, setup, selector, ConsolidateOptions(threshold, gpu_threshold),
-                     time_limit if optimal else None, all_rows, output.value)
-    if sweep:
-        _sweep(scenario.cluster, setup, options, each_node, selector, zone_label, workers, ray, all_rows,
-               output.value)
-    report = run_drain(scenario, tuple(nodes or ()), selector, options, setup)
-    render_drain.emit(report.to_dict(), output.value)
-    raise typer.Exit(int(ExitStatus.FITS if report.safe else ExitStatus.DOES_NOT_FIT))
 
 
 def _sweep(cluster, setup, options, each_node: bool, selector, zone_label: str, workers, ray, all_rows: bool,
