@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Protocol
 from kwhatif.accelerators import node_only_filters
 from kwhatif.api import labels as labelsel
 from kwhatif.errors import KwhatifError
+from kwhatif.evaluation.dry_runs import KeptDryRuns, kept_dry_runs
 from kwhatif.framework.interface import Code, PostFilterResult, Status
 from kwhatif.framework.types import Diagnosis, FitError, NodeToStatus
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
@@ -106,14 +107,14 @@ class StartTimes:
     """util.GetPodStartTime: status.startTime, or ``now`` for pods that have not started yet."""
 
     def __init__(self, now: datetime) -> None:
-        self._now = _format(now, f"{now.microsecond * 1000:09d}")
+        self.now = _format(now, f"{now.microsecond * 1000:09d}")  # the start time of pods not started
         self._cache: dict[str, str] = {}
         self._importance: dict[str, tuple[int, str]] = {}
 
     def of(self, pi: PodInfo) -> str:
         value = self._cache.get(pi.key)
         if value is None:
-            value = start_time_key(pi.start_time) or self._now
+            value = start_time_key(pi.start_time) or self.now
             self._cache[pi.key] = value
         return value
 
@@ -241,6 +242,22 @@ class PDBIndex:
 
     def disruptions_allowed(self, i: int) -> int:
         return int(self.status(i).get("disruptionsAllowed") or 0)
+
+    def budgets_read(self, pods: Iterable[PodInfo]) -> tuple:
+        """What charging the budgets of ``pods`` (``filter_pods_with_pdb_violation``) reads, for ``reads_same``:
+        the budgets selecting any of them with their disruptionsAllowed and disruptedPods."""
+        selecting = self._shapes.selecting
+        indices = sorted({i for pi in pods for i in selecting(pi)})
+        return self._shapes.keys, indices, list(map(self._read, indices))
+
+    def reads_same(self, read: tuple) -> bool:
+        """Whether the budgets ``budgets_read`` read then read the same now."""
+        keys, indices, values = read
+        return keys is self._shapes.keys and list(map(self._read, indices)) == values
+
+    def _read(self, i: int) -> tuple[int, tuple]:
+        status = self.status(i)
+        return int(status.get("disruptionsAllowed") or 0), tuple(status.get("disruptedPods") or ())
 
     def matching(self, pi: PodInfo) -> tuple[int, ...]:
         """Indices of the PDBs whose budget evicting ``pi`` would charge. A pod listed in a PDB's
@@ -549,6 +566,8 @@ class Evaluator:
             len(potential), self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
         pdbs = PDBIndex(self.snapshot.cluster.pdbs)
         node_only = self.node_only_filters(state)
+        kept = self.kept_dry_runs(state, pod)
+        nominated_pods_for_node = self.framework.handle.nominated_pods_for_node
         candidates: dict[str, Victims] = {}
         errors: list[str] = []
         may_have_victims, dry_runs, rejected = self.may_have_victims, outcome.dry_runs, statuses.statuses
@@ -558,7 +577,10 @@ class Evaluator:
                 run = dry_runs[ni.name] = NodeDryRun(ni.name, no_victims)
                 rejected[ni.name] = run.status
                 continue
-            run = self.select_victims_on_node(state, pod, ni, pdbs, node_only)
+            if kept is None or nominated_pods_for_node(ni.name):
+                run = self.select_victims_on_node(state, pod, ni, pdbs, node_only)
+            else:
+                run = self._kept_dry_run(kept, state, pod, ni, pdbs, node_only)
             dry_runs[ni.name] = run
             if run.is_candidate:
                 candidates[ni.name] = Victims(run.victims, run.num_pdb_violations)
@@ -569,6 +591,31 @@ class Evaluator:
                 errors.append(run.status.message)
             statuses.set(ni.name, run.status)
         return candidates, statuses, errors
+
+    def kept_dry_runs(self, state: "CycleState", pod: PodInfo) -> KeptDryRuns | None:
+        """The dry runs kept for this preemptor (kwhatif.evaluation.dry_runs); None when they are not kept."""
+        return kept_dry_runs(self.framework, state, pod)
+
+    def _kept_dry_run(self, kept: KeptDryRuns, state: "CycleState", pod: PodInfo, node_info: NodeInfo,
+                      pdbs: PDBIndex, node_only: int) -> NodeDryRun:
+        """``select_victims_on_node`` on a node without nominated pods, its answer kept with what else it read:
+        the budgets of the pods it may evict and, when one of them has not started, the now they are dated by."""
+        now = self.start_times.now
+
+        def reads_same(read: tuple) -> bool:
+            budgets, dated_by = read
+            return (dated_by is None or dated_by == now) and pdbs.reads_same(budgets)
+
+        answer = kept.kept(node_info, reads_same)
+        if answer is None:
+            answer = self.select_victims_on_node(state, pod, node_info, pdbs, node_only)
+            allowed = self.is_preemption_allowed
+            potential = [pi for pi in node_info.pods if allowed(pi, pod)]
+            started = all(start_time_key(pi.start_time) is not None for pi in potential)
+            kept.keep(node_info, (pdbs.budgets_read(potential), None if started else now), answer)
+        # a copy: the caller completes a run's status, and the lists are the outcome's
+        return NodeDryRun(answer.node, answer.status, list(answer.victims), answer.num_pdb_violations,
+                          dict(answer.violated_pdbs))
 
     def select_victims_on_node(self, state: "CycleState", pod: PodInfo, node_info: NodeInfo,
                                pdbs: PDBIndex, node_only: int = 0) -> NodeDryRun:

@@ -439,6 +439,13 @@ class Memo:
             statuses = answer if statuses is None else [first or then for first, then in zip(statuses, answer)]
         return statuses
 
+    def node_local_reads(self, state: CycleState, pod: PodInfo) -> bytes | None:
+        """What the Filter plugins that run in this cycle read of the pod when every one of them is node-local
+        (its verdict on a node reads that node and the pod alone); None when another runs or one does not say."""
+        if self.runs_late_filters(state):
+            return None
+        return self._local_filter_reads(state, pod)[0]
+
     def lasting_filters(self, state: CycleState, pod: PodInfo) -> frozenset[str]:
         """The node-local Filter plugins that run in this cycle and whose rejection of a node outlasts
         pods placed on it or taken from it: those that read the node and not its pods (``_local_filter_reads``)."""
