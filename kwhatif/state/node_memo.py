@@ -262,14 +262,15 @@ class NodeMemo:
                 values[index] = MISSING
         values = kept.values
         out = gather(values, positions)
+        missing = _missing(out)
         if many is not None:
-            missing = list(_missing(out))
+            missing = list(missing)  # the one scan of ``out``: the loop below takes these too
             found = many(missing) if len(missing) > FEW_CHANGED else None
             if found is not None:
                 for index, value in zip(missing, found):
                     out[index] = values[positions[index]] = value
                 return out
-        for index in _missing(out):
+        for index in missing:
             ni = nodes[index]
             out[index] = values[positions[index]] = self.value(table, ni, compute, generation) if fresh else compute(ni)
         return out
