@@ -365,9 +365,17 @@ class Framework:
 
 def _bounds(column: list[int]) -> tuple[int, int]:
     """The least and greatest score of a column, (0, 0) for none: from its distinct values (scores take
-    few of them, and a set of thousands of small ints is made faster than min and max pass over them)."""
+    few of them, and a set of thousands of small ints is made faster than min and max pass over them). A
+    constant column (a plugin with nothing to score this pod by: DynamicResources from v1.35 on and v1.37's
+    VolumeBinding score a pod without claims 0 everywhere) is told by one comparison in C, a sixth of the
+    set's cost; the last score differing from the first tells most other columns at once."""
+    if not column:
+        return 0, 0
+    first = column[0]
+    if column[-1] == first and column == [first] * len(column):
+        return first, first
     distinct = set(column)
-    return (min(distinct), max(distinct)) if distinct else (0, 0)
+    return min(distinct), max(distinct)
 
 
 def _scores_node_by_node(pl: Plugin, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
