@@ -37,6 +37,8 @@ from drain_bench import OPTIONS, cluster_file  # noqa: E402
 from run import kwhatif_command  # noqa: E402
 
 from kwhatif import whatif  # noqa: E402
+from kwhatif.framework.config import SchedulerSetup  # noqa: E402
+from kwhatif.versions import features_for  # noqa: E402
 from kwhatif.whatif import sweep, sweep_pool  # noqa: E402
 
 
@@ -74,6 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--zones", action="store_true", help="the every-zone sweep instead")
     ap.add_argument("--input", choices=("dump", "snapshot"), default="dump",
                     help="read the cluster from the JSON dump (default) or its snapshot file")
+    ap.add_argument("--kubernetes-version", help="the scheduler release to sweep with (default: kwhatif's default)")
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "kwhatif-bench")
     args = ap.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -81,7 +84,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.input == "snapshot":
         path = snapshot_file(path)
     cluster, _, _ = timed("load", lambda: whatif.load_cluster(str(path)))
-    base, _, _ = timed("snapshot", lambda: sweep.SweepBase(cluster, None, OPTIONS))
+    setup = SchedulerSetup.defaults(features_for(args.kubernetes_version)) if args.kubernetes_version else None
+    base, _, _ = timed("snapshot", lambda: sweep.SweepBase(cluster, setup, OPTIONS))
     if args.zones:
         found, _ = sweep.domains(cluster, sweep.ZONE_LABEL)
         items = [(sweep.ZONE_LABEL, value, tuple(names)) for value, names in found.items()]
