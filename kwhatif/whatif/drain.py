@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Callable
 
 from kwhatif.api import labels as labelsel
+from kwhatif.api.manifest_validation import PodsAlike
 from kwhatif.errors import InputError
 from kwhatif.preemption import utc_now
 from kwhatif.queue import SchedulingQueue, deciding_ties, pod_priority
@@ -102,20 +103,27 @@ class DrainReport:
                 "warnings": list(self.warnings)}
 
 
+@dataclass(frozen=True)
+class KnownBase:
+    """What a caller that drains many forks of one base cluster (a sweep's tasks) already knows of it,
+    worked out once for every drain instead of by each."""
+
+    memo: object = None  # the engine's memo of the base snapshot, valid on each fork (the fork is reverted)
+    # the latest pod start time when the replacements' placement begins (None: no pod has one)
+    start_time: Callable[[], datetime | None] | None = None
+    pods_on: Callable[[str], list[dict]] | None = None  # the pods bound to a node of the base, in its order
+    autoscaler: AutoscalerRules | None = None  # cluster-autoscaler's rules of the base, controllers indexed
+    alike: PodsAlike | None = None  # the re-created pods validated so far: a workload's replicas sit on many nodes
+
+
 def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, options: DrainOptions,
-          setup=None, clock: Callable[[], datetime] = utc_now, memo=None,
-          start_time: Callable[[], datetime | None] | None = None,
-          pods_on: Callable[[str], list[dict]] | None = None, autoscaler: AutoscalerRules | None = None) -> DrainReport:
+          setup=None, clock: Callable[[], datetime] = utc_now, known: KnownBase = KnownBase()) -> DrainReport:
     """Drain ``nodes`` (each once, in the order given) or the nodes ``selector`` picks in ``scenario``'s
     cluster, changing it. The drain happens when the cluster was captured, else at the ``clock``'s now.
     The drain changes the scenario's state (``Scenario``: cordons, evictions and the replacements' bindings
-    made on its snapshot and its exported cluster at once). ``memo``: the engine's memo of the scenario's
-    snapshot, a fork the caller keeps the memo across (a sweep: ``new_scenario(cluster, snapshot)``);
-    ``start_time``: the cluster's latest pod start time when the replacements' placement begins, if the
-    caller knows it; ``pods_on``: the pods bound to a node of the scenario's cluster (in its order), if
-    the caller knows them without a pass over every pod (a sweep's base, which the scenario starts from);
-    ``autoscaler``: cluster-autoscaler's rules of the cluster the scenario starts from (a sweep's base),
-    whose index of controllers the drain's rules share."""
+    made on its snapshot and its exported cluster at once). ``known``: what the caller knows of the cluster
+    the scenario starts from, a fork of a base it drains many times (a sweep: ``new_scenario(cluster,
+    snapshot)``)."""
     if options.rules not in ("kubectl", "cluster-autoscaler"):
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
@@ -135,8 +143,10 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
     report = DrainReport(scenario, options, names, [], warnings=list(cluster.warnings),
                          features=setup.features if setup is not None else DEFAULT)
     removed = frozenset(names) if options.rules == "cluster-autoscaler" else frozenset()
-    run = _DrainRun(report, Placer(scenario, setup, skip=removed, memo=memo, start_time=start_time), now, autoscaler)
-    bound = pods_by_node(cluster, set(names)) if pods_on is None else {name: pods_on(name) for name in names}
+    placer = Placer(scenario, setup, skip=removed, memo=known.memo, start_time=known.start_time, alike=known.alike)
+    run = _DrainRun(report, placer, now, known.autoscaler)
+    bound = (pods_by_node(cluster, set(names)) if known.pods_on is None
+             else {name: known.pods_on(name) for name in names})
     on_nodes = {name: _selected_pods(bound.get(name, []), options.pod_selector) for name in names}
     for name in names:
         if run.waiting_on is not None:

@@ -41,7 +41,7 @@ class Placer:
     is bound there, and the scenario's exported cluster lists it (``Scenario.attempted``)."""
 
     def __init__(self, scenario, setup=None, skip: frozenset[str] = frozenset(), memo=None,
-                 start_time: Callable[[], datetime | None] | None = None) -> None:
+                 start_time: Callable[[], datetime | None] | None = None, alike: PodsAlike | None = None) -> None:
         self.scenario = scenario
         self.memo = memo  # the engine's per-node values when the caller keeps them across forks (a sweep)
         # The cluster's latest pod start time when the caller knows it without a pass over every pod (a
@@ -50,7 +50,8 @@ class Placer:
         self.setup = setup
         self.skip = skip  # nodes never tried (cluster-autoscaler's nodes being removed)
         self._engine = None
-        self._alike = PodsAlike()  # replicas of one template are validated once, and then by name
+        # replicas of one template are validated once, and then by name (``alike``: the caller's, across placers)
+        self._alike = PodsAlike() if alike is None else alike
 
     def place(self, pod: dict) -> dict:
         """Place ``pod`` (a replacement manifest); its sequence placement entry."""
@@ -74,12 +75,12 @@ class Placer:
         return self._engine
 
 
-def place_displaced(scenario, setup=None, memo=None) -> None:
+def place_displaced(scenario, setup=None, memo=None, alike: PodsAlike | None = None) -> None:
     """Place the scenario's re-created pods in queue order (created together: by priority, then the
     order they left in) on its state; each placement is recorded with the node the pod came from.
     ``memo``: the engine's memo of the scenario's snapshot, a fork the caller keeps the memo across
-    (a sweep: ``new_scenario(cluster, snapshot)``)."""
-    placer = Placer(scenario, setup, memo=memo)
+    (a sweep: ``new_scenario(cluster, snapshot)``); ``alike``: the pods the caller validated so far."""
+    placer = Placer(scenario, setup, memo=memo, alike=alike)
     order = queue_order(scenario.displaced, lambda displaced: pod_priority(displaced[0]))
     placed = {}
     for queued in order:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from kwhatif.api import labels as labelsel
+from kwhatif.api.manifest_validation import PodsAlike
 from kwhatif.errors import InputError, KwhatifError
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.preemption import start_time_key, utc_now
@@ -33,7 +34,7 @@ from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import sweep_pool
 from kwhatif.whatif.changes import (Change, ClusterIndex, apply_changes, controller_of, is_daemonset_pod, is_mirror_pod,
                                     is_recreated, new_scenario)
-from kwhatif.whatif.drain import drain
+from kwhatif.whatif.drain import KnownBase, drain
 from kwhatif.whatif.drain_rules import (DAEMONSET_FATAL, LOCAL_STORAGE_FATAL, UNMANAGED_FATAL, AutoscalerRules,
                                         DrainOptions, drain_time)
 from kwhatif.whatif.eviction import pod_key, pod_phase
@@ -78,12 +79,20 @@ class SweepBase:
         self._index: ClusterIndex | None = None
         self._owners: Owners | None = None
         self._autoscaler: AutoscalerRules | None = None
+        self._alike: PodsAlike | None = None
 
     def memo(self) -> NodeMemo:
         """The engine's memo of the base snapshot, kept by this process from one task to the next."""
         if self._memo is None:
             self._memo = NodeMemo(self.snapshot, memo_classes(self.snapshot.num_nodes()))
         return self._memo
+
+    def alike(self) -> PodsAlike:
+        """The re-created pods this process validated, kept from one task to the next: a workload's
+        replicas sit on many nodes, so most of a task's replacements were validated whole by an earlier one."""
+        if self._alike is None:
+            self._alike = PodsAlike()
+        return self._alike
 
     def index(self) -> ClusterIndex:
         """The cluster's budgets and pod positions, indexed once for every task's scenario."""
@@ -130,7 +139,7 @@ class SweepBase:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._pods_on = self._replicas = self._memo = self._starts = self._index = self._owners = None
-        self._autoscaler = None
+        self._autoscaler = self._alike = None
 
 
 def memo_classes(nodes: int) -> int:
@@ -258,9 +267,9 @@ def drain_node(base: SweepBase, node: str) -> dict:
     with base.snapshot.forked() as snapshot:
         scenario = new_scenario(base.cluster, snapshot, base.index())
         try:
-            report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now,
-                           memo=base.memo(), start_time=lambda: base.latest_start(node, scenario.cluster),
-                           pods_on=base.pods_on, autoscaler=base.autoscaler())
+            known = KnownBase(base.memo(), lambda: base.latest_start(node, scenario.cluster), base.pods_on,
+                              base.autoscaler(), base.alike())
+            report = drain(scenario, (node,), None, base.options, base.setup, clock=lambda: base.now, known=known)
         except KwhatifError as exc:  # this node's question has no answer (the single drain says the same)
             return {**node_summary({"pods": [], "safe": False}, node), "blocker": "error", "error": str(exc)}
         return node_summary(report.to_dict(), node)
@@ -327,7 +336,7 @@ def lose_domain(base: SweepBase, task: tuple[str, str, tuple[str, ...]]) -> dict
     with base.snapshot.forked() as snapshot:
         scenario = apply_changes(base.cluster, [Change("remove-node", nodes=names)], snapshot)
         try:
-            place_displaced(scenario, base.setup, memo=base.memo())
+            place_displaced(scenario, base.setup, memo=base.memo(), alike=base.alike())
         except KwhatifError as exc:  # no answer for this domain (place --remove-node says the same)
             scenario.replaced.clear()
             return {**domain_summary(base, value, names, on_nodes, scenario), "error": str(exc)}
