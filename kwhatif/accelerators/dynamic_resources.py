@@ -3,8 +3,8 @@ Score with NormalizeScore of every node at once.
 
 Filter asks the structured allocator about the pod's claims on the node: its verdict depends on the claims'
 specs (the allocator's signature), the node (its pools, through its labels) and which devices of those pools
-are allocated (their stamps, ``ResourceClaims.pool_stamps``), nothing else while no claim is pinned to nodes
-or served for extended resources. Besides the verdict it writes the report's details of the node and, where
+are allocated (``ResourceClaims.changed_pools`` feeds the pools whose allocations changed), nothing else
+while no claim is pinned to nodes or served for extended resources. Besides the verdict it writes the report's details of the node and, where
 the pod fits, the allocation that Score and binding read: those are taken with the verdict and written again
 with the claims of the pod at hand named (a sequence's copies of a template each have a claim of their own).
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from kwhatif.accelerators.accelerator import NOT_KEPT, Accelerator, FilterWrites
 from kwhatif.framework.interface import CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, MAX_NODE_SCORE
-from kwhatif.plugins.dra_explain import claims_indexed, naming
 from kwhatif.plugins.dynamic_resources import STATE_KEY
 from kwhatif.plugins.helper import default_normalize_values
 from kwhatif.state.claims import claim_key
@@ -21,6 +20,27 @@ from kwhatif.state.claims import claim_key
 # The cycle state's key of what a walk over kept verdicts found when it began: (the nodes with details
 # already, (the pod's claims as the details name them, as the allocations name them)).
 _WALK_KEY = "kwhatif/DynamicResourcesWalk"
+
+
+def claims_indexed(explanation: dict, found_for: list[str]) -> dict:
+    """An explanation without messages worked out for the claims named ``found_for``, each claim it names
+    given by its index there instead (None for all of them): ``naming`` names them again."""
+    index = {name: i for i, name in enumerate(found_for)}
+    failed = explanation["failed"]
+    return {**explanation, "requests": [{**entry, "claim": index[entry["claim"]]} for entry in explanation["requests"]],
+            "failed": {**failed, "claim": None if failed["request"] is None else index[failed["claim"]]}}
+
+
+def naming(keys: list[str]):
+    """The function giving a ``claims_indexed`` explanation as it reads for the claims named ``keys``."""
+    every = ", ".join(keys)
+
+    def named(indexed: dict) -> dict:
+        failed = indexed["failed"]
+        return {**indexed, "requests": [{**entry, "claim": keys[entry["claim"]]} for entry in indexed["requests"]],
+                "failed": {**failed, "claim": every if failed["claim"] is None else keys[failed["claim"]]}}
+
+    return named
 
 
 def scores(pl, state, pod, nodes) -> list[int]:
@@ -44,13 +64,13 @@ def filter_key(pl, state):
 
 
 def stale_nodes(pl, state, mark):
-    """The nodes that see a pool whose allocations changed since ``mark`` (the claims' restamped feed read
+    """The nodes that see a pool whose allocations changed since ``mark`` (the claims' changed_pools feed read
     so far)."""
     allocator = state.read(STATE_KEY).allocator
     if allocator is None:  # no device is asked for
         return mark, ()
     claims = allocator.dra.claims
-    feed = claims.restamped
+    feed = claims.changed_pools
     now = (claims, len(feed))
     if mark is None or mark[0] is not claims:
         return now, None

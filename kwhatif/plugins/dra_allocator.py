@@ -365,8 +365,6 @@ class DraCluster:
         self._pools_for_many: set[tuple[str, str]] = set()
         self._matches: dict[tuple[str, tuple], bool | Exception] = {}
         self._outcomes: dict[tuple, bool | tuple[int, Exception]] = {}
-        # (what, claims' signature, node) -> (the node's pools, their stamps, the answer): Allocator.on_node
-        self.by_node: dict[tuple, tuple] = {}
         self.notes: set[str] = set()
         self.share_ids = 0  # how many share IDs Allocator.next_share_id handed out
         # DRAExtendedResource: extended resource name -> the DeviceClass that serves it
@@ -723,23 +721,7 @@ class Allocator:
         """Per claim, the (request name, device) pairs of the first solution; None when there is none.
         AllocationError for what makes upstream's Filter fail with an Error, AllocationFailedOnNode for
         what makes it reject the node with a message."""
-        return self.on_node("allocate", node_info, lambda: _Search(self, node_info).run())
-
-    def on_node(self, what: str, node_info, compute):
-        """``compute()``, an answer about this node that depends on the claims' specs, the node's pools
-        and which of their devices are allocated, and nothing else: kept from the last pod whose claims
-        sign alike while the pools are the same and no allocation of their devices changed (a sequence
-        of one-GPU pods asks again only about the node the last one took). What raises is not kept."""
-        pools = self.dra.pools_for(node_info)
-        stamps = self.dra.claims.pool_stamps
-        now = tuple(stamps.get((pool.driver, pool.name), 0) for pool in pools)
-        key = (what, self.signature, node_info.name)
-        kept = self.dra.by_node.get(key)
-        if kept is not None and kept[0] is pools and kept[1] == now:
-            return kept[2]
-        answer = compute()
-        self.dra.by_node[key] = (pools, now, answer)
-        return answer
+        return _Search(self, node_info).run()
 
     def selectable(self, claim_index: int, data: _RequestData, device: Device) -> bool:
         """isSelectable: the class's selectors, then the request's, stopping at the first false."""
@@ -920,7 +902,7 @@ class _Search:
         # The devices taken so far as (claim, request, device) and the search states known to fail.
         self.chosen: set[tuple[int, str, tuple]] = set()
         self.failed: set[tuple] = set()
-        self.memo = True
+        self.skip_failed_states = True
 
     def run(self):
         a = self.a
@@ -928,7 +910,7 @@ class _Search:
         if self.f.incubating and not self.f.rollback:
             # v1.36.2 leaks what rejected devices reserved: the search's state is no longer a function of
             # the devices taken, so states cannot be skipped as failed before.
-            self.memo = not any(p.counter_sets or any(d.raw.get("allowMultipleAllocations") for d in p.devices)
+            self.skip_failed_states = not any(p.counter_sets or any(d.raw.get("allowMultipleAllocations") for d in p.devices)
                                 for p in self.pools)
         for ci, claim in enumerate(a.claims):
             min_devices = 0
@@ -1031,7 +1013,7 @@ class _Search:
         state can still reach depends only on which devices are taken for which request, not on their
         order, so a state seen to fail fails again: the search visits the same states in the same order,
         less the repeats, and finds the same first solution."""
-        if not self.memo:
+        if not self.skip_failed_states:
             return self._allocate_one(ci, ri, si, di, in_sub, start)
         state = (ci, ri, si, di, in_sub, start, frozenset(self.chosen))
         if state in self.failed:

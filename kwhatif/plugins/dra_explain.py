@@ -19,46 +19,7 @@ COMBINATION = "each request could be met on its own, but not all together (devic
 
 
 def explain_failure(allocator: Allocator, node_info) -> dict:
-    """The explanation, worked out once per node while the allocator's answer there is kept
-    (Allocator.on_node), with this pod's claims named."""
-    keys = [claim_key(c) for c in allocator.claims]
-    found_for, explanation = allocator.on_node("explain", node_info, lambda: (keys, _explain(allocator, node_info)))
-    renamed = with_claims_named(explanation, found_for, keys)
-    return _explain(allocator, node_info) if renamed is None else renamed
-
-
-def with_claims_named(explanation: dict, found_for: list[str], keys: list[str]) -> dict | None:
-    """An explanation worked out for claims named ``found_for`` (whose specs are those of ``keys``, in
-    order) as it reads for the claims named ``keys``; None when a message in it may name a claim."""
-    if found_for == keys:
-        return explanation
-    if any("error" in entry for entry in explanation["requests"]):
-        return None
-    return naming(keys)(claims_indexed(explanation, found_for))
-
-
-def claims_indexed(explanation: dict, found_for: list[str]) -> dict:
-    """An explanation without messages worked out for the claims named ``found_for``, each claim it names
-    given by its index there instead (None for all of them): ``naming`` names them again."""
-    index = {name: i for i, name in enumerate(found_for)}
-    failed = explanation["failed"]
-    return {**explanation, "requests": [{**entry, "claim": index[entry["claim"]]} for entry in explanation["requests"]],
-            "failed": {**failed, "claim": None if failed["request"] is None else index[failed["claim"]]}}
-
-
-def naming(keys: list[str]):
-    """The function giving a ``claims_indexed`` explanation as it reads for the claims named ``keys``."""
-    every = ", ".join(keys)
-
-    def named(indexed: dict) -> dict:
-        failed = indexed["failed"]
-        return {**indexed, "requests": [{**entry, "claim": keys[entry["claim"]]} for entry in indexed["requests"]],
-                "failed": {**failed, "claim": every if failed["claim"] is None else keys[failed["claim"]]}}
-
-    return named
-
-
-def _explain(allocator: Allocator, node_info) -> dict:
+    """Why no device fits the pod's claims on the node: per request, what the node's pools offer it."""
     dra = allocator.dra
     devices = [d for pool in dra.pools_for(node_info) for d in pool.devices]
     requests: list[dict] = []

@@ -117,13 +117,9 @@ class ResourceClaims:
         self.templates: dict[ClaimKey, Mapping] = {claim_key(t): t for t in templates}  # ResourceClaimTemplates
         self._claims: dict[ClaimKey, Mapping] = {}
         self.in_use: dict[DeviceKey, int] = {}  # device -> how many claims' allocations hold it
-        # (driver, pool) -> a stamp new whenever an allocation of one of its devices changes: what the
-        # allocator finds on a node is the same while its pools' stamps are (Allocator.allocate)
-        self.pool_stamps: dict[tuple[str, str], int] = {}
-        self._stamp = 0
-        # the pools in the order their stamps changed (repeats included): a reader that remembers how far
-        # it read learns which pools changed since without looking at every pool
-        self.restamped: list[tuple[str, str]] = []
+        # the pools in the order an allocation of one of their devices changed (repeats included): a reader
+        # that remembers how far it read learns which pools changed since without looking at every pool
+        self.changed_pools: list[tuple[str, str]] = []
         self.shared: dict[DeviceKey, int] = {}  # device -> how many of those share it (a shareID)
         # device -> the capacity shared allocations consume (AllocatedState.AggregatedCapacity)
         self.capacity: dict[DeviceKey, dict[str, Decimal]] = {}
@@ -310,14 +306,12 @@ class ResourceClaims:
             self._allocated_by[key] = pod_key
 
     def _set(self, key: ClaimKey, claim: Mapping | None) -> None:
-        """Replace (or with None remove) a claim, keeping the devices-in-use counts and the pools' stamps
-        in step."""
+        """Replace (or with None remove) a claim, keeping the devices-in-use counts and the feed of changed
+        pools in step."""
         old = self._claims.get(key)
         if _allocation(old) != _allocation(claim):
-            self._stamp += 1
             for device in _devices(old) + _devices(claim):
-                self.pool_stamps[device[:2]] = self._stamp
-                self.restamped.append(device[:2])
+                self.changed_pools.append(device[:2])
         if old is not None:
             for device in allocated_devices(old):
                 _count(self.in_use, device, -1)
