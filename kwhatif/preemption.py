@@ -309,7 +309,6 @@ class Victims:
 class NodeDryRun:
     """SelectVictimsOnNode on one node: the victims, or the status saying why the node cannot help."""
 
-    node: str
     status: Status | None = None  # None: success
     victims: list[PodInfo] = field(default_factory=list)
     num_pdb_violations: int = 0
@@ -477,10 +476,11 @@ class Evaluator:
         return victim.priority < preemptor.priority
 
     @staticmethod
-    def may_have_victims(node_info: NodeInfo, preemptor: PodInfo) -> bool:
-        """Whether some pod on the node is one ``is_preemption_allowed`` lets ``preemptor`` evict."""
-        lowest = node_info.lowest_priority()
-        return lowest is not None and lowest < preemptor.priority
+    def may_have_victims(nodes: list[NodeInfo], preemptor: PodInfo) -> list[bool]:
+        """Per node, whether some pod on it is one ``is_preemption_allowed`` lets ``preemptor`` evict (the
+        node's lowest priority, kept until its pods change)."""
+        priority = preemptor.priority
+        return [low is not None and low < priority for low in map(NodeInfo.lowest_priority, nodes)]
 
     def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status) -> tuple[bool, str]:
         if pod.spec.get("preemptionPolicy") == PREEMPT_NEVER:
@@ -570,13 +570,14 @@ class Evaluator:
         nominated_pods_for_node = self.framework.handle.nominated_pods_for_node
         candidates: dict[str, Victims] = {}
         errors: list[str] = []
-        may_have_victims, dry_runs, rejected = self.may_have_victims, outcome.dry_runs, statuses.statuses
-        no_victims = _no_victims()  # one Status (read only) for the nodes without a pod to evict
-        for ni in potential:
-            if not may_have_victims(ni, pod):  # most nodes of a full cluster: SelectVictimsOnNode's first answer
-                run = dry_runs[ni.name] = NodeDryRun(ni.name, no_victims)
-                rejected[ni.name] = run.status
-                continue
+        dry_runs, rejected = outcome.dry_runs, statuses.statuses
+        # Most nodes of a full cluster have no pod this preemptor may evict: SelectVictimsOnNode's first
+        # answer, one read-only run for them all. Every node is listed first, in order, as rejected with it;
+        # the nodes with victims are then dry-run in place (a candidate leaves the rejected ones).
+        no_victims = NodeDryRun(_no_victims())
+        dry_runs.update(dict.fromkeys(outcome.potential_nodes, no_victims))
+        rejected.update(dict.fromkeys(outcome.potential_nodes, no_victims.status))
+        for ni in compress(potential, self.may_have_victims(potential, pod)):
             if kept is None or nominated_pods_for_node(ni.name):
                 run = self.select_victims_on_node(state, pod, ni, pdbs, node_only)
             else:
@@ -584,6 +585,7 @@ class Evaluator:
             dry_runs[ni.name] = run
             if run.is_candidate:
                 candidates[ni.name] = Victims(run.victims, run.num_pdb_violations)
+                del rejected[ni.name]
                 continue
             if run.status is None:
                 run.status = Status.error(f'expected at least one victim pod on node "{ni.name}"')
@@ -614,7 +616,7 @@ class Evaluator:
             started = all(start_time_key(pi.start_time) is not None for pi in potential)
             kept.keep(node_info, (pdbs.budgets_read(potential), None if started else now), answer)
         # a copy: the caller completes a run's status, and the lists are the outcome's
-        return NodeDryRun(answer.node, answer.status, list(answer.victims), answer.num_pdb_violations,
+        return NodeDryRun(answer.status, list(answer.victims), answer.num_pdb_violations,
                           dict(answer.violated_pdbs))
 
     def select_victims_on_node(self, state: "CycleState", pod: PodInfo, node_info: NodeInfo,
@@ -625,7 +627,7 @@ class Evaluator:
         (their verdict cannot change as pods come and go), unless pods nominated here make the filters
         run on other copies of the node."""
         fw = self.framework
-        run = NodeDryRun(node_info.name)
+        run = NodeDryRun()
         allowed = self.is_preemption_allowed
         potential = [pi for pi in node_info.pods if allowed(pi, pod)]
         if not potential:

@@ -85,5 +85,5 @@ def test_dry_runs_on_nodes_without_lower_priority_pods_answer_without_copies(see
     copies: the outcome equals the one where every node's pods are looked at."""
     incoming, c = _cluster(random.Random(seed))
     kept = _outcome(incoming, c)
-    monkeypatch.setattr(preemption.Evaluator, "may_have_victims", staticmethod(lambda node_info, preemptor: True))
+    monkeypatch.setattr(preemption.Evaluator, "may_have_victims", staticmethod(lambda nodes, preemptor: [True] * len(nodes)))
     assert kept == _outcome(incoming, c)
