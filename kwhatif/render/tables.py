@@ -214,9 +214,11 @@ def table_lines(columns: list[Column], rows: list[list], width: int | None, colo
 
 def _detail_indent(widths: list[int], gap: str, width: int | None, longest_word: int) -> int:
     """Where a cell moved below its row starts: under the second column, unless that leaves it too
-    narrow for its text or its longest word."""
+    narrow for its text or its longest word; then indented by two, or not at all when even that cuts the word."""
     first = next((w for w in widths if w), 0) + len(gap)
-    return first if width is None or width - first >= max(COMFORTABLE_WIDTH, longest_word) else 2
+    if width is None or width - first >= max(COMFORTABLE_WIDTH, longest_word):
+        return first
+    return 2 if width - 2 >= longest_word else 0
 
 
 def _styled(text: str, cell) -> str:
