@@ -11,6 +11,8 @@ with the claims of the pod at hand named (a sequence's copies of a template each
 
 from __future__ import annotations
 
+import orjson
+
 from kwhatif.accelerators.accelerator import NOT_KEPT, Accelerator, FilterWrites
 from kwhatif.framework.interface import CLAIM_ALLOCATIONS_KEY, DRA_DETAILS_KEY, MAX_NODE_SCORE
 from kwhatif.plugins.dynamic_resources import STATE_KEY
@@ -60,7 +62,13 @@ def filter_key(pl, state):
         return None
     allocator = s.allocator
     return ("DynamicResources", None) if allocator is None else ("DynamicResources", allocator.dra,
-                                                                  allocator.signature)
+                                                                  _signature(allocator.claims))
+
+
+def _signature(claims) -> bytes:
+    """All that the allocator's search reads of the claims: the copies of one template's claim sign alike."""
+    return orjson.dumps([((c.get("metadata") or {}).get("namespace") or "default", c.get("spec")) for c in claims],
+                        option=orjson.OPT_SORT_KEYS)
 
 
 def stale_nodes(pl, state, mark):

@@ -29,8 +29,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Mapping
 
-import orjson
-
 from kwhatif.api.dra_extended import extended_resource_classes
 from kwhatif.api.quantity import QuantityError, parse_quantity
 
@@ -710,8 +708,6 @@ class Allocator:
         self.features = dra.features
         self.claims = claims
         self.requests = [claim_requests(c) for c in claims]
-        # All that the search reads of the claims: the copies of one template's claim sign alike.
-        self.signature = orjson.dumps([(_namespace(c), c.get("spec")) for c in claims], option=orjson.OPT_SORT_KEYS)
 
         # checkAvailableCounters' cache: per pool *name* (upstream's key, the driver left out), the counters
         # the pool's allocated devices leave; the allocated devices do not change while the pod is filtered.
