@@ -65,20 +65,21 @@ def requirement(key: str, operator: str, values: list | tuple | None, validate: 
         allowed = frozenset(str(v) for v in values)
         if len(allowed) == 1:
             return Equals(key, next(iter(allowed)))
-        return _reading(key, lambda labels: key in labels and labels[key] in allowed)
+        return _reading(key, lambda labels: key in labels and labels[key] in allowed, (operator, allowed))
     if operator == "NotIn":
         if not values:
             raise SelectorError(f"{key}: for 'NotIn' operator, values set can't be empty")
         denied = frozenset(str(v) for v in values)
-        return _reading(key, lambda labels: labels.get(key) not in denied if key in labels else True)
+        return _reading(key, lambda labels: labels.get(key) not in denied if key in labels else True,
+                        (operator, denied))
     if operator == "Exists":
         if values:
             raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
-        return _reading(key, lambda labels: key in labels)
+        return _reading(key, lambda labels: key in labels, (operator,))
     if operator == "DoesNotExist":
         if values:
             raise SelectorError(f"{key}: values set must be empty for exists and does not exist")
-        return _reading(key, lambda labels: key not in labels)
+        return _reading(key, lambda labels: key not in labels, (operator,))
     if operator in ("Gt", "Lt"):
         if len(values) != 1:
             raise SelectorError(f"{key}: for 'Gt', 'Lt' operators, exactly one value is required")
@@ -95,13 +96,15 @@ def requirement(key: str, operator: str, values: list | tuple | None, validate: 
                 return False
             return actual > bound if greater else actual < bound
 
-        return _reading(key, compare)
+        return _reading(key, compare, (operator, bound))
     raise SelectorError(f"{key}: operator {names.go_quote(str(operator))} is not recognized")
 
 
-def _reading(key: str, predicate: Requirement) -> Requirement:
-    """``predicate`` marked with the one label key it reads (``Selector.keys``)."""
+def _reading(key: str, predicate: Requirement, test: tuple) -> Requirement:
+    """``predicate`` marked with the one label key it reads (``Selector.keys``) and what it tests of its
+    value (``Selector.content``)."""
     predicate.key = key
+    predicate.content = (key, *test)
     return predicate
 
 
@@ -117,6 +120,13 @@ class Equals:
 
     def __call__(self, labels: Mapping[str, str]) -> bool:
         return self.key in labels and labels[self.key] == self.value
+
+    @property
+    def content(self) -> tuple:
+        return (self.key, "=", self.value)
+
+
+_UNMADE = object()
 
 
 @dataclass(frozen=True)
@@ -156,6 +166,18 @@ class Selector:
         """The label keys its requirements read (None: a requirement not made by ``requirement``): whether
         it matches a label map depends on their values (or absence) alone."""
         return self._keys
+
+    @property
+    def content(self) -> tuple | None:
+        """What it selects by, equal for selectors parsed apart from equal input (equal contents select
+        alike): ``nothing`` and each requirement's key and test; None when a requirement was not made by
+        ``requirement``. Made on first use."""
+        content = self.__dict__.get("_content", _UNMADE)
+        if content is _UNMADE:
+            tests = tuple(getattr(r, "content", None) for r in self.requirements)
+            content = None if None in tests else (self.nothing, tests)
+            object.__setattr__(self, "_content", content)
+        return content
 
     @property
     def equal_pairs(self) -> tuple[tuple[str, str], ...]:

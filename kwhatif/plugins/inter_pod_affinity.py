@@ -91,7 +91,7 @@ def _parse_error(pod: PodInfo) -> str | None:
 # --- cycle state ------------------------------------------------------------------------------------
 
 class PreFilterState:
-    """preFilterState: topology pair counts for Filter, kept current by AddPod/RemovePod."""
+    """preFilterState: topology pair counts for Filter, brought up to date by AddPod/RemovePod."""
 
     __slots__ = ("existing_anti_affinity_counts", "affinity_counts", "anti_affinity_counts",
                  "pod", "affinity_terms", "anti_affinity_terms", "namespace_labels", "_blocked", "shares_counts")
@@ -225,11 +225,12 @@ class InterPodAffinity(Plugin):
         s = PreFilterState(pod, [self._merge_namespaces(t) for t in pod.required_affinity_terms],
                            [self._merge_namespaces(t) for t in pod.required_anti_affinity_terms],
                            self._namespace_labels(pod))
-        index = self._index(state, nodes)
-        if index is not None:
-            s.existing_anti_affinity_counts, s._blocked = _indexed_existing_anti_affinity_counts(index, s, self._kept)
-            s.shares_counts = True  # the pod class's kept counts
-            _indexed_incoming_counts(index, s, self._kept)
+        service = self._pod_index(nodes)
+        if service is not None:
+            existing = service.term_counts(state, pod_index.REQUIRED_ANTI_AFFINITY, pod, s.namespace_labels)
+            s.existing_anti_affinity_counts, s._blocked = existing.pairs, existing.values
+            s.shares_counts = True  # the service's answer, read-only
+            _indexed_incoming_counts(service, state, s)
         else:
             s.existing_anti_affinity_counts = self._existing_anti_affinity_counts(s)
             self._incoming_affinity_anti_affinity_counts(s, nodes)
@@ -238,17 +239,14 @@ class InterPodAffinity(Plugin):
         state.write(PRE_FILTER_STATE_KEY, s)
         return None, None
 
-    def _index(self, state, nodes: list[NodeInfo]) -> pod_index.PodIndex | None:
+    def _pod_index(self, nodes: list[NodeInfo]) -> pod_index.PodIndexService | None:
         """The pod index in a sequence (the handle offers one), where pods of many classes are scheduled
-        on one snapshot; a single attempt walks the pods (building the index would cost more)."""
+        on one snapshot, asked about the snapshot's nodes; a single attempt walks the pods (building the
+        index would cost more)."""
         service = self.handle.pod_index
         if not service or nodes is not self.handle.snapshot.node_info_list:
             return None
-        return service.index(state)
-
-    def _kept(self, *question) -> dict:
-        """Where the index keeps its answer to ``question`` for the pod class."""
-        return self.handle.pod_index.answers(self, ("groups", *question))
+        return service
 
     def _existing_anti_affinity_counts(self, s: PreFilterState) -> TopologyCounts:
         """getExistingAntiAffinityCounts over the nodes hosting pods with required anti-affinity."""
@@ -335,9 +333,9 @@ class InterPodAffinity(Plugin):
         preferred_anti = [dataclasses.replace(wt, term=self._merge_namespaces(wt.term))
                           for wt in pod.preferred_anti_affinity_terms]
         ns_labels = self._namespace_labels(pod)
-        index = self._index(state, snapshot.node_info_list)
-        if index is not None:
-            scores = self._indexed_scores(index, pod, preferred, preferred_anti, ns_labels, has_constraints)
+        service = self._pod_index(snapshot.node_info_list)
+        if service is not None:
+            scores = self._indexed_scores(service, state, pod, preferred, preferred_anti, ns_labels, has_constraints)
         else:
             scores = self._walked_scores(all_nodes, pod, preferred, preferred_anti, ns_labels, has_constraints)
         if not scores:
@@ -388,19 +386,18 @@ class InterPodAffinity(Plugin):
                         by_value[value] = by_value.get(value, 0) + weight
         return scores
 
-    def _indexed_scores(self, index: pod_index.PodIndex, pod: PodInfo, preferred: list[WeightedAffinityTerm],
-                        preferred_anti: list[WeightedAffinityTerm], ns_labels: Mapping[str, str] | None,
-                        has_constraints: bool) -> dict[str, dict[str, int]]:
+    def _indexed_scores(self, service: pod_index.PodIndexService, state, pod: PodInfo,
+                        preferred: list[WeightedAffinityTerm], preferred_anti: list[WeightedAffinityTerm],
+                        ns_labels: Mapping[str, str] | None, has_constraints: bool) -> dict[str, dict[str, int]]:
         """The same scores from the pod index: each incoming term's matching pods counted per domain,
         each distinct term of the existing pods matched once with its weights per domain summed."""
         scores: dict[str, dict[str, int]] = {}
         if has_constraints:
             for weighted, sign in ((preferred, 1), (preferred_anti, -1)):
-                for i, wt in enumerate(weighted):
+                for wt in weighted:
                     t = wt.term
-                    kept = self._kept("preferred", sign, i)
-                    groups = index.matching(_namespaces(t), t.selector, kept=kept)
-                    counts = pod_index.totals(index, groups, pod_index.label_domain(t.topology_key), kept).totals
+                    counts = service.pods_per_domain(state, _namespaces(t), t.selector,
+                                                     pod_index.LabelDomain(t.topology_key))
                     if counts:
                         by_value = scores.setdefault(t.topology_key, {})
                         weight = wt.weight * sign
@@ -408,7 +405,7 @@ class InterPodAffinity(Plugin):
                             by_value[value] = by_value.get(value, 0) + weight * count
         hard = self.hard_pod_affinity_weight
         for kind in ((pod_index.REQUIRED_AFFINITY, pod_index.PREFERRED) if hard > 0 else (pod_index.PREFERRED,)):
-            for entry in index.matching_terms(kind, pod, ns_labels, self._kept("existing", kind)):
+            for entry in service.matching_terms(state, kind, pod, ns_labels):
                 t = entry.term
                 by_value = scores.setdefault(t.topology_key, {})
                 for value, (count, weight) in entry.values.items():
@@ -453,46 +450,20 @@ def _namespaces(term: AffinityTerm) -> frozenset[str] | None:
     return None if term.namespace_selector.matches(None) else term.namespaces
 
 
-def _indexed_existing_anti_affinity_counts(index: pod_index.PodIndex, s: PreFilterState, kept
-                                           ) -> tuple[TopologyCounts, dict[str, set[str]]]:
-    """getExistingAntiAffinityCounts from the index: each distinct required anti-affinity term of the
-    existing pods matched against the incoming pod once (for its class), with the blocked domains of
-    the counts. Both are the pod class's last ones (read-only) while the matching terms and their sums
-    are the same: a pod placed where the terms count nothing changes neither."""
-    kind = pod_index.REQUIRED_ANTI_AFFINITY
-    table = kept("existing")
-    entries = index.matching_terms(kind, s.pod, s.namespace_labels, table)
-    stamp = (index, index.term_sums_version(kind))
-    found = table.get("counts")
-    if found is not None and found[0] == stamp and found[1] is entries:
-        return found[2], found[3]
-    counts: TopologyCounts = {}
-    for entry in entries:
-        key = entry.term.topology_key
-        for value, (count, _) in entry.values.items():
-            pair = (key, value)
-            counts[pair] = counts.get(pair, 0) + count
-    blocked = blocked_domains(counts)
-    table["counts"] = (stamp, entries, counts, blocked)
-    return counts, blocked
-
-
-def _indexed_incoming_counts(index: pod_index.PodIndex, s: PreFilterState, kept) -> None:
-    """getIncomingAffinityAntiAffinityCounts from the index: the groups of pods matching the incoming
+def _indexed_incoming_counts(service: pod_index.PodIndexService, state, s: PreFilterState) -> None:
+    """getIncomingAffinityAntiAffinityCounts from the pod index: the groups of pods matching the incoming
     pod's terms (all of its affinity terms at once; each anti-affinity term alone), per domain."""
     if s.affinity_terms:
         first, rest = s.affinity_terms[0], s.affinity_terms[1:]
-        groups = [g for g in index.matching(_namespaces(first), first.selector, kept=kept("affinity"))
+        groups = [g for g in service.matching(state, _namespaces(first), first.selector)
                   if all(t.matches(g, None) for t in rest)]
         for t in s.affinity_terms:
             for value, count in pod_index.domain_counts(groups, t.topology_key).items():
                 pair = (t.topology_key, value)
                 s.affinity_counts[pair] = s.affinity_counts.get(pair, 0) + count
-    for i, t in enumerate(s.anti_affinity_terms):
-        table = kept("anti-affinity", i)
-        groups = index.matching(_namespaces(t), t.selector, kept=table)
-        for value, count in pod_index.totals(index, groups, pod_index.label_domain(t.topology_key),
-                                             table).totals.items():
+    for t in s.anti_affinity_terms:
+        for value, count in service.pods_per_domain(state, _namespaces(t), t.selector,
+                                                    pod_index.LabelDomain(t.topology_key)).items():
             pair = (t.topology_key, value)
             s.anti_affinity_counts[pair] = s.anti_affinity_counts.get(pair, 0) + count
 

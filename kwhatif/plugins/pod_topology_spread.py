@@ -93,18 +93,18 @@ class _NodeInclusion:
 
     def includer(self, node_info: NodeInfo):
         """A predicate constraint -> bool telling whether the node counts for that constraint."""
-        cache: dict[str, bool] = {}
+        verdicts: dict[str, bool] = {}
 
         def includes(c: Constraint) -> bool:
             if c.node_affinity_policy == HONOR:
-                if "affinity" not in cache:
-                    cache["affinity"] = self.required.matches(node_info)
-                if not cache["affinity"]:
+                if "affinity" not in verdicts:
+                    verdicts["affinity"] = self.required.matches(node_info)
+                if not verdicts["affinity"]:
                     return False
             if c.node_taints_policy == HONOR:
-                if "taints" not in cache:
-                    cache["taints"] = find_matching_untolerated_taint(node_info.taints, self.tolerations) is None
-                if not cache["taints"]:
+                if "taints" not in verdicts:
+                    verdicts["taints"] = find_matching_untolerated_taint(node_info.taints, self.tolerations) is None
+                if not verdicts["taints"]:
                     return False
             return True
 
@@ -239,7 +239,7 @@ class _ControllerIndex:
             return False
         if all(a is b for a, b in zip(self.lists, lists)):
             return True
-        if all(all(map(is_, objs, kept)) for objs, kept in zip(lists, self.objects)):
+        if all(all(map(is_, objs, known)) for objs, known in zip(lists, self.objects)):
             self.lists = lists  # the same objects in other lists: these are checked at once from now on
             return True
         return False
@@ -463,8 +463,30 @@ def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
 # --- the plugin ------------------------------------------------------------------------------
 
 
-def _not_counted(node_info: NodeInfo):
-    return pod_index.NOT_COUNTED
+class _ConstraintDomain:
+    """Where a constraint of a pod counts a node's matching pods (a domain for the pod index): the node's
+    value of its topology key ("" on a node without it), or pod_index.NOT_COUNTED on a node without every
+    key of ``required`` or that the constraint's inclusion policies leave out. Equal to another domain of
+    a pod of the same class that reads the same: the key, ``required`` and the policies."""
+
+    __slots__ = ("constraint", "required", "inclusion", "_reads")
+
+    def __init__(self, c: Constraint, required: tuple[str, ...], inclusion: _NodeInclusion) -> None:
+        self.constraint, self.required, self.inclusion = c, required, inclusion
+        self._reads = (c.topology_key, required, c.node_affinity_policy, c.node_taints_policy)
+
+    def __call__(self, node_info: NodeInfo):
+        node_labels = node_info.labels
+        if not all(key in node_labels for key in self.required) or not self.inclusion.includer(node_info)(
+                self.constraint):
+            return pod_index.NOT_COUNTED
+        return node_labels.get(self.constraint.topology_key, "")
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _ConstraintDomain and other._reads == self._reads
+
+    def __hash__(self) -> int:
+        return hash(self._reads)
 
 
 class PodTopologySpread(Plugin):
@@ -557,8 +579,7 @@ class PodTopologySpread(Plugin):
 
         snapshot = self.handle.snapshot
         if self.handle.pod_index and nodes is snapshot.node_info_list:  # a sequence: the pod index
-            counts = self._indexed_pre_filter_counts(self.handle.pod_index.index(state), pod, constraints,
-                                                     inclusion, nodes)
+            counts = self._indexed_pre_filter_counts(state, pod, constraints, inclusion)
         else:
             for entries in map(node_counts, nodes):
                 if entries:
@@ -572,39 +593,22 @@ class PodTopologySpread(Plugin):
             paths.append(p)
         return PreFilterState(constraints, paths, counts, inclusion)
 
-    def _indexed_pre_filter_counts(self, index: pod_index.PodIndex, pod: PodInfo, constraints: list[Constraint],
-                                   inclusion: _NodeInclusion, nodes: list[NodeInfo]) -> list[dict[str, int]]:
-        """The counts of ``node_counts`` summed in node order, from the pod index: the domains (in the order
-        the nodes give them) and the nodes each constraint counts depend on the nodes' labels and taints
-        and the pod's class only, so they are kept for the class until a node's labels or taints change; the
-        matching pods are the index's groups on those nodes."""
-        table = self.handle.pod_index.answers(self, "pre_filter_domains")
-        layout = table.get("layout")
-        if layout is None or layout[0] is not index or layout[1] != index.layout_version:
-            domains: list[dict[str, int]] = [{} for _ in constraints]
-            counted: list[set[NodeInfo]] = [set() for _ in constraints]
-            for node_info in nodes:
-                node_labels = node_info.labels
-                if not node_labels_match_spread_constraints(node_labels, constraints):
-                    continue
-                includes = inclusion.includer(node_info)
-                for i, c in enumerate(constraints):
-                    if includes(c):
-                        domains[i].setdefault(node_labels[c.topology_key], 0)
-                        counted[i].add(node_info)
-            layout = table["layout"] = (index, index.layout_version, domains, counted)
-        counts = [dict(domains) for domains in layout[2]]
-        for i, (c, tp_counts, counted) in enumerate(zip(constraints, counts, layout[3])):
-            if c.selector.is_everything:
-                continue
-
-            def domain(node_info: NodeInfo, key=c.topology_key, counted=counted):
-                return node_info.labels[key] if node_info in counted else pod_index.NOT_COUNTED
-
-            kept = self.handle.pod_index.answers(self, ("groups", DO_NOT_SCHEDULE, i))
-            groups = index.matching((pod.namespace,), c.selector, terminating=False, kept=kept)
-            for value, num in pod_index.totals(index, groups, domain, kept).totals.items():
-                tp_counts[value] += num
+    def _indexed_pre_filter_counts(self, state, pod: PodInfo, constraints: list[Constraint],
+                                   inclusion: _NodeInclusion) -> list[dict[str, int]]:
+        """The counts of ``node_counts`` summed in node order, from the pod index: each constraint's
+        domains (in the order the nodes give them) with the matching pods of its namespace on the nodes
+        it counts."""
+        service = self.handle.pod_index
+        required = tuple(c.topology_key for c in constraints)
+        counts = []
+        for c in constraints:
+            domain = _ConstraintDomain(c, required, inclusion)
+            tp_counts = dict(service.domains(state, domain))
+            if not c.selector.is_everything:
+                for value, num in service.pods_per_domain(state, (pod.namespace,), c.selector, domain,
+                                                          terminating=False).items():
+                    tp_counts[value] += num
+            counts.append(tp_counts)
         return counts
 
     def pre_filter(self, state, pod, nodes):
@@ -671,18 +675,19 @@ class PodTopologySpread(Plugin):
         s.constraints = self._constraints(pod, SCHEDULE_ANYWAY)
         if not s.constraints:
             return
-        kept = filtered
+        candidates = filtered
         # The label values gathered in C say at once when every node has every key (the common case).
         if require_all_topologies and any(None in self._label_values(filtered, c.topology_key) for c in s.constraints):
             keys = [c.topology_key for c in s.constraints]
             s.ignored_nodes = {ni.name for ni in filtered if not all(key in ni.labels for key in keys)}
             if s.ignored_nodes:
-                kept = [ni for ni in filtered if ni.name not in s.ignored_nodes]
+                candidates = [ni for ni in filtered if ni.name not in s.ignored_nodes]
         # Per constraint, the candidate domains (counted from 0 in PreScore); hostname is counted in Score.
         s.topology_value_to_pod_counts = [
-            {} if c.topology_key == LABEL_HOSTNAME else self._domains(kept, c.topology_key) for c in s.constraints]
+            {} if c.topology_key == LABEL_HOSTNAME else self._domains(candidates, c.topology_key)
+            for c in s.constraints]
         for c, domains in zip(s.constraints, s.topology_value_to_pod_counts):
-            size = len(kept) if c.topology_key == LABEL_HOSTNAME else len(domains)
+            size = len(candidates) if c.topology_key == LABEL_HOSTNAME else len(domains)
             s.topology_normalizing_weight.append(topology_normalizing_weight(size))
 
     def _domains(self, nodes: list[NodeInfo], key: str) -> dict[str, int]:
@@ -734,22 +739,12 @@ class PodTopologySpread(Plugin):
                         pods = _eligible_pods(node_info, pod.namespace)
                     counts[i][value] += _count_matching(pods, c.selector)
         else:  # a sequence: the matching pods of the pod index, on the nodes counted
-            index = service.index(state)
-            for i, c in enumerate(constraints):
-                domains = counts[i]
+            required = tuple(c.topology_key for c in constraints) if require_all_topologies else ()
+            for c, domains in zip(constraints, counts):
                 if c.topology_key == LABEL_HOSTNAME or c.selector.is_everything or not domains:
                     continue
-
-                def domain(node_info: NodeInfo, c=c):
-                    node_labels = node_info.labels
-                    if ((require_all_topologies and not node_labels_match_spread_constraints(node_labels, constraints))
-                            or not inclusion.includer(node_info)(c)):
-                        return pod_index.NOT_COUNTED
-                    return node_labels.get(c.topology_key, "")
-
-                kept = service.answers(self, ("groups", SCHEDULE_ANYWAY, i))
-                groups = index.matching((pod.namespace,), c.selector, terminating=False, kept=kept)
-                totals = pod_index.totals(index, groups, domain, kept).totals
+                totals = service.pods_per_domain(state, (pod.namespace,), c.selector,
+                                                 _ConstraintDomain(c, required, inclusion), terminating=False)
                 for value in domains:
                     domains[value] = totals.get(value, 0)
         state.write(PRE_SCORE_KEY, s)
@@ -767,12 +762,7 @@ class PodTopologySpread(Plugin):
             if tp_val is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                service = self.handle.pod_index
-                if service:
-                    cnt = service.node_value(self, ("host", i), node_info,
-                                             lambda ni: count_pods_match_selector(ni.pods, c.selector, pod.namespace))
-                else:
-                    cnt = count_pods_match_selector(node_info.pods, c.selector, pod.namespace)
+                cnt = self._host_counts(state, pod, c.selector, [node_info])[0]
             else:
                 cnt = s.topology_value_to_pod_counts[i][tp_val]
             score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
@@ -792,7 +782,7 @@ class PodTopologySpread(Plugin):
             key = c.topology_key
             weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
             if key == LABEL_HOSTNAME:
-                counts = self._host_counts(state, pod, c.selector, i, nodes)
+                counts = self._host_counts(state, pod, c.selector, nodes)
                 terms = [float(cnt) * weight + skew if key in ni.labels else None
                          for ni, cnt in zip(nodes, counts)]
             else:
@@ -822,7 +812,7 @@ class PodTopologySpread(Plugin):
             values = self._label_values(nodes, c.topology_key)
             weight, skew = s.topology_normalizing_weight[i], c.max_skew
             if c.topology_key == LABEL_HOSTNAME:
-                reads = self._host_counts(state, pod, c.selector, i, nodes)
+                reads = self._host_counts(state, pod, c.selector, nodes)
                 if None in values:
                     reads = [None if value is None else cnt for cnt, value in zip(reads, values)]
                 terms = {cnt: 0.0 if cnt is None else score_for_count(cnt, skew, weight) for cnt in set(reads)}
@@ -842,28 +832,25 @@ class PodTopologySpread(Plugin):
         normalized = {total: MAX_NODE_SCORE * (top - score) // max_score for total, score in raw_of.items()}
         return list(map(normalized.__getitem__, sums))
 
-    def _host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, i: int, nodes: list[NodeInfo]
-                     ) -> list[int]:
-        """Each node's pods that the hostname constraint ``i`` (its ``selector``) counts."""
+    def _host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, nodes: list[NodeInfo]) -> list[int]:
+        """Each node's pods that a hostname constraint (its ``selector``) counts."""
         def count(ni: NodeInfo) -> int:
             return count_pods_match_selector(ni.pods_in(pod.namespace), selector, pod.namespace)
 
         if self.handle.pod_index:
-            return self._indexed_host_counts(state, pod, selector, i, nodes, count)
+            return self._indexed_host_counts(state, pod, selector, nodes, count)
         return [count(ni) for ni in nodes]
 
-    def _indexed_host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, i: int, nodes: list[NodeInfo],
+    def _indexed_host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, nodes: list[NodeInfo],
                              count) -> list[int]:
         """Each node's matching pods from the pod index's groups (a node that is not the snapshot's own
         is counted from its pods)."""
         if selector.is_everything:
             return [0] * len(nodes)
         snapshot, service = self.handle.snapshot, self.handle.pod_index
-        index = service.index(state)
-        kept = service.answers(self, ("groups", "host", i))
-        groups = index.matching((pod.namespace,), selector, terminating=False, kept=kept)
-        per_node = pod_index.totals(index, groups, _not_counted, kept).per_node
-        if service.snapshot_nodes(nodes):  # the snapshot's own nodes (a sequence's window): in C
+        per_node = service.pods_per_node(state, (pod.namespace,), selector, terminating=False)
+        # The snapshot's own nodes (a sequence's window): in C; a single node (Score's) is looked up by name.
+        if len(nodes) > 1 and service.snapshot_nodes(nodes):
             return list(map(per_node.get, nodes, repeat(0)))
         live = snapshot.node_info_map
         return [per_node.get(ni, 0) if live.get(ni.name) is ni else count(ni) for ni in nodes]

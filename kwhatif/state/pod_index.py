@@ -13,9 +13,9 @@ expanded to their nodes' domains.
 Independent of the pod being scheduled, the index is kept per snapshot and brought up to date from the
 snapshot's change feed and the nodes' ``generation``, as NodeMemo keeps its values: a step reads again
 only the nodes whose generation changed (every change through the Snapshot gives a node a new one, a revert
-gives it back its old one with its old pods). What a pod class asks (the groups matching a selector, the
-distinct terms matching the pod, the counts per domain) is kept in the memo's tables for that class and
-updated from the nodes changed since. The sums are integers, so the order in which nodes are added does not
+gives it back its old one with its old pods). What a pod class asks through PodIndexService (the groups
+matching a selector, the distinct terms matching the pod, the counts per domain) is kept there for that
+class and updated from the nodes changed since; the plugins only ask. The sums are integers, so the order in which nodes are added does not
 matter; tests/plugins/test_pod_index.py checks every use against the per-pod walk on random clusters.
 """
 
@@ -295,6 +295,19 @@ class PodIndex:
         """Changes whenever a term sum of ``kind`` changes (a term added or dropped, a count or weight)."""
         return self._term_sum_versions[kind]
 
+    def terms_version(self, kind: int) -> int:
+        """Changes whenever a distinct term of ``kind`` is added or dropped (what ``matching_terms`` reads)."""
+        return self._term_versions[kind]
+
+    def groups_version(self, namespaces) -> tuple | int:
+        """Changes whenever a group of ``namespaces`` (None: every namespace) is added or dropped (what
+        ``matching`` reads of them, the groups' nodes apart); their pods grouped first."""
+        self._group_pods(namespaces)
+        versions = self._versions
+        if namespaces is None:
+            return versions.get(None, 0)
+        return tuple([versions.get(namespace, 0) for namespace in namespaces])
+
     def _add(self, ni: NodeInfo, summary: _Node, terms: bool = True) -> None:
         if summary.pods is not None:
             for group, count in summary.pods.items():
@@ -391,22 +404,13 @@ class PodIndex:
         versions[namespace] = versions.get(namespace, 0) + 1
         versions[None] = versions.get(None, 0) + 1
 
-    def matching(self, namespaces, selector: Selector, terminating: bool = True, kept: dict | None = None
-                 ) -> list[Group]:
+    def matching(self, namespaces, selector: Selector, terminating: bool = True) -> list[Group]:
         """The groups of ``namespaces`` (None: every namespace) whose labels ``selector`` matches;
-        terminating pods' groups only if ``terminating``. ``kept``: where to keep the answer for the next
-        attempt of the same pod class (the memo's table of this question), until a group of those
-        namespaces is added or dropped (the groups' nodes are read when the answer is used)."""
+        terminating pods' groups only if ``terminating``. The same while ``groups_version`` is (the
+        groups' nodes are read when the answer is used)."""
         if selector.nothing:
             return []
         self._group_pods(namespaces)
-        if kept is not None:
-            versions = self._versions
-            stamp = (self, versions.get(None, 0) if namespaces is None
-                     else tuple([versions.get(namespace, 0) for namespace in namespaces]))
-            found = kept.get("groups")
-            if found is not None and found[0] == stamp:
-                return found[1]
         out = []
         pairs = selector.equal_pairs
         for namespace in (self.by_namespace if namespaces is None else namespaces):
@@ -421,24 +425,17 @@ class PodIndex:
             for group in candidates:
                 if (terminating or not group.terminating) and selector.matches(group.labels):
                     out.append(group)
-        if kept is not None:
-            kept["groups"] = (stamp, out)
         return out
 
-    def matching_terms(self, kind: int, pod: PodInfo, namespace_labels: Mapping[str, str] | None,
-                       kept: dict | None = None) -> list[TermSum]:
+    def matching_terms(self, kind: int, pod: PodInfo, namespace_labels: Mapping[str, str] | None
+                       ) -> list[TermSum]:
         """The distinct terms of existing pods of ``kind`` that the incoming ``pod`` (its namespace's labels
-        ``namespace_labels``) matches: those naming its namespace or with a namespaceSelector; ``kept`` as
-        for ``matching``, until a distinct term of that kind is added or dropped. Read-only for the caller.
-        Until then the answer is also kept for every pod alike in what the terms read: its namespace, the
-        namespace's labels and the values of the label keys their selectors name (pods of a StatefulSet,
-        each its own class, differ in labels no term names)."""
+        ``namespace_labels``) matches: those naming its namespace or with a namespaceSelector; the same
+        while ``terms_version(kind)`` is. Read-only for the caller. Until a distinct term of that kind is
+        added or dropped the answer is kept here for every pod alike in what the terms read: its namespace,
+        the namespace's labels and the values of the label keys their selectors name (pods of a
+        StatefulSet, each its own class, differ in labels no term names)."""
         version = self._term_versions[kind]
-        if kept is not None:
-            stamp = (self, version)
-            found = kept.get("terms")
-            if found is not None and found[0] == stamp:
-                return found[1]
         by_namespace = self._terms_by_namespace[kind]
         alike = self._terms_alike[kind]
         if alike is None or alike[0] != version:
@@ -460,8 +457,6 @@ class PodIndex:
                     if term_id not in wide and entry.term.matches(pod, namespace_labels)]
             if key is not None:
                 answers[key] = out
-        if kept is not None:
-            kept["terms"] = (stamp, out)
         return out
 
 
@@ -506,33 +501,35 @@ def synced(snapshot, state) -> PodIndex:
 
 class Totals:
     """The pods of a list of groups per node (``per_node``) and summed per domain (``totals``, no domain
-    at 0) of the nodes a question counts, kept for a pod class: later attempts count again only the nodes
-    changed since (the pod bound, the fork reverted)."""
+    at 0) of the nodes a question counts, as of change number ``change`` of the index: ``totals`` given
+    it again counts only the nodes changed since (the pod bound, the fork reverted)."""
 
     __slots__ = ("stamp", "groups", "members", "change", "per_node", "totals")
 
 
-def totals(index: PodIndex, groups: list[Group], domain, kept: dict) -> Totals:
-    """The Totals of ``groups`` (a list ``matching`` kept) with ``domain(node)``: the node's domain or
-    NOT_COUNTED; it may depend on the node's labels and taints and the pod's class only. ``kept``: the
-    memo's table of the question."""
+def totals(index: PodIndex, groups: list[Group], domain, last: Totals | None) -> Totals:
+    """The Totals of ``groups`` (an answer of ``matching``) with ``domain(node)``: the node's domain or
+    NOT_COUNTED (``domain`` None: per node only); it may depend on the node's labels and taints and the
+    pod's class only. ``last``: the Totals of the same question at an earlier attempt of the pod's class,
+    brought up to date (None: counted afresh)."""
     stamp = (index, index.epoch, index.layout_version)
-    entry: Totals | None = kept.get("totals")
+    entry = last
     changed = None
     if entry is not None and entry.stamp == stamp and entry.groups is groups:
         changed = index.changed_since(entry.change)
     if changed is None:
-        entry = kept["totals"] = Totals()
+        entry = Totals()
         entry.stamp, entry.groups, entry.members = stamp, groups, set(groups)
         per_node: dict[NodeInfo, int] = {}
         for group in groups:
             for ni, count in group.nodes.items():
                 per_node[ni] = per_node.get(ni, 0) + count
         sums: dict = {}
-        for ni, count in per_node.items():
-            value = domain(ni)
-            if value is not NOT_COUNTED:
-                sums[value] = sums.get(value, 0) + count
+        if domain is not None:
+            for ni, count in per_node.items():
+                value = domain(ni)
+                if value is not NOT_COUNTED:
+                    sums[value] = sums.get(value, 0) + count
         entry.per_node, entry.totals = per_node, sums
     else:
         per_node, sums, members = entry.per_node, entry.totals, entry.members
@@ -545,6 +542,8 @@ def totals(index: PodIndex, groups: list[Group], domain, kept: dict) -> Totals:
                 per_node[ni] = new
             else:
                 del per_node[ni]
+            if domain is None:
+                continue
             value = domain(ni)
             if value is not NOT_COUNTED:
                 number = sums.get(value, 0) + new - old
@@ -591,20 +590,55 @@ def domain_counts(groups: list[Group], topology_key: str) -> dict[str, int]:
     return out
 
 
-def label_domain(topology_key: str):
-    """``domain`` for ``totals``: the node's value of ``topology_key``, nodes without it not counted."""
-    def domain(ni: NodeInfo):
-        labels = ni.labels
-        return labels[topology_key] if topology_key in labels else NOT_COUNTED
+class LabelDomain:
+    """A node's domain by its value of label ``key`` (a node without it not counted); equal for equal keys."""
 
-    return domain
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __call__(self, ni: NodeInfo):
+        labels = ni.labels
+        return labels[self.key] if self.key in labels else NOT_COUNTED
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is LabelDomain and other.key == self.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+class TermCounts:
+    """Distinct terms counted per topology pair (``pairs``: (topology key, value) -> terms counted) and,
+    per topology key, the values counted above 0 (``values``). Read-only."""
+
+    __slots__ = ("pairs", "values")
+
+    def __init__(self, entries: list[TermSum]) -> None:
+        pairs: dict[tuple[str, str], int] = {}
+        for entry in entries:
+            key = entry.term.topology_key
+            for value, (count, _) in entry.values.items():
+                pair = (key, value)
+                pairs[pair] = pairs.get(pair, 0) + count
+        values: dict[str, set[str]] = {}
+        for (key, value), count in pairs.items():
+            if count > 0:
+                values.setdefault(key, set()).add(value)
+        self.pairs, self.values = pairs, values
 
 
 class PodIndexService:
-    """What plugins may ask of the engine's kept state, as upstream plugins ask the shared lister: the
-    snapshot's pod index, where a pod class's answers from it are kept, and each node's value of a
-    label. Offered by the handle only when the engine keeps values between attempts (a sequence, a drain);
-    a single attempt walks the pods (building the index would cost more)."""
+    """What plugins may ask of the snapshot's pods, as upstream plugins ask the shared lister: the groups
+    matching a selector, their pods per domain or per node, the existing pods' terms matching a pod and
+    their counts, every domain of the nodes, each node's value of a label. Offered by the handle only when
+    the engine keeps values between attempts (a sequence, a drain); a single attempt walks the pods
+    (building the index would cost more).
+
+    Its answers are kept for the pod class being scheduled (the memo's tables), keyed by what they read
+    besides the pod (the namespaces, the selector's content, the domain), and brought up to date from the
+    index's changes: the same as asked afresh (tests/plugins/test_pod_index.py checks both)."""
 
     __slots__ = ("_snapshot", "_memo")
 
@@ -615,13 +649,110 @@ class PodIndexService:
         """The snapshot's pod index, brought up to date (once per cycle)."""
         return synced(self._snapshot, state)
 
-    def answers(self, owner: object, question) -> dict:
-        """Where ``owner`` (a plugin) keeps its answers to ``question`` for the pod class being scheduled."""
-        return self._memo.table(owner, question)
+    def _answers(self, question) -> dict | None:
+        """The pod class's answers to ``question`` (None: it cannot be told apart, bad input: ask afresh)."""
+        try:
+            return self._memo.table(self, question)
+        except TypeError:  # a selector or topology key of another type than str (bad input)
+            return None
 
-    def node_value(self, owner: object, question, node_info: NodeInfo, compute):
-        """``compute(node_info)``, kept for the pod class while the node is unchanged."""
-        return self._memo.value(self._memo.table(owner, question), node_info, compute)
+    def _selected(self, namespaces, selector: Selector, terminating: bool) -> dict | None:
+        """The pod class's answers about the groups ``selector`` matches (None for a selector of nothing)."""
+        content = None if selector.nothing else selector.content
+        return None if content is None else self._answers(("groups", namespaces, content, terminating))
+
+    def matching(self, state, namespaces, selector: Selector, terminating: bool = True) -> list[Group]:
+        """The groups of ``namespaces`` (None: every namespace) whose labels ``selector`` matches,
+        terminating pods' groups only if ``terminating`` (PodIndex.matching). Read-only."""
+        index = synced(self._snapshot, state)
+        return self._matching(index, self._selected(namespaces, selector, terminating), namespaces, selector,
+                              terminating)
+
+    @staticmethod
+    def _matching(index: PodIndex, answers: dict | None, namespaces, selector: Selector, terminating: bool
+                  ) -> list[Group]:
+        if answers is None:
+            return index.matching(namespaces, selector, terminating)
+        version = index.groups_version(namespaces)
+        found = answers.get("groups")
+        if found is not None and found[0] is index and found[1] == version:
+            return found[2]
+        out = index.matching(namespaces, selector, terminating)
+        answers["groups"] = (index, version, out)
+        return out
+
+    def _totals(self, state, namespaces, selector: Selector, terminating: bool, domain) -> Totals:
+        index = synced(self._snapshot, state)
+        answers = self._selected(namespaces, selector, terminating)
+        groups = self._matching(index, answers, namespaces, selector, terminating)
+        question = ("totals", domain)
+        try:
+            last = None if answers is None else answers.get(question)
+        except TypeError:  # a domain of a topology key of another type than str (bad input)
+            answers = last = None
+        out = totals(index, groups, domain, last)
+        if answers is not None:
+            answers[question] = out
+        return out
+
+    def pods_per_domain(self, state, namespaces, selector: Selector, domain, terminating: bool = True
+                        ) -> dict:
+        """The pods of the groups ``matching`` gives, summed per ``domain(node)`` (a LabelDomain, or the
+        like: hashable, and equal only to a domain that gives every node the same for the same pod class;
+        NOT_COUNTED leaves a node out), no domain at 0. Read-only."""
+        return self._totals(state, namespaces, selector, terminating, domain).totals
+
+    def pods_per_node(self, state, namespaces, selector: Selector, terminating: bool = True
+                      ) -> dict[NodeInfo, int]:
+        """The pods of the groups ``matching`` gives, per node running some. Read-only."""
+        return self._totals(state, namespaces, selector, terminating, None).per_node
+
+    def matching_terms(self, state, kind: int, pod: PodInfo, namespace_labels: Mapping[str, str] | None
+                       ) -> list[TermSum]:
+        """The distinct terms of existing pods of ``kind`` that ``pod`` matches (PodIndex.matching_terms).
+        Read-only."""
+        index = synced(self._snapshot, state)
+        answers = self._memo.table(self, ("terms", kind))
+        version = index.terms_version(kind)
+        found = answers.get("terms")
+        if found is not None and found[0] is index and found[1] == version:
+            return found[2]
+        out = index.matching_terms(kind, pod, namespace_labels)
+        answers["terms"] = (index, version, out)
+        return out
+
+    def term_counts(self, state, kind: int, pod: PodInfo, namespace_labels: Mapping[str, str] | None
+                    ) -> TermCounts:
+        """The terms ``matching_terms`` gives, counted per topology pair. The same object while those
+        terms and their sums are (a pod placed where they count nothing changes neither)."""
+        terms = self.matching_terms(state, kind, pod, namespace_labels)
+        index = synced(self._snapshot, state)
+        answers = self._memo.table(self, ("terms", kind))
+        version = index.term_sums_version(kind)
+        found = answers.get("counts")
+        if found is not None and found[0] is index and found[1] == version and found[2] is terms:
+            return found[3]
+        out = TermCounts(terms)
+        answers["counts"] = (index, version, terms, out)
+        return out
+
+    def domains(self, state, domain) -> dict:
+        """Every domain of the snapshot's nodes as ``domain`` (as for ``pods_per_domain``) gives them, in
+        the order of the nodes, each at 0. Read-only."""
+        index = synced(self._snapshot, state)
+        answers = self._answers(("domains", domain))
+        if answers is not None:
+            found = answers.get("domains")
+            if found is not None and found[0] is index and found[1] == index.layout_version:
+                return found[2]
+        out: dict = {}
+        for ni in self._snapshot.node_info_list:
+            value = domain(ni)
+            if value is not NOT_COUNTED:
+                out.setdefault(value, 0)
+        if answers is not None:
+            answers["domains"] = (index, index.layout_version, out)
+        return out
 
     def label_values(self, nodes: list[NodeInfo], key: str) -> list | None:
         """Each node's value of label ``key`` (None: it has none), gathered in C; None when a node is not
