@@ -98,18 +98,24 @@ def _walked_term_counts(snap, kind, pod, namespace_labels) -> tuple[dict, dict]:
     return dict(pairs), values
 
 
-def _domains_of(pod, rng):
-    """Domains as the plugins ask about them: a label's, and a spread constraint's of ``pod``."""
-    inclusion = pts._NodeInclusion(pod)
-    constraint = pts.Constraint(1, rng.choice([ZONE, HOST, RACK]), labelsel.NOTHING,
-                                node_affinity_policy=rng.choice([pts.HONOR, pts.IGNORE]),
-                                node_taints_policy=rng.choice([pts.HONOR, pts.IGNORE]))
-    required = rng.choice([(), (constraint.topology_key,), (ZONE, HOST)])
-    return [pod_index.LabelDomain(rng.choice([ZONE, HOST, RACK])), pts._ConstraintDomain(constraint, required, inclusion)]
+def _domains(rng, pod) -> list:
+    """Two domains as the plugins ask about them (a label's, or a spread constraint's of ``pod``): the
+    second like the first but for one thing it reads."""
+    keys, policies, required = [ZONE, HOST, RACK], [pts.HONOR, pts.IGNORE], [(), (ZONE,), (ZONE, HOST)]
+    if rng.random() < 0.5:
+        first = rng.choice(keys)
+        return [pod_index.LabelDomain(key) for key in (first, rng.choice([k for k in keys if k != first]))]
+    reads = [rng.choice(keys), rng.choice(required), rng.choice(policies), rng.choice(policies)]
+    other = list(reads)
+    which = rng.randrange(4)
+    other[which] = rng.choice([choice for choice in (keys, required, policies, policies)[which] if choice != reads[which]])
+    return [pts._ConstraintDomain(pts.Constraint(1, key, labelsel.NOTHING, node_affinity_policy=affinity,
+                                                 node_taints_policy=taints), needed, pts._NodeInclusion(pod))
+            for key, needed, affinity, taints in (reads, other)]
 
 
 # Each question: (name, ask the service, walk the pods), both given (service, state, snap, pod, asked), where
-# ``asked`` holds the selector, namespaces, terminating, domain and kind drawn for the attempt.
+# ``asked`` holds the selector, namespaces, terminating, domain, kind and namespace labels of the question.
 QUESTIONS = [
     ("matching",
      lambda sv, st, snap, pod, q: _asked_groups(sv.matching(st, q["namespaces"], q["selector"], q["terminating"])),
@@ -151,27 +157,28 @@ def test_the_service_answers_as_the_walk(seed, name, ask, walk):
     snap = snapshot(nodes, pods, namespaces)
     memo = NodeMemo(snap)
     service = PodIndexService(snap, memo)
-    classes = [_incoming(rng, f"in-{k}") for k in range(3)]  # pods of several classes take turns
-    # a few questions per class, asked again and again (what a class's attempts do)
-    raw_selectors = [_selector(rng) for _ in range(3)]
-    selectors = [labelsel.from_label_selector(raw) for raw in raw_selectors]
-    namespace_choices = [None, frozenset(NAMESPACES[:2]), (rng.choice(NAMESPACES),)]
+    # Pods of several classes take turns, each asking its own two questions at every attempt: about the
+    # same pods, per two domains (each kept apart from the other).
+    classes = []
+    for k in range(3):
+        pod = _incoming(rng, f"in-{k}")
+        common = {"selector": _selector(rng), "namespaces": rng.choice([None, frozenset(NAMESPACES[:2]),
+                                                                       (rng.choice(NAMESPACES),)]),
+                  "terminating": rng.random() < 0.5,
+                  "kind": rng.choice([pod_index.REQUIRED_AFFINITY, pod_index.PREFERRED,
+                                      pod_index.REQUIRED_ANTI_AFFINITY]),
+                  "namespace_labels": snap.namespace_labels.get(pod.namespace)}
+        classes.append((pod, [{**common, "domain": domain} for domain in _domains(rng, pod)],
+                        labelsel.from_label_selector(common["selector"])))
     forks = 0
-    for step in range(12):
-        k = rng.randrange(len(classes))
-        pod = classes[k]
+    for step in range(20):
+        pod, questions, selector = rng.choice(classes)
         memo.begin(pod)
         state = CycleState()
-        which = rng.randrange(len(selectors))
-        asked = {
-            "selector": selectors[which] if rng.random() < 0.5 else labelsel.from_label_selector(raw_selectors[which]),
-            "namespaces": rng.choice(namespace_choices),
-            "terminating": rng.random() < 0.5,
-            "domain": rng.choice(_domains_of(pod, random.Random(seed * 100 + k))),
-            "kind": rng.choice([pod_index.REQUIRED_AFFINITY, pod_index.PREFERRED, pod_index.REQUIRED_ANTI_AFFINITY]),
-            "namespace_labels": snap.namespace_labels.get(pod.namespace),
-        }
-        for _ in range(2):  # asked twice in one attempt: the second from what the first kept
+        for question in questions:
+            # the class's selector object, or one parsed anew (a spread constraint is, at every attempt)
+            asked = {**question, "selector": selector if rng.random() < 0.5
+                     else labelsel.from_label_selector(question["selector"])}
             assert ask(service, state, snap, pod, asked) == walk(service, state, snap, pod, asked), f"step {step}"
         if forks and rng.random() < 0.2:
             snap.revert() if rng.random() < 0.6 else snap.commit()
