@@ -94,10 +94,8 @@ def test_every_accelerator_is_of_a_registered_plugin():
 # What only an accelerator may declare or do (kwhatif.accelerators), not the plugins.
 CACHE_VOCABULARY = ("node_local", "reads", "reads_node_only", "filter_key", "filter_statuses", "statuses_at",
                     "scores_at", "scores", "normalize_values")
-# PodTopologySpread's bulk Score still reads the memo's pod index from inside the plugin.
-NOT_YET_MOVED = {("PodTopologySpread", "scores")}
 
 
 def test_plugins_keep_upstreams_plugin_api_only():
     found = {(name, attr) for name in REGISTRY for attr in CACHE_VOCABULARY if hasattr(plugin_class(name), attr)}
-    assert found == NOT_YET_MOVED
+    assert found == set()

@@ -18,8 +18,7 @@ merging the same ``key In (value)`` twice selects the same pods, so it changes n
 from __future__ import annotations
 
 import math
-from itertools import repeat
-from operator import add, attrgetter, is_
+from operator import attrgetter, is_
 from typing import Iterable, Mapping
 
 from kwhatif.api import labels as labelsel
@@ -310,14 +309,6 @@ def _default_selector(pod: PodInfo, index: _ControllerIndex, owner: Mapping | No
             if not other.nothing:
                 selector = labelsel.Selector(selector.requirements + other.requirements)
     return selector
-
-
-def _summed(sums: list[float | None], terms: list[float | None]) -> list[float | None]:
-    """Each node's sum so far plus its term of the next constraint, in float64 (None: neither has one)."""
-    if None in sums or None in terms:
-        return [total if term is None else term if total is None else total + term
-                for total, term in zip(sums, terms)]
-    return list(map(add, sums, terms))
 
 
 # --- PreFilter / Filter state ----------------------------------------------------------------
@@ -762,98 +753,11 @@ class PodTopologySpread(Plugin):
             if tp_val is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                cnt = self._host_counts(state, pod, c.selector, [node_info])[0]
+                cnt = count_pods_match_selector(node_info.pods, c.selector, pod.namespace)
             else:
                 cnt = s.topology_value_to_pod_counts[i][tp_val]
             score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
         return go_round(score)
-
-    def scores(self, state, pod, nodes: list[NodeInfo]) -> list[int]:
-        """Score and NormalizeScore of every node at once, as ``score`` then ``normalize_score`` give
-        them (a sequence scores thousands of nodes at every step): the same float64 sums in constraint
-        order, Go's rounding (the sums are never negative) and the same integer division."""
-        s: PreScoreState = state.read(PRE_SCORE_KEY)
-        ignored = s.ignored_nodes
-        if not ignored:
-            return self._scores_by_value(s, pod, state, nodes)
-        # Nodes without every topology key are ignored (the pod's own constraints): node by node.
-        sums: list[float | None] = [None] * len(nodes)
-        for i, c in enumerate(s.constraints):
-            key = c.topology_key
-            weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
-            if key == LABEL_HOSTNAME:
-                counts = self._host_counts(state, pod, c.selector, nodes)
-                terms = [float(cnt) * weight + skew if key in ni.labels else None
-                         for ni, cnt in zip(nodes, counts)]
-            else:
-                domain_counts = s.topology_value_to_pod_counts[i]
-                # An ignored node (without every topology key) scores 0: its domain may be no candidate's.
-                terms = [None if (value := ni.labels.get(key)) is None or ni.name in ignored
-                         else float(domain_counts[value]) * weight + skew for ni in nodes]
-            sums = _summed(sums, terms)
-        raw = [INVALID_SCORE if ni.name in ignored else 0 if total is None else (whole := int(total)) + (
-            total - whole >= 0.5) for ni, total in zip(nodes, sums)]
-        valid = [score for score in raw if score != INVALID_SCORE]
-        max_score = max(valid, default=0)
-        if max_score == 0:
-            return [0 if score == INVALID_SCORE else MAX_NODE_SCORE for score in raw]
-        top = max_score + min(valid)
-        return [0 if score == INVALID_SCORE else MAX_NODE_SCORE * (top - score) // max_score for score in raw]
-
-    def _scores_by_value(self, s: PreScoreState, pod: PodInfo, state, nodes: list[NodeInfo]) -> list[int]:
-        """``scores`` with no node ignored, each step worked out once per distinct input and mapped onto the
-        nodes in C: a constraint's term of a node depends on what it reads of it, its domain (few domains)
-        or its own count (few distinct counts); the float64 sums (in constraint order, a node without the
-        key adding 0.0, which leaves a non-negative sum as it is), their rounding and the normalized scores
-        on the sum (few distinct sums). No per-node tuples: making thousands of them costs more than the
-        rest."""
-        sums: list[float] | None = None
-        for i, c in enumerate(s.constraints):
-            values = self._label_values(nodes, c.topology_key)
-            weight, skew = s.topology_normalizing_weight[i], c.max_skew
-            if c.topology_key == LABEL_HOSTNAME:
-                reads = self._host_counts(state, pod, c.selector, nodes)
-                if None in values:
-                    reads = [None if value is None else cnt for cnt, value in zip(reads, values)]
-                terms = {cnt: 0.0 if cnt is None else score_for_count(cnt, skew, weight) for cnt in set(reads)}
-            else:
-                reads, domains = values, s.topology_value_to_pod_counts[i]
-                terms = {value: 0.0 if value is None else score_for_count(domains[value], skew, weight)
-                         for value in set(reads)}
-            column = list(map(terms.__getitem__, reads))
-            sums = column if sums is None else list(map(add, sums, column))
-        if sums is None:
-            return [MAX_NODE_SCORE] * len(nodes)
-        raw_of = {total: go_round(total) for total in set(sums)}
-        max_score = max(raw_of.values(), default=0)
-        if max_score == 0:
-            return [MAX_NODE_SCORE] * len(nodes)
-        top = max_score + min(raw_of.values())
-        normalized = {total: MAX_NODE_SCORE * (top - score) // max_score for total, score in raw_of.items()}
-        return list(map(normalized.__getitem__, sums))
-
-    def _host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, nodes: list[NodeInfo]) -> list[int]:
-        """Each node's pods that a hostname constraint (its ``selector``) counts."""
-        def count(ni: NodeInfo) -> int:
-            return count_pods_match_selector(ni.pods_in(pod.namespace), selector, pod.namespace)
-
-        if self.handle.pod_index:
-            return self._indexed_host_counts(state, pod, selector, nodes, count)
-        return [count(ni) for ni in nodes]
-
-    def _indexed_host_counts(self, state, pod: PodInfo, selector: labelsel.Selector, nodes: list[NodeInfo],
-                             count) -> list[int]:
-        """Each node's matching pods from the pod index's groups (a node that is not the snapshot's own
-        is counted from its pods)."""
-        if selector.is_everything:
-            return [0] * len(nodes)
-        snapshot, service = self.handle.snapshot, self.handle.pod_index
-        per_node = service.pods_per_node(state, (pod.namespace,), selector, terminating=False)
-        # The snapshot's own nodes (a sequence's window): in C; a single node (Score's) is looked up by name.
-        if len(nodes) > 1 and service.snapshot_nodes(nodes):
-            return list(map(per_node.get, nodes, repeat(0)))
-        live = snapshot.node_info_map
-        return [per_node.get(ni, 0) if live.get(ni.name) is ni else count(ni) for ni in nodes]
 
     def normalize_score(self, state, pod, scores):
         """100 * (max + min - score) / max; ignored nodes get 0, all-zero scores get 100."""

@@ -190,7 +190,10 @@ def _evaluate(framework: Framework, pod: PodInfo, rng_filtered: list[bool]) -> d
     if status is None:
         s = state.read(pts.PRE_SCORE_KEY)
         out["spread", "topology"] = (s.topology_value_to_pod_counts, s.ignored_nodes)
-        out["spread", "scores"] = spread.scores(state, pod, filtered)
+        scores = [NodeScore(ni.name, spread.score(state, pod, ni)) for ni in filtered]
+        spread.normalize_score(state, pod, scores)
+        out["spread", "scores"] = [s.score for s in scores]
+        assert accelerator_of(spread).scores(spread, state, pod, filtered) == out["spread", "scores"]  # all at once
     return out
 
 
