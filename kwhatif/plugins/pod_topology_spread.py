@@ -18,7 +18,7 @@ merging the same ``key In (value)`` twice selects the same pods, so it changes n
 from __future__ import annotations
 
 import math
-from operator import attrgetter, is_
+from operator import attrgetter
 from typing import Iterable, Mapping
 
 from kwhatif.api import labels as labelsel
@@ -33,6 +33,7 @@ from kwhatif.plugins.args.pod_topology_spread import (
 from kwhatif.plugins.helper import find_matching_untolerated_taint, node_label_values
 from kwhatif.plugins.node_affinity import RequiredNodeAffinity
 from kwhatif.state import pod_index
+from kwhatif.state.controllers import RC_KIND, RS_KIND, SS_KIND, ControllerIndex, controller_index
 from kwhatif.state.nodeinfo import NodeInfo, PodInfo
 
 NAME = "PodTopologySpread"
@@ -55,10 +56,6 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 MAX_INT32 = 2**31 - 1
 INVALID_SCORE = -1
 
-# The controllers whose selectors DefaultSelector reads, keyed by (group, version, kind).
-_RC_KIND = ("", "v1", "ReplicationController")
-_RS_KIND = ("apps", "v1", "ReplicaSet")
-_SS_KIND = ("apps", "v1", "StatefulSet")
 
 
 class Constraint:
@@ -147,10 +144,6 @@ def count_pods_match_selector(pods: Iterable[PodInfo], selector: labelsel.Select
 # --- helper.DefaultSelector ------------------------------------------------------------------
 
 
-def _namespace(obj: Mapping) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or "default"
-
-
 def _parse_group_version(api_version: str) -> tuple[str, str] | None:
     """schema.ParseGroupVersion: "" and "v1" have no group, "g/v" splits once, more slashes fail."""
     if not api_version:
@@ -173,119 +166,19 @@ def _controller_of(pod: PodInfo) -> Mapping | None:
     return None
 
 
-class _ControllerIndex:
-    """A cluster's Services by namespace and its controllers by namespace and name, so that
-    DefaultSelector reads the few objects of the pod's namespace instead of every object at every
-    attempt. Valid while the cluster holds the same objects: the same lists with the same lengths (clusters
-    are changed by replacing their lists: dataclasses.replace), or lists holding the same objects (a
-    sweep's task works on a copy of the base's lists)."""
-
-    __slots__ = ("lists", "lengths", "objects", "services", "controllers", "selectors", "service_index")
-
-    def __init__(self, lists: tuple[list, ...]) -> None:
-        self.lists = lists
-        self.lengths = tuple(len(objs) for objs in lists)
-        self.objects = tuple(list(objs) for objs in lists)
-        services, rcs, rss, sss = lists
-        # namespace -> [selector map, compiled on first use] of each Service with a selector (a nil one
-        # matches nothing)
-        self.services: dict[str, list[list]] = {}
-        for service in services:
-            svc_selector = (service.get("spec") or {}).get("selector")
-            if svc_selector is not None:
-                self.services.setdefault(_namespace(service), []).append([svc_selector, None])
-        self.controllers: dict[tuple, Mapping] = {}
-        for kind, objects in ((_RC_KIND, rcs), (_RS_KIND, rss), (_SS_KIND, sss)):
-            for obj in objects:  # the first of a namespace and name, as a scan would find it
-                self.controllers.setdefault((kind, _namespace(obj), (obj.get("metadata") or {}).get("name")), obj)
-        # default_selector's answers by (namespace, labels, controller reference): a workload's pods share one
-        self.selectors: dict[tuple, labelsel.Selector] = {}
-        # namespace -> its Services' positions by their selector's first label, and those without one
-        self.service_index: dict[str, tuple[dict, list[int]]] = {}
-
-    def services_for(self, namespace: str, labels: Mapping) -> list[list]:
-        """The Services of ``namespace`` that may select ``labels``, in their order: those whose selector's
-        first label the pod has, and those whose selector has no label to look up (a namespace of
-        hundreds of Services would otherwise be matched one by one for every workload)."""
-        entries = self.services.get(namespace, ())
-        index = self.service_index.get(namespace)
-        if index is None:
-            by_label: dict[tuple, list[int]] = {}
-            unindexed: list[int] = []
-            for position, (selector, _) in enumerate(entries):
-                first = next(iter(selector.items()), None) if isinstance(selector, dict) else None
-                try:
-                    hash(first)
-                except TypeError:
-                    first = None
-                if first is None:
-                    unindexed.append(position)
-                else:
-                    by_label.setdefault(first, []).append(position)
-            index = self.service_index[namespace] = (by_label, unindexed)
-        by_label, unindexed = index
-        found = list(unindexed)
-        for label in labels.items():
-            try:
-                found.extend(by_label.get(label, ()))
-            except TypeError:  # an unhashable value (bad input) is no selector's
-                continue
-        found.sort()
-        return [entries[position] for position in found]
-
-    def valid_for(self, lists: tuple[list, ...]) -> bool:
-        if not all(len(objs) == n for objs, n in zip(lists, self.lengths)):
-            return False
-        if all(a is b for a, b in zip(self.lists, lists)):
-            return True
-        if all(all(map(is_, objs, known)) for objs, known in zip(lists, self.objects)):
-            self.lists = lists  # the same objects in other lists: these are checked at once from now on
-            return True
-        return False
-
-
-_index: _ControllerIndex | None = None
-
-
-def _controller_index(cluster) -> _ControllerIndex:
-    """The index of ``cluster``'s lists, built again when they changed (one index is kept)."""
-    global _index
-    lists = (cluster.services, cluster.replication_controllers, cluster.replica_sets, cluster.stateful_sets)
-    if _index is None or not _index.valid_for(lists):
-        _index = _ControllerIndex(lists)
-    return _index
-
-
-_MAX_SELECTORS = 1 << 16
-
-
 def default_selector(pod: PodInfo, cluster) -> labelsel.Selector:
     """helper.DefaultSelector: the selectors of the pod's Services merged with that of its
-    controlling ReplicationController, ReplicaSet or StatefulSet (all in the pod's namespace). It reads
-    nothing of the pod but its namespace, labels and controller reference: pods alike there share the
-    answer while the cluster holds the same objects (a workload's pods, scheduled one after another)."""
-    index = _controller_index(cluster)
-    owner = _controller_of(pod)
-    try:
-        key = (pod.namespace, tuple(pod.labels.items()),
-               None if owner is None else (owner.get("apiVersion"), owner.get("kind"), owner.get("name")))
-        selector = index.selectors.get(key)
-    except TypeError:  # not hashable (bad input): not kept
-        return _default_selector(pod, index, owner)
-    if selector is None:
-        if len(index.selectors) >= _MAX_SELECTORS:
-            index.selectors.clear()
-        selector = index.selectors[key] = _default_selector(pod, index, owner)
-    return selector
+    controlling ReplicationController, ReplicaSet or StatefulSet (all in the pod's namespace), from the
+    cluster's controller index. It reads nothing of the pod but its namespace, labels and controller
+    reference: pods alike there share the answer (ControllerIndex.selector_for)."""
+    return controller_index(cluster).selector_for(pod, _controller_of(pod), _default_selector)
 
 
-def _default_selector(pod: PodInfo, index: _ControllerIndex, owner: Mapping | None) -> labelsel.Selector:
+def _default_selector(pod: PodInfo, index: ControllerIndex, owner: Mapping | None) -> labelsel.Selector:
     label_set: dict[str, str] = {}
-    for entry in index.services_for(pod.namespace, pod.labels):
-        if entry[1] is None:
-            entry[1] = labelsel.from_set(entry[0])
-        if entry[1].matches(pod.labels):
-            label_set.update(entry[0])
+    for selector_map, selector in index.services_for(pod.namespace, pod.labels):
+        if selector.matches(pod.labels):
+            label_set.update(selector_map)
     selector = labelsel.from_set(label_set)
     if owner is None:
         return selector
@@ -294,13 +187,13 @@ def _default_selector(pod: PodInfo, index: _ControllerIndex, owner: Mapping | No
         return selector
     kind = (*group_version, owner.get("kind") or "")
     name = owner.get("name") or ""
-    if kind == _RC_KIND:
-        rc = index.controllers.get((kind, pod.namespace, name))
+    if kind == RC_KIND:
+        rc = index.controller(kind, pod.namespace, name)
         if rc is not None:
             label_set.update((rc.get("spec") or {}).get("selector") or {})
             selector = labelsel.from_set(label_set)
-    elif kind in (_RS_KIND, _SS_KIND):
-        obj = index.controllers.get((kind, pod.namespace, name))
+    elif kind in (RS_KIND, SS_KIND):
+        obj = index.controller(kind, pod.namespace, name)
         if obj is not None:
             try:
                 other = labelsel.from_label_selector((obj.get("spec") or {}).get("selector"))

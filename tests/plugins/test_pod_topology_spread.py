@@ -16,6 +16,7 @@ from kwhatif.framework.interface import Code, Handle, NodeScore
 from kwhatif.framework.interface import ConfigError
 from kwhatif.framework.config import SchedulerSetup
 from kwhatif.framework.runtime import Framework
+from kwhatif.state.controllers import ControllerIndex, controller_index
 from kwhatif.state.node_memo import NodeMemo
 from kwhatif.plugins.pod_topology_spread import (
     PRE_FILTER_KEY,
@@ -505,7 +506,6 @@ def test_services_looked_up_by_label_are_the_ones_a_scan_matches(seed):
     """The Services that may select a pod (indexed by their selector's first label, the others always
     looked at) hold, in order, every Service of its namespace whose selector matches its labels."""
     from kwhatif.api import labels as labelsel
-    from kwhatif.plugins import pod_topology_spread as pts
 
     rng = random.Random(seed)
     values = {"app": ("web", "db"), "tier": ("fe", "be"), "hash": ("h1", "h2", ["bad"])}
@@ -513,7 +513,7 @@ def test_services_looked_up_by_label_are_the_ones_a_scan_matches(seed):
                  for _ in range(rng.randint(1, 30))]
     services = [service(f"s{i}", sel if rng.random() < 0.9 else None, ns=rng.choice(("default", "x")))
                 for i, sel in enumerate(selectors)]
-    index = pts._ControllerIndex((services, [], [], []))
+    index = ControllerIndex((services, [], [], []))
     for _ in range(20):
         labels = {key: rng.choice(vals) for key, vals in values.items() if rng.random() < 0.7}
         namespace = rng.choice(("default", "x", "empty"))
@@ -549,7 +549,7 @@ def test_default_selector_kept_per_namespace_labels_and_controller(seed):
                                                   "uid": "u", "controller": True}])
         info = pod.info()
         kept = default_selector(info, snap.cluster)
-        fresh = pts._default_selector(info, pts._ControllerIndex(pts._controller_index(snap.cluster).lists),
+        fresh = pts._default_selector(info, ControllerIndex(controller_index(snap.cluster).lists),
                                       pts._controller_of(info))
         for labels in label_sets:
             assert kept.matches(labels) == fresh.matches(labels), (step, labels)
