@@ -163,7 +163,6 @@ class PodIndex:
         self._versions: dict[str | None, int] = {}
         self.terms: tuple[dict[int, TermSum], ...] = ({}, {}, {})
         self._term_versions = [0, 0, 0]  # per kind: how many times a distinct term was added or dropped
-        self._term_sum_versions = [0, 0, 0]  # per kind: how many times a term's sums changed
         # per kind: (its term version, the label keys its terms read, pods alike in them -> matching_terms)
         self._terms_alike: list[tuple | None] = [None, None, None]
         # Per kind, the distinct terms by namespace they name (None: those with a namespaceSelector, which
@@ -180,6 +179,10 @@ class PodIndex:
         self.epoch = 0
         self._log: list[NodeInfo] = []
         self._log_start = 0
+        # Per kind, the changes of the term sums made by those syncs, in order, from change number
+        # ``_term_log_start``: (id of the term, topology value, terms counted added or, below 0, taken).
+        self._term_log: tuple[list[tuple], ...] = ([], [], [])
+        self._term_log_start = [0, 0, 0]
         self._summary_of: dict[NodeInfo, _Node] = {}
 
     @property
@@ -213,6 +216,10 @@ class PodIndex:
         if len(self._log) > _LOG_SIZE:
             self._log_start += len(self._log) - _LOG_SIZE // 2
             del self._log[:len(self._log) - _LOG_SIZE // 2]
+        for kind, log in enumerate(self._term_log):
+            if len(log) > _LOG_SIZE:
+                self._term_log_start[kind] += len(log) - _LOG_SIZE // 2
+                del log[:len(log) - _LOG_SIZE // 2]
 
     def _rebuild(self, nodes: list[NodeInfo]) -> None:
         with bulk_allocation():  # a group per label set of the cluster, long-lived
@@ -230,6 +237,7 @@ class PodIndex:
         self.layout_version += 1
         self.epoch += 1
         self._log, self._log_start = [], 0
+        self._term_log, self._term_log_start = ([], [], []), [0, 0, 0]
 
     def _update(self, index: int, ni: NodeInfo) -> None:
         """Node ``index`` (``ni``) has another generation: its summary made again. Made while the old one
@@ -245,8 +253,26 @@ class PodIndex:
         self._remove(ni, old, new, terms)
         self._generations[index] = ni.generation
         self._log.append(ni)
+        if terms:
+            term_log = self._term_log
+            for (kind, term_id, value), (_, count, _) in new.terms.items():
+                term_log[kind].append((term_id, value, count))
+            for (kind, term_id, value), (_, count, _) in old.terms.items():
+                term_log[kind].append((term_id, value, -count))
         if new.node is not old.node or new.labels is not old.labels or new.taints is not old.taints:
             self.layout_version += 1
+
+    def term_changes(self, kind: int) -> int:
+        """The number of changes of the term sums of ``kind`` read so far (in this epoch)."""
+        return self._term_log_start[kind] + len(self._term_log[kind])
+
+    def term_changes_since(self, kind: int, change: int) -> list[tuple] | None:
+        """The changes of the term sums of ``kind`` since change number ``change``, in order, as (id of the
+        term, topology value, terms counted added or taken); None: no longer known."""
+        start = self._term_log_start[kind]
+        if change < start:
+            return None
+        return self._term_log[kind][change - start:]
 
     def changed_since(self, change: int) -> set[NodeInfo] | None:
         """The nodes changed since change number ``change`` (None: no longer known)."""
@@ -291,10 +317,6 @@ class PodIndex:
             grouped.update(new)
         self.grouped = True
 
-    def term_sums_version(self, kind: int) -> int:
-        """Changes whenever a term sum of ``kind`` changes (a term added or dropped, a count or weight)."""
-        return self._term_sum_versions[kind]
-
     def terms_version(self, kind: int) -> int:
         """Changes whenever a distinct term of ``kind`` is added or dropped (what ``matching_terms`` reads)."""
         return self._term_versions[kind]
@@ -313,7 +335,6 @@ class PodIndex:
             for group, count in summary.pods.items():
                 group.nodes[ni] = count  # the node's previous summary was removed first
         for (kind, term_id, value), (term, count, weight) in (summary.terms.items() if terms else ()):
-            self._term_sum_versions[kind] += 1
             sums = self.terms[kind]
             entry = sums.get(term_id)
             if entry is None:
@@ -340,7 +361,6 @@ class PodIndex:
             if not nodes:
                 self._drop_group(group)
         for (kind, term_id, value), (_, count, weight) in (summary.terms.items() if terms else ()):
-            self._term_sum_versions[kind] += 1
             sums = self.terms[kind]
             entry = sums[term_id]
             kept = entry.values[value]
@@ -610,14 +630,30 @@ class LabelDomain:
 
 
 class TermCounts:
-    """Distinct terms counted per topology pair (``pairs``: (topology key, value) -> terms counted) and,
-    per topology key, the values counted above 0 (``values``). Read-only."""
+    """Distinct terms of one kind counted per topology pair (``pairs``: (topology key, value) -> terms
+    counted) and, per topology key, the values counted (``values``), as of change number ``change`` of
+    the index's term sums of that kind: ``term_counts`` given it again applies only the changes since.
+    Its dicts and sets are never changed once made (a Filter key may hold them): changed counts are
+    another object's."""
 
-    __slots__ = ("pairs", "values")
+    __slots__ = ("stamp", "terms", "keys", "change", "pairs", "values")
 
-    def __init__(self, entries: list[TermSum]) -> None:
+
+def term_counts(index: PodIndex, kind: int, terms: list[TermSum], last: TermCounts | None) -> TermCounts:
+    """The TermCounts of ``terms`` (an answer of ``matching_terms``); ``last``: those of the same terms at
+    an earlier attempt of the pod's class (None: counted afresh). Their sums change in place as nodes
+    change; the list is the same only while no distinct term of the kind was added or dropped, so every
+    change since is of a term that is still there."""
+    stamp = (index, index.epoch)
+    changes = None
+    if last is not None and last.stamp == stamp and last.terms is terms:
+        changes = index.term_changes_since(kind, last.change)
+    if changes is None:
+        out = TermCounts()
+        out.stamp, out.terms = stamp, terms
+        out.keys = {id(entry.term): entry.term.topology_key for entry in terms}
         pairs: dict[tuple[str, str], int] = {}
-        for entry in entries:
+        for entry in terms:
             key = entry.term.topology_key
             for value, (count, _) in entry.values.items():
                 pair = (key, value)
@@ -626,7 +662,40 @@ class TermCounts:
         for (key, value), count in pairs.items():
             if count > 0:
                 values.setdefault(key, set()).add(value)
-        self.pairs, self.values = pairs, values
+        out.pairs, out.values = pairs, values
+    else:
+        keys = last.keys
+        changes = [change for change in changes if change[0] in keys]
+        if not changes:
+            last.change = index.term_changes(kind)
+            return last
+        out = TermCounts()
+        out.stamp, out.terms, out.keys = stamp, terms, keys
+        pairs, values = dict(last.pairs), dict(last.values)
+        copied: set[str] = set()  # the keys whose value sets are this object's own
+        for term_id, value, count in changes:
+            key = keys[term_id]
+            pair = (key, value)
+            before = pairs.get(pair, 0)
+            after = before + count
+            if after:
+                pairs[pair] = after
+            else:
+                del pairs[pair]
+            if (before > 0) != (after > 0):
+                if key not in copied:
+                    values[key] = set(values.get(key, ()))
+                    copied.add(key)
+                if after > 0:
+                    values[key].add(value)
+                else:
+                    values[key].discard(value)
+                    if not values[key]:
+                        del values[key]
+                        copied.discard(key)
+        out.pairs, out.values = pairs, values
+    out.change = index.term_changes(kind)
+    return out
 
 
 class PodIndexService:
@@ -726,14 +795,8 @@ class PodIndexService:
         """The terms ``matching_terms`` gives, counted per topology pair. The same object while those
         terms and their sums are (a pod placed where they count nothing changes neither)."""
         terms = self.matching_terms(state, kind, pod, namespace_labels)
-        index = synced(self._snapshot, state)
         answers = self._memo.table(self, ("terms", kind))
-        version = index.term_sums_version(kind)
-        found = answers.get("counts")
-        if found is not None and found[0] is index and found[1] == version and found[2] is terms:
-            return found[3]
-        out = TermCounts(terms)
-        answers["counts"] = (index, version, terms, out)
+        out = answers["counts"] = term_counts(synced(self._snapshot, state), kind, terms, answers.get("counts"))
         return out
 
     def domains(self, state, domain) -> dict:
