@@ -15,9 +15,10 @@ snapshot's change feed and the nodes' ``generation``, as NodeMemo keeps its valu
 only the nodes whose generation changed (every change through the Snapshot gives a node a new one, a revert
 gives it back its old one with its old pods). What a pod class asks through PodIndexService (the groups
 matching a selector, the distinct terms matching the pod, the counts per domain) is kept there for that
-class and updated from the nodes changed since; the plugins only ask. The sums are integers, so the order in which nodes are added does not
-matter; tests/plugins/test_pod_index.py checks every use against the per-pod walk on random clusters, and
-tests/plugins/test_pod_index_service.py each of the service's questions, kept and brought up to date.
+class and updated from the nodes changed since; the plugins only ask. The sums are integers, so the order
+in which nodes are added does not matter; tests/plugins/test_pod_index.py checks every use against the
+per-pod walk on random clusters, and tests/plugins/test_pod_index_service.py each of the service's
+questions, kept and brought up to date.
 """
 
 from __future__ import annotations

@@ -109,7 +109,8 @@ def _domains(rng, pod) -> list:
     reads = [rng.choice(keys), rng.choice(required), rng.choice(policies), rng.choice(policies)]
     other = list(reads)
     which = rng.randrange(4)
-    other[which] = rng.choice([choice for choice in (keys, required, policies, policies)[which] if choice != reads[which]])
+    choices = (keys, required, policies, policies)[which]
+    other[which] = rng.choice([choice for choice in choices if choice != reads[which]])
     return [pts._ConstraintDomain(pts.Constraint(1, key, labelsel.NOTHING, node_affinity_policy=affinity,
                                                  node_taints_policy=taints), needed, pts._NodeInclusion(pod))
             for key, needed, affinity, taints in (reads, other)]
