@@ -7,9 +7,16 @@ are allocated (``ResourceClaims.changed_pools`` feeds the pools whose allocation
 while no claim is pinned to nodes or served for extended resources. Besides the verdict it writes the report's details of the node and, where
 the pod fits, the allocation that Score and binding read: those are taken with the verdict and written again
 with the claims of the pod at hand named (a sequence's copies of a template each have a claim of their own).
+
+What the allocator asks about devices is kept for as long as the DRA index lives (``KeptDeviceAnswers``, which
+the memo evaluation gives the plugin): upstream gathers the node's pools and runs the selectors at every
+Allocate, where the answers cannot have changed (the index is made anew when the cluster's objects change).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import orjson
 
@@ -19,9 +26,137 @@ from kwhatif.plugins.dynamic_resources import STATE_KEY
 from kwhatif.plugins.helper import default_normalize_values
 from kwhatif.state.claims import claim_key
 
+if TYPE_CHECKING:
+    from kwhatif.api.dra_cel import CelError
+    from kwhatif.plugins.dra_allocator import Device, DraCluster, Pool
+
 # The cycle state's key of what a walk over kept verdicts found when it began: (the nodes with details
 # already, (the pod's claims as the details name them, as the allocations name them)).
 _WALK_KEY = "kwhatif/DynamicResourcesWalk"
+
+
+class _Tables:
+    """What is kept for one DRA index."""
+
+    def __init__(self) -> None:
+        self.pools: dict[str, tuple[dict, list[Pool]]] = {}  # node name -> (its labels, its pools)
+        self.outcomes: dict[tuple, bool | tuple[int, Exception]] = {}  # (expressions, device) -> run_selectors'
+        self.matches: dict[tuple[str, tuple], bool | CelError] = {}  # (expression, content key) -> result
+        self.content_keys: dict[tuple, tuple] = {}  # (names read, device) -> content key
+        # pool -> the nodes whose own slices publish it, and the pools of slices for many nodes (nodes_seeing)
+        self.pool_nodes: dict[tuple[str, str], set[str]] | None = None
+        self.pools_for_many: set[tuple[str, str]] = set()
+
+
+# Each DRA index's tables, dropped with it. Not kept on the index: the plugin's objects hold what upstream's do.
+_TABLES: "WeakKeyDictionary[DraCluster, _Tables]" = WeakKeyDictionary()
+
+
+def kept_device_answers(dra: DraCluster) -> "KeptDeviceAnswers":
+    """The allocator's DeviceAnswers from what is kept for ``dra`` (Handle.device_answers under the memo)."""
+    tables = _TABLES.get(dra)
+    if tables is None:
+        tables = _TABLES[dra] = _Tables()
+    return KeptDeviceAnswers(dra, tables)
+
+
+class KeptDeviceAnswers:
+    """DeviceAnswers kept for the DRA index's life: a node's pools while the node has the same labels (a node
+    updated with other labels may see other slices), so that its devices are the same objects from one call to
+    the next; a request's selectors' outcome per device; and each selector's result per what it can read of a
+    device: devices that agree there (the GPUs of one model, across nodes) share one evaluation."""
+
+    __slots__ = ("_dra", "_tables")
+
+    def __init__(self, dra: DraCluster, tables: _Tables) -> None:
+        self._dra, self._tables = dra, tables
+
+    def pools_for(self, node_info) -> list[Pool]:
+        kept = self._tables.pools.get(node_info.name)
+        if kept is not None and kept[0] is node_info.labels:
+            return kept[1]
+        pools = self._dra.pools_for(node_info)
+        self._tables.pools[node_info.name] = (node_info.labels, pools)
+        return pools
+
+    def selectors_outcome(self, expressions: tuple[str, ...], device: Device) -> bool | tuple[int, Exception]:
+        key = (expressions, device)  # the device object itself: pools_for keeps it
+        outcome = self._tables.outcomes.get(key)
+        if outcome is None:
+            from kwhatif.plugins.dra_allocator import run_selectors  # the allocator's module, loaded with DRA
+
+            outcome = self._tables.outcomes[key] = run_selectors(expressions, device, self._selector_matches)
+        return outcome
+
+    def _selector_matches(self, expression: str, device: Device) -> bool:
+        from kwhatif.api.dra_cel import CelError, compile_selector  # celpy: loaded with DRA only
+
+        program = compile_selector(expression)
+        names = program.names_read
+        content_keys = self._tables.content_keys
+        content = content_keys.get((names, device))
+        if content is None:
+            content = content_keys[(names, device)] = content_key(device, names)
+        key = (expression, content)
+        result = self._tables.matches.get(key)
+        if result is None:
+            try:
+                result = program.matches(device.env)
+            except CelError as exc:
+                result = exc
+            self._tables.matches[key] = result
+        if isinstance(result, CelError):
+            raise result
+        return result
+
+    def nodes_seeing(self, pools: set[tuple[str, str]]) -> set[str] | None:
+        """The names of the nodes whose pools (``pools_for``) may include one of ``pools`` ((driver, pool
+        name)): those whose own slices (``nodeName``) publish it; None when a slice for many nodes (a node
+        selector, all nodes, shared counters) publishes one."""
+        tables = self._tables
+        if tables.pool_nodes is None:
+            tables.pool_nodes, tables.pools_for_many = {}, set()
+            for s in self._dra.slices:
+                spec = s.get("spec") or {}
+                pool = (spec.get("driver") or "", (spec.get("pool") or {}).get("name") or "")
+                if spec.get("nodeName") and not spec.get("sharedCounters"):
+                    tables.pool_nodes.setdefault(pool, set()).add(spec["nodeName"])
+                else:
+                    tables.pools_for_many.add(pool)
+        if not tables.pools_for_many.isdisjoint(pools):
+            return None
+        return set().union(*map(tables.pool_nodes.get, pools, [()] * len(pools)))
+
+
+def content_key(device: Device, names: frozenset[str] | None) -> tuple:
+    """What a selector reading ``names`` can see of the device (its identity when names is None, or when a
+    version attribute is invalid: that fails every selector on the device)."""
+    from kwhatif.api.dra_cel import valid_semver
+
+    identity = ("device",) + device.key
+    if names is None:
+        return identity
+    seen: list = [device.driver]
+    if "allowMultipleAllocations" in names:
+        seen.append(bool(device.raw.get("allowMultipleAllocations")))
+    for part in ("attributes", "capacity"):
+        entries = device.raw.get(part) or {}
+        # `"domain" in device.attributes` sees which domains the device has
+        seen.append(frozenset(q.partition("/")[0] for q in entries if "/" in q))
+        for qualified, value in entries.items():
+            if type(value) is not dict:
+                return identity
+            version = value.get("version")
+            if version is not None and not valid_semver(str(version)):
+                return identity
+            if qualified.rpartition("/")[2] in names:
+                seen.append((part, qualified, tuple(value.items())))
+    key = tuple(seen)
+    try:
+        hash(key)
+    except TypeError:  # a structured value (not one the selectors can read as an attribute)
+        return identity
+    return key
 
 
 def claims_indexed(explanation: dict, found_for: list[str]) -> dict:
@@ -84,7 +219,7 @@ def stale_nodes(pl, state, mark):
         return now, None
     if mark[1] == len(feed):
         return now, ()
-    return now, allocator.dra.nodes_seeing(set(feed[mark[1]:]))
+    return now, kept_device_answers(allocator.dra).nodes_seeing(set(feed[mark[1]:]))
 
 
 def _begin(pl, state) -> None:

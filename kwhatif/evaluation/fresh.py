@@ -21,7 +21,7 @@ class Fresh:
         self.framework = framework
 
     def begin(self, pod: PodInfo) -> None:
-        pass
+        self.framework.handle.device_answers = None  # DynamicResources' allocator works them out at each Allocate
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]
                      ) -> Iterator[tuple[NodeInfo, Status | None]]:

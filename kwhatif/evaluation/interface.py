@@ -17,7 +17,8 @@ class NodeEvaluation(Protocol):
     gets them (what it keeps between attempts) is its own."""
 
     def begin(self, pod: PodInfo) -> None:
-        """A new scheduling attempt for ``pod`` starts (before PreEnqueue)."""
+        """A new scheduling attempt for ``pod`` starts (before PreEnqueue); sets where DynamicResources'
+        allocator gets the pools a node sees and the selectors' outcomes (``Handle.device_answers``)."""
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]
                      ) -> Iterable[tuple[NodeInfo, Status | None]]:

@@ -16,7 +16,11 @@ changed since the last attempt. Three things are kept:
   tolerated outlasts pods placed there) and the others;
 - the raw scores of node-local Score plugins, and their bulk (numpy) forms on resource columns.
 
-Without a NodeMemo (a single attempt) nothing is kept; the plugins' bulk forms are still used.
+Besides, DynamicResources' allocator is given what it asks about devices (the pools a node sees, the selectors'
+outcomes) from answers kept for the run (``Handle.device_answers``: accelerators.dynamic_resources).
+
+Without a NodeMemo (a single attempt) no verdict or score is kept; the device answers and the plugins' bulk
+forms are still used.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ import orjson
 
 from kwhatif.accelerators import accelerator_of, node_only_filters
 from kwhatif.accelerators.accelerator import NOT_KEPT
+from kwhatif.accelerators.dynamic_resources import kept_device_answers
 from kwhatif.evaluation.fresh import find_feasible_in
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Code, NodeScore, Plugin, Status
@@ -63,6 +68,7 @@ class Memo:
         return self.framework.memo
 
     def begin(self, pod: PodInfo) -> None:
+        self.framework.handle.device_answers = kept_device_answers
         if self.memo:
             self.memo.begin(pod)
 

@@ -190,6 +190,10 @@ class Handle:
         self.features = features
         self.extenders: list = []
         self.preemption_evaluator = None
+        # Given by the evaluation running the attempt (kwhatif.evaluation): a function of the DRA index
+        # (dra_allocator.DraCluster) giving where DynamicResources' allocator gets the pools a node sees and
+        # the selectors' outcomes (dra_allocator.DeviceAnswers); None: the index works them out at each call.
+        self.device_answers = None
         # The schedulerNames of every profile of the scheduler (None: not known, every pod counts).
         self.scheduler_names: frozenset[str] | None = None
         # The cache's pod group states (state.pod_group_state.PodGroupStates): set by the pod group cycle,

@@ -19,7 +19,9 @@ rolls back what a rejected device reserved (``DRAAllocatorRollback``); v1.36.2 l
 attempt on that node, which kwhatif models too.
 
 ``DraCluster`` indexes the cluster's DRA objects once per snapshot; an ``Allocator`` is built per pod
-(PreFilter) and asked per node (Filter).
+(PreFilter) and asked per node (Filter). Each Allocate gathers the node's pools and runs the selectors on
+their devices, as upstream's does, through ``DeviceAnswers``: DraCluster works them out; the evaluation
+running the framework may give another source of the same answers (``Handle.device_answers``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Mapping
+from typing import Callable, Mapping, Protocol
 
 from kwhatif.api.dra_extended import extended_resource_classes
 from kwhatif.api.quantity import QuantityError, parse_quantity
@@ -93,14 +95,13 @@ def claim_key(claim: Mapping) -> str:
 class Device:
     """One device of a slice; its CEL ``device`` variable is built on first use."""
 
-    __slots__ = ("key", "driver", "pool", "name", "raw", "slice_spec", "_env", "_content_keys")
+    __slots__ = ("key", "driver", "pool", "name", "raw", "slice_spec", "_env")
 
     def __init__(self, driver: str, pool: str, raw: Mapping, slice_spec: Mapping | None = None) -> None:
         self.driver, self.pool, self.name, self.raw = driver, pool, raw.get("name") or "", raw
         self.slice_spec = slice_spec or {}  # the spec of the ResourceSlice that publishes the device
         self.key = (driver, pool, self.name)
         self._env = None
-        self._content_keys: dict = {}
 
     @property
     def env(self):
@@ -110,42 +111,6 @@ class Device:
             self._env = DeviceEnv(self.driver, self.raw.get("attributes"), self.raw.get("capacity"),
                                   bool(self.raw.get("allowMultipleAllocations")))
         return self._env
-
-    def content_key(self, names: frozenset[str] | None) -> tuple:
-        """What a selector reading ``names`` can see of this device (its identity when names is None, or
-        when a version attribute is invalid: that fails every selector on the device)."""
-        key = self._content_keys.get(names)
-        if key is None:
-            key = self._content_keys[names] = self._content_key(names)
-        return key
-
-    def _content_key(self, names: frozenset[str] | None) -> tuple:
-        from kwhatif.api.dra_cel import valid_semver
-
-        identity = ("device",) + self.key
-        if names is None:
-            return identity
-        seen: list = [self.driver]
-        if "allowMultipleAllocations" in names:
-            seen.append(bool(self.raw.get("allowMultipleAllocations")))
-        for part in ("attributes", "capacity"):
-            entries = self.raw.get(part) or {}
-            # `"domain" in device.attributes` sees which domains the device has
-            seen.append(frozenset(q.partition("/")[0] for q in entries if "/" in q))
-            for qualified, value in entries.items():
-                if type(value) is not dict:
-                    return identity
-                version = value.get("version")
-                if version is not None and not valid_semver(str(version)):
-                    return identity
-                if qualified.rpartition("/")[2] in names:
-                    seen.append((part, qualified, tuple(value.items())))
-        key = tuple(seen)
-        try:
-            hash(key)
-        except TypeError:  # a structured value (not one the selectors can read as an attribute)
-            return identity
-        return key
 
     def attribute(self, qualified: str):
         """lookupAttribute: the fully qualified name, or the bare name when the domain is the driver's."""
@@ -325,10 +290,42 @@ _CONSUMABLE_CAPACITY = ("consumable capacity (DRAConsumableCapacity is off: a de
                         "claim; capacity requests are ignored)")
 
 
+class DeviceAnswers(Protocol):
+    """What the allocator asks about the cluster's devices in an Allocate call."""
+
+    def pools_for(self, node_info) -> list[Pool]:
+        """GatherPools: the pools of the slices for this node."""
+
+    def selectors_outcome(self, expressions: tuple[str, ...], device: Device) -> bool | tuple[int, Exception]:
+        """All of ``expressions`` on the device, in order (``run_selectors``)."""
+
+
+def selector_matches(expression: str, device: Device) -> bool:
+    """One CEL selector on one device; CelError when it does not compile or fails at run time."""
+    from kwhatif.api.dra_cel import compile_selector
+
+    return compile_selector(expression).matches(device.env)
+
+
+def run_selectors(expressions: tuple[str, ...], device: Device,
+                  matches: Callable[[str, Device], bool] = selector_matches) -> bool | tuple[int, Exception]:
+    """All of ``expressions`` on the device, in order, each asked of ``matches``: True, False at the first
+    false, or the index and CelError of the first that fails."""
+    from kwhatif.api.dra_cel import CelError
+
+    for index, expression in enumerate(expressions):
+        try:
+            if not matches(expression, device):
+                return False
+        except CelError as exc:
+            return index, exc
+    return True
+
+
 class DraCluster:
-    """The cluster's DRA objects, indexed once: classes, the pools each node sees, and CEL results per
-    (expression, device) (devices do not change during a run); the claims and the devices in use are
-    the snapshot's, which change as pods are assumed and forgotten."""
+    """The cluster's DRA objects, indexed once: classes, and the slices by the nodes they are for; the claims
+    and the devices in use are the snapshot's, which change as pods are assumed and forgotten. Answers
+    ``DeviceAnswers`` afresh at every call."""
 
     def __init__(self, cluster, claims: ResourceClaims | None = None,
                  features: AllocatorFeatures = LEGACY) -> None:
@@ -337,11 +334,11 @@ class DraCluster:
         # The claims as the snapshot's assume cache has them (allocations of assumed pods included).
         self.claims = claims if claims is not None else ResourceClaims(cluster.resource_claims,
                                                                        cluster.resource_claim_templates)
-        self._slices = list(cluster.resource_slices)
+        self.slices = list(cluster.resource_slices)
         self._by_node: dict[str, list[Mapping]] = {}
         self._selected: list[tuple[Mapping, NodeSelector | None]] = []
         self._shared: list[Mapping] = []  # incubating: slices not bound to one node name, or with counters
-        for s in self._slices:
+        for s in self.slices:
             spec = s.get("spec") or {}
             if features.incubating:
                 if spec.get("nodeName") and not spec.get("sharedCounters"):
@@ -357,12 +354,6 @@ class DraCluster:
                 self._selected.append((s, None))
             elif spec.get("nodeSelector") is not None:
                 self._selected.append((s, NodeSelector(spec["nodeSelector"])))
-        self._pools: dict[str, tuple[dict, list[Pool]]] = {}
-        # pool -> the nodes whose own slices publish it, and the pools of slices for many nodes (nodes_seeing)
-        self._pool_nodes: dict[tuple[str, str], set[str]] | None = None
-        self._pools_for_many: set[tuple[str, str]] = set()
-        self._matches: dict[tuple[str, tuple], bool | Exception] = {}
-        self._outcomes: dict[tuple, bool | tuple[int, Exception]] = {}
         self.notes: set[str] = set()
         self.share_ids = 0  # how many share IDs Allocator.next_share_id handed out
         # DRAExtendedResource: extended resource name -> the DeviceClass that serves it
@@ -396,33 +387,10 @@ class DraCluster:
                 if any(sub.get("capacity") for sub in subs):
                     self.notes.add(_CONSUMABLE_CAPACITY)
 
-    def nodes_seeing(self, pools: set[tuple[str, str]]) -> set[str] | None:
-        """The names of the nodes whose pools (``pools_for``) may include one of ``pools`` ((driver, pool
-        name)): those whose own slices (``nodeName``) publish it; None when a slice for many nodes (a node
-        selector, all nodes, shared counters) publishes one."""
-        if self._pool_nodes is None:
-            self._pool_nodes, self._pools_for_many = {}, set()
-            for s in self._slices:
-                spec = s.get("spec") or {}
-                pool = (spec.get("driver") or "", (spec.get("pool") or {}).get("name") or "")
-                if spec.get("nodeName") and not spec.get("sharedCounters"):
-                    self._pool_nodes.setdefault(pool, set()).add(spec["nodeName"])
-                else:
-                    self._pools_for_many.add(pool)
-        if not self._pools_for_many.isdisjoint(pools):
-            return None
-        return set().union(*map(self._pool_nodes.get, pools, [()] * len(pools)))
-
     def pools_for(self, node_info) -> list[Pool]:
         """GatherPools: the pools of the slices for this node, newest generation (in input order; v1.36:
-        sorted); kept while the node has the same labels (a node updated with other labels may see other
-        slices)."""
-        kept = self._pools.get(node_info.name)
-        if kept is not None and kept[0] is node_info.labels:
-            return kept[1]
-        pools = self._gather_incubating(node_info) if self.features.incubating else self._gather(node_info)
-        self._pools[node_info.name] = (node_info.labels, pools)
-        return pools
+        sorted)."""
+        return self._gather_incubating(node_info) if self.features.incubating else self._gather(node_info)
 
     def _gather(self, node_info) -> list[Pool]:
         by_id: dict[tuple[str, str], Pool] = {}
@@ -488,7 +456,7 @@ class DraCluster:
             if len(group) != count:
                 every = []
                 obsolete = False
-                for s in self._slices:
+                for s in self.slices:
                     spec = s.get("spec") or {}
                     if spec.get("driver") != driver or (spec.get("pool") or {}).get("name") != name:
                         continue
@@ -510,48 +478,7 @@ class DraCluster:
         return plain + binding
 
     def selectors_outcome(self, expressions: tuple[str, ...], device: Device) -> bool | tuple[int, Exception]:
-        """All of ``expressions`` on the device, in order: True, False at the first false, or the index and
-        CelError of the first that fails; kept per (expressions, device) for the run, so that a sequence
-        does not ask again at every step."""
-        from kwhatif.api.dra_cel import CelError
-
-        key = (expressions, device)  # the device object itself: pools_for keeps it for the run
-        outcome = self._outcomes.get(key)
-        if outcome is None:
-            outcome = True
-            for index, expression in enumerate(expressions):
-                try:
-                    if not self.selector_matches(expression, device):
-                        outcome = False
-                        break
-                except CelError as exc:
-                    outcome = (index, exc)
-                    break
-            self._outcomes[key] = outcome
-        return outcome
-
-    def selector_matches(self, expression: str, device: Device) -> bool:
-        """One CEL selector on one device; raises CelError (compile or run time), cached either way.
-
-        The result depends only on the driver and the attributes and capacities the expression can
-        read: devices that agree on those (the GPUs of one model, across nodes) share one evaluation."""
-        from kwhatif.api.dra_cel import CelError, compile_selector
-
-        try:
-            program = compile_selector(expression)
-        except CelError as exc:
-            raise exc from None
-        key = (expression, device.content_key(program.names_read))
-        cached = self._matches.get(key)
-        if cached is None:
-            try:
-                cached = program.matches(device.env)
-            except CelError as exc:
-                cached = exc
-            self._matches[key] = cached
-        if isinstance(cached, Exception):
-            raise cached
-        return cached
+        return run_selectors(expressions, device)
 
 
 def _has_binding_conditions(s: Mapping) -> bool:
@@ -703,14 +630,16 @@ class _RequestData:
 class Allocator:
     """Allocation of one pod's unallocated claims, node by node (structured.Allocator)."""
 
-    def __init__(self, dra: DraCluster, claims: list[Mapping]) -> None:
+    def __init__(self, dra: DraCluster, claims: list[Mapping], answers: DeviceAnswers | None = None) -> None:
+        """``answers``: where the pools a node sees and the selectors' outcomes come from (``dra`` when None)."""
         self.dra = dra
+        self.answers = dra if answers is None else answers
         self.features = dra.features
         self.claims = claims
         self.requests = [claim_requests(c) for c in claims]
 
-        # checkAvailableCounters' cache: per pool *name* (upstream's key, the driver left out), the counters
-        # the pool's allocated devices leave; the allocated devices do not change while the pod is filtered.
+        # What checkAvailableCounters works out once per pod: per pool *name* (upstream's key, the driver left
+        # out), the counters the pool's allocated devices leave; those do not change while the pod is filtered.
         self.available_counters: dict[str, dict[str, dict[str, Decimal]]] = {}
 
     def allocate(self, node_info) -> list[list[tuple[str, Device]]] | None:
@@ -726,7 +655,7 @@ class Allocator:
         for selectors, of_class in ((data.class_selectors, True), (data.request_selectors, False)):
             if not selectors:
                 continue
-            outcome = self.dra.selectors_outcome(selectors, device)
+            outcome = self.answers.selectors_outcome(selectors, device)
             if outcome is True:
                 continue
             if outcome is False:
@@ -902,7 +831,7 @@ class _Search:
 
     def run(self):
         a = self.a
-        self.pools = a.dra.pools_for(self.node_info)
+        self.pools = a.answers.pools_for(self.node_info)
         if self.f.incubating and not self.f.rollback:
             # v1.36.2 leaks what rejected devices reserved: the search's state is no longer a function of
             # the devices taken, so states cannot be skipped as failed before.
@@ -982,13 +911,13 @@ class _Search:
 
     def _selectable(self, key: tuple[int, int, int], data: _RequestData, device: Device) -> bool:
         match_key = (key, device.key)
-        cached = self.matches.get(match_key)
-        if cached is None:
-            cached = self.a.selectable(key[0], data, device)
-            if cached and self.f.incubating and device.slice_spec.get("perDeviceNodeSelection"):
-                cached = _node_matches(self.node_info, device.raw)
-            self.matches[match_key] = cached
-        return cached
+        selectable = self.matches.get(match_key)
+        if selectable is None:
+            selectable = self.a.selectable(key[0], data, device)
+            if selectable and self.f.incubating and device.slice_spec.get("perDeviceNodeSelection"):
+                selectable = _node_matches(self.node_info, device.raw)
+            self.matches[match_key] = selectable
+        return selectable
 
     def _capacity_fits(self, request: Request, device: Device) -> bool:
         return capacity_fits(request, device, self.a.dra.claims.capacity.get(device.key),

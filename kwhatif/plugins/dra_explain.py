@@ -21,7 +21,7 @@ COMBINATION = "each request could be met on its own, but not all together (devic
 def explain_failure(allocator: Allocator, node_info) -> dict:
     """Why no device fits the pod's claims on the node: per request, what the node's pools offer it."""
     dra = allocator.dra
-    devices = [d for pool in dra.pools_for(node_info) for d in pool.devices]
+    devices = [d for pool in allocator.answers.pools_for(node_info) for d in pool.devices]
     requests: list[dict] = []
     failed: dict | None = None
     for ci, claim in enumerate(allocator.claims):

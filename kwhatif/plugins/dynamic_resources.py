@@ -151,6 +151,12 @@ class DynamicResources(Plugin):
     def _dra(self):
         return dra_cluster(self.handle.snapshot, allocator_features(self.features))
 
+    def _device_answers(self, dra):
+        """Where the allocator gets the pools a node sees and the selectors' outcomes: what the evaluation
+        running the framework gives (``Handle.device_answers``), else the DRA index itself."""
+        answers_for = self.handle.device_answers
+        return None if answers_for is None else answers_for(dra)
+
     def _disabled(self) -> str | None:
         return unreadable_reason(self.handle.snapshot.cluster)
 
@@ -209,7 +215,7 @@ class DynamicResources(Plugin):
         if to_allocate:
             from kwhatif.plugins.dra_allocator import Allocator
 
-            s.allocator = Allocator(dra, to_allocate)
+            s.allocator = Allocator(dra, to_allocate, self._device_answers(dra))
         for note in sorted(dra.notes):
             add_note(state, f"not modelled for DRA: {note}")
         return None, None
@@ -263,7 +269,8 @@ class DynamicResources(Plugin):
             from kwhatif.plugins.dra_allocator import Allocator
 
             claims = [node_claim if c is s.extended else c for c in s.to_allocate]
-            allocator = s.allocators[key] = Allocator(self._dra(), claims)
+            dra = self._dra()
+            allocator = s.allocators[key] = Allocator(dra, claims, self._device_answers(dra))
         return allocator
 
     def filter(self, state, pod, node_info) -> Status | None:
