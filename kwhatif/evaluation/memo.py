@@ -280,6 +280,9 @@ class Memo:
                             chunk[index - lo] = status
                         elif not error:  # a later run's (kept in ``values`` too unless nominated pods are there)
                             known[index] = status
+                else:  # every verdict known: the run goes on to the next missing one, its end found at once
+                    top = next(compress(count(top), map(is_, values[top:hi], repeat(MISSING))), hi)
+                    chunk = values[lo:top]
                 passed = list(map(is_, chunk, repeat(None)))
                 if error:  # node by node: the walk stops at the error
                     for at, ni, status in zip(count(lo), nodes[lo:top], chunk):
