@@ -744,13 +744,8 @@ class PodIndexService:
                   ) -> list[Group]:
         if answers is None:
             return index.matching(namespaces, selector, terminating)
-        version = index.groups_version(namespaces)
-        found = answers.get("groups")
-        if found is not None and found[0] is index and found[1] == version:
-            return found[2]
-        out = index.matching(namespaces, selector, terminating)
-        answers["groups"] = (index, version, out)
-        return out
+        return _while_version(answers, "groups", index, index.groups_version(namespaces),
+                              lambda: index.matching(namespaces, selector, terminating))
 
     def _totals(self, state, namespaces, selector: Selector, terminating: bool, domain) -> Totals:
         index = synced(self._snapshot, state)
@@ -783,14 +778,8 @@ class PodIndexService:
         """The distinct terms of existing pods of ``kind`` that ``pod`` matches (PodIndex.matching_terms).
         Read-only."""
         index = synced(self._snapshot, state)
-        answers = self._memo.table(self, ("terms", kind))
-        version = index.terms_version(kind)
-        found = answers.get("terms")
-        if found is not None and found[0] is index and found[1] == version:
-            return found[2]
-        out = index.matching_terms(kind, pod, namespace_labels)
-        answers["terms"] = (index, version, out)
-        return out
+        return _while_version(self._memo.table(self, ("terms", kind)), "terms", index, index.terms_version(kind),
+                              lambda: index.matching_terms(kind, pod, namespace_labels))
 
     def term_counts(self, state, kind: int, pod: PodInfo, namespace_labels: Mapping[str, str] | None
                     ) -> TermCounts:
@@ -827,3 +816,12 @@ class PodIndexService:
     def snapshot_nodes(self, nodes: list[NodeInfo]) -> bool:
         """Whether every one of ``nodes`` is the snapshot's own (not a copy: preemption's dry runs)."""
         return self._memo.positions(nodes) is not None
+
+
+def _while_version(answers: dict, question: str, index: PodIndex, version, compute):
+    """``compute()``, kept in ``answers`` under ``question`` while ``index`` is the same at the same ``version``."""
+    found = answers.get(question)
+    if found is not None and found[0] is index and found[1] == version:
+        return found[2]
+    out = answers[question] = (index, version, compute())
+    return out[2]
