@@ -235,15 +235,21 @@ def _twins(pod: PodInfo) -> list[PodInfo]:
     return out
 
 
-@pytest.mark.parametrize("twins", [False, True], ids=["classes", "twins"])
-@pytest.mark.parametrize("seed", range(40))
-def test_index_equals_the_walk(seed, twins):
-    rng = random.Random(seed)
+def _random_cluster(rng: random.Random) -> tuple[list[dict], list[dict], list[dict], list[dict]]:
+    """Up to 10 nodes, up to 50 pods on them, three namespaces, and the labels some of the pods share."""
     shared_labels = [_labels(rng) for _ in range(3)]
     nodes = [_node(rng, f"n{i}") for i in range(rng.randint(1, 10))]
     pods = [_pod(rng, f"p{j}", rng.choice(nodes)["metadata"]["name"], shared_labels)
             for j in range(rng.randint(0, 50))]
     namespaces = [_namespace("default", {}), _namespace("team-a", {"team": "a"}), _namespace("team-b", {"team": "b"})]
+    return nodes, pods, namespaces, shared_labels
+
+
+@pytest.mark.parametrize("twins", [False, True], ids=["classes", "twins"])
+@pytest.mark.parametrize("seed", range(40))
+def test_index_equals_the_walk(seed, twins):
+    rng = random.Random(seed)
+    nodes, pods, namespaces, shared_labels = _random_cluster(rng)
     namespaces += [_namespace(f"{ns['metadata']['name']}-twin", ns["metadata"]["labels"]) for ns in namespaces]
     snap = snapshot(nodes, pods, namespaces)
     sequence = _framework(snap, NodeMemo(snap))  # one framework and memo for every step, as a sequence has

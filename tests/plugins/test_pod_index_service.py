@@ -20,8 +20,8 @@ from kwhatif.state import pod_index
 from kwhatif.state.node_memo import NodeMemo
 from kwhatif.state.pod_index import NOT_COUNTED, PodIndexService
 from tests.builders import snapshot
-from tests.plugins.test_pod_index import (HOST, NAMESPACES, RACK, ZONE, _change, _incoming, _labels, _namespace,
-                                          _node, _pod, _selector)
+from tests.plugins.test_pod_index import (HOST, NAMESPACES, RACK, ZONE, _change, _incoming, _random_cluster,
+                                          _selector)
 
 
 def _pods_matching(snap, namespaces, selector, terminating):
@@ -151,11 +151,7 @@ QUESTIONS = [
 @pytest.mark.parametrize("seed", range(15))
 def test_the_service_answers_as_the_walk(seed, name, ask, walk):
     rng = random.Random(seed)
-    shared_labels = [_labels(rng) for _ in range(3)]
-    nodes = [_node(rng, f"n{i}") for i in range(rng.randint(1, 10))]
-    pods = [_pod(rng, f"p{j}", rng.choice(nodes)["metadata"]["name"], shared_labels)
-            for j in range(rng.randint(0, 50))]
-    namespaces = [_namespace("default", {}), _namespace("team-a", {"team": "a"}), _namespace("team-b", {"team": "b"})]
+    nodes, pods, namespaces, shared_labels = _random_cluster(rng)
     snap = snapshot(nodes, pods, namespaces)
     memo = NodeMemo(snap)
     service = PodIndexService(snap, memo)
