@@ -175,3 +175,29 @@ def test_a_column_whose_making_failed_is_not_kept():
     with pytest.raises(RuntimeError):
         memo.column(table, memo.positions(nodes), generation, failing)
     assert memo.column(table, memo.positions(nodes), generation, lambda: [1, 0]) == [1, 0]
+
+
+def test_a_value_set_aside_comes_back_when_its_node_is_reverted_and_not_after_a_forget():
+    """A node changed inside a fork and reverted has its old generation back: the value kept for it then is
+    put back (not computed again), unless the value was forgotten since for another reason than the node."""
+    snap = snapshot([make_node("a").obj(), make_node("b").obj()], [])
+    memo = NodeMemo(snap)
+    memo.begin(make_pod("asker").info())
+    kept = memo.kept("owner", "verdicts", snap.node_info_list, "key")
+    kept.values[:] = [verdict(ni) for ni in snap.node_info_list]
+    assert kept.values == [None, None]
+    with snap.forked():
+        snap.assume_pod(PodInfo(make_pod("p").node("a").obj()))
+        kept = memo.kept("owner", "verdicts", snap.node_info_list, "key")
+        assert kept.values == [MISSING, None]
+        kept.values[0] = verdict(snap.node_info_list[0])
+        assert kept.values[0].plugin == "Pods"
+    kept = memo.kept("owner", "verdicts", snap.node_info_list, "key")
+    assert kept.values == [None, None]  # put back: node a is as it was
+    with snap.forked():
+        snap.assume_pod(PodInfo(make_pod("p").node("a").obj()))
+        kept = memo.kept("owner", "verdicts", snap.node_info_list, "key")
+        assert kept.values[0] is MISSING
+        kept.values[0] = verdict(snap.node_info_list[0])  # the one in the fork, set aside at the revert
+        kept.forget([0])  # something beside the node changed what the values read: both go
+    assert memo.kept("owner", "verdicts", snap.node_info_list, "key").values == [MISSING, None]

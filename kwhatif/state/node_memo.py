@@ -22,7 +22,9 @@ verdict may read more than the node: DynamicResources' reads the snapshot's Reso
 taken on other nodes' pools too, network-attached devices shared by many nodes); its caller marks
 missing the values whose other sources changed (``Kept.forget``, ``Kept.marks``) and keeps what the
 plugins wrote with each value (``Kept.writes``; tests/test_dra_kept_verdicts.py checks DRA sequences
-against Fresh).
+against Fresh). A value kept by position that its node's change replaced is set aside under the generation
+it was made at (``Kept.history``): a node reverted (a sweep's task, a dry run) has that generation back, and
+the value is put back instead of computed again.
 
 The values of the last few classes are kept (``MAX_CLASSES``, or ``max_classes``): pods of several
 workloads taking turns (``kwhatif pending`` in queue order) each find their own class's values again. A memo
@@ -45,6 +47,7 @@ from kwhatif.state.resource_columns import ResourceColumns
 MAX_CLASSES = 16
 SHARED_PER_CLASS = 4  # tables shared by classes that read alike, kept per class kept (filter + each scorer)
 FEW_CHANGED = 8  # changed nodes whose entries ``column`` computes one by one in a kept column
+HISTORY = 4  # values set aside per position of a kept list (``Kept.history``)
 MAX_SHAPES = 8  # lists of nodes whose shape (copy, positions, names) the memo shares between classes
 _generation = attrgetter("generation")
 # The generation a value read from the node (its object and image states), not its pods, depends on
@@ -370,11 +373,13 @@ class NodeMemo:
                 kept.node_generations = list(map(node_generation, nodes))
         else:  # the same nodes (in another list: a sweep's next task walks them in a new scheduler)
             kept.source = nodes
-            changed = kept.changed(feed)
+            changed, before = kept.changes(feed)
+            if changed:
+                changed, before = kept.recalled(changed, before)
             if changed and lasting:
                 changed = kept.outlasting(changed, lasting)
             if changed:
-                kept.forget(changed)
+                kept.set_aside(changed, before)
         return kept
 
     def _shape(self, nodes: list[NodeInfo]) -> "_Shape":
@@ -485,27 +490,32 @@ class _Tracked:
         """The positions (in order) whose node's generation is not the one kept, their generations
         updated: from the feed's entries since the last call, or a pass over every node when the feed
         is another (the snapshot started a new one)."""
+        return self.changes(feed)[0]
+
+    def changes(self, feed: list[NodeInfo]) -> tuple[list[int], list[int]]:
+        """``changed``'s positions and the generations kept for them until now."""
         generations = self.generations
         if feed is self.feed:
             if self.mark == len(feed):
-                return []
+                return [], []
             positions = set(self.shape.feed_positions(feed)[self.mark:])
             positions.discard(None)
             positions = sorted(positions)
             self.mark = len(feed)
             now = list(map(self.of, map(self.nodes.__getitem__, positions)))
             out = [index for index, generation in zip(positions, now) if generation != generations[index]]
+            before = gather(generations, out)
             if out:
                 for index, generation in zip(positions, now):
                     generations[index] = generation
-            return out
+            return out, before
         now = list(map(self.of, self.nodes))
         self.feed, self.mark = feed, len(feed)
         if now == generations:
-            return []
+            return [], []
         changed = list(map(ne, now, generations))
         self.generations = now
-        return list(compress(range(len(now)), changed))
+        return list(compress(range(len(now)), changed)), list(compress(generations, changed))
 
 
 class Kept(_Tracked):
@@ -515,7 +525,8 @@ class Kept(_Tracked):
     keep (``unkept``), a ``version`` it changes when a value does, and what it derived from all the
     values (``walked``)."""
 
-    __slots__ = ("key", "values", "previous", "unkept", "version", "walked", "node_generations", "writes", "marks")
+    __slots__ = ("key", "values", "previous", "unkept", "version", "walked", "node_generations", "writes", "marks",
+                 "history")
 
     def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo],
                  shape: _Shape, of=_generation) -> None:
@@ -531,9 +542,70 @@ class Kept(_Tracked):
         # read the other sources of change than the nodes' generations, by source
         self.writes: list | None = None
         self.marks: dict = {}
+        # by position, the last few values replaced because their node changed, by the generation they were
+        # made at: a node reverted (a sweep's task, a dry run) has its old generation back, and its value
+        self.history: dict[int, dict[int, tuple]] = {}
 
-    def forget(self, positions) -> None:
-        """Mark the values at ``positions`` missing, those kept noted in ``previous`` (loops in C)."""
+    def set_aside(self, positions: list[int], generations: list[int]) -> None:
+        """``forget`` the values at ``positions`` because their nodes changed: each kept value is noted in
+        ``history`` under the generation (``generations``) it was made at, for ``recalled``."""
+        values, writes, history = self.values, self.writes, self.history
+        for position, generation in zip(positions, generations):
+            value = values[position]
+            if value is MISSING:
+                continue
+            past = history.get(position)
+            if past is None:
+                past = history[position] = {}
+            elif len(past) >= HISTORY:
+                del past[next(iter(past))]
+            past[generation] = (value, None if writes is None else writes[position])
+        self.forget(positions, keep_history=True)
+
+    def recalled(self, positions: list[int], generations: list[int]) -> tuple[list[int], list[int]]:
+        """Of ``positions`` whose node changed (from ``generations``), those whose node is back at a generation
+        a value was set aside for: that value is put back (the one replaced set aside in turn); the others
+        are returned, with their old generations."""
+        history = self.history
+        if not history:
+            return positions, generations
+        values, writes, now, previous = self.values, self.writes, self.generations, self.previous
+        rest, rest_before = [], []
+        for position, before in zip(positions, generations):
+            past = history.get(position)
+            entry = None if past is None else past.pop(now[position], None)
+            if entry is None:
+                rest.append(position)
+                rest_before.append(before)
+                continue
+            value = values[position]
+            if value is not MISSING:
+                if len(past) >= HISTORY:
+                    del past[next(iter(past))]
+                past[before] = (value, None if writes is None else writes[position])
+            else:
+                value = previous.pop(position, MISSING)
+            restored = entry[0]
+            if value is not MISSING and (value is restored or value == restored):
+                restored = value  # the same object as before: a walk kept over it stays
+            else:
+                self.walked = None
+            values[position] = restored
+            if writes is not None:
+                writes[position] = entry[1]
+            if self.node_generations is not None:
+                self.node_generations[position] = node_generation(self.nodes[position])
+        return rest, rest_before
+
+    def forget(self, positions, keep_history: bool = False) -> None:
+        """Mark the values at ``positions`` missing, those kept noted in ``previous`` (loops in C); unless
+        ``keep_history`` (their nodes changed), the values set aside for them go too: something beside the
+        node changed what they read."""
+        if not keep_history and self.history:
+            if isinstance(positions, range) and len(positions) == len(self.values):
+                self.history.clear()
+            else:
+                list(map(self.history.pop, positions, repeat(None)))
         values = self.values
         had = list(map(values.__getitem__, positions))
         kept_ones = list(map(is_not, had, repeat(MISSING)))
