@@ -27,6 +27,7 @@ from tests.test_sampled_sequence import CONFIG, _placed_pod
 from tests.test_sampled_sequence import generate as generate_cluster
 from tests.test_sequence_incremental import clock
 from tests.test_sequence_node_changes import _changed
+from tests.builders import make_node, make_pod
 
 
 def _placers(objects: list[dict], config: dict) -> tuple[SequencePlacer, SequencePlacer]:
@@ -235,3 +236,26 @@ def test_image_scores_kept_across_pods_follow_another_nodes_images():
         assert answers[0] == answers[1], f"step {step}"
         totals.append(answers[0][1]["scores"]["n0"]["plugins"]["ImageLocality"])
     assert totals[1] > totals[2], totals  # the image counts less on n0 once fewer nodes hold it
+
+
+def test_a_verdict_with_nominated_pods_follows_the_nominations_while_the_node_is_unchanged():
+    """A node with pods nominated to it: its verdict (with those pods assumed) is kept for the pod's class
+    only while the nominations are the same; another pod nominated there, which leaves the node itself
+    unchanged, makes it reject the next replica as a fresh evaluation does."""
+    # node2, the larger, takes every replica: node1 itself never changes
+    objects = [make_node(name).capacity(cpu=cpu, memory="16Gi", pods="110").obj()
+               for name, cpu in (("node1", "4"), ("node2", "16"))]
+    kept, fresh = _placers([{**o, "kind": "Node"} for o in objects], {**CONFIG, "percentageOfNodesToScore": 100})
+    answers: list[list] = [[], []]
+    for step, nominated_cpu in enumerate(("100m", "3500m", None)):
+        for at, placer in enumerate((kept, fresh)):
+            if nominated_cpu is not None:
+                info, _ = prepare_pod(make_pod(f"nominated-{step}").req(cpu=nominated_cpu).obj(),
+                                      "pods", placer.snapshot.cluster)
+                placer.snapshot.nominate(info, "node1")
+            pod = prepare_pods([(make_pod(f"replica-{step}").req(cpu="1").obj(), "pods")],
+                               placer.snapshot.cluster)[0]
+            placement, _ = placer.place(pod)
+            answers[at].append(placement.to_dict())
+    assert answers[0] == answers[1]
+    assert [(a["node"], a["feasibleCount"]) for a in answers[1]] == [("node2", 2), ("node2", 1), ("node2", 1)]

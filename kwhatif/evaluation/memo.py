@@ -7,7 +7,8 @@ changed since the last attempt. Three things are kept:
 - the whole Filter verdict of every node, by position in the walk's node list (``_kept_verdicts``),
   while the pod's class, the node and what the plugins that read other nodes read of the cycle state
   (``filter_key``) are the same, and nothing else they read changed (``stale_nodes``: DynamicResources'
-  devices allocated); nodes with nominated pods are filtered again each time. The walk over
+  devices allocated); the verdicts of nodes with nominated pods are kept apart, per class, while the
+  nominations are the same (``_with_nominated_pods``). The walk over
   them (``_walk_kept``) takes a run of kept verdicts at once and filters only the nodes missing one. What a
   Filter writes per node into the cycle state besides its verdict (DynamicResources' report details and
   allocations: ``filter_writes``) is kept with the verdict and written again for each node the walk takes.
@@ -357,7 +358,7 @@ class Memo:
                     continue
             has_nominated = position in nominated
             if has_nominated and local is not None:  # filtered with the pods nominated there
-                status = found[index] = fw.run_filter_with_nominated_pods(state, pod, nodes[position])
+                status = found[index] = self._with_nominated_pods(state, pod, kept, nodes[position])
             if old is status and not has_nominated:  # unchanged (a kept verdict is never an error)
                 values[position] = status
             elif status is not None and status.code == Code.ERROR:
@@ -377,6 +378,23 @@ class Memo:
                     kept.version += 1
                 values[position] = status
         return found, error
+
+    def _with_nominated_pods(self, state: CycleState, pod: PodInfo, kept: Kept, ni: NodeInfo) -> Status | None:
+        """The whole verdict of a node with pods nominated to it, kept for the pod's class while the node, the
+        nominations (the nominator's generation) and what the later plugins read (``kept.key``, the very
+        object) are the same; not when the pod is one of them (it is not added) or the verdict is an error."""
+        fw = self.framework
+        table = self.memo.table(fw, "nominated verdicts")
+        nominator = self.snapshot.nominator
+        entry = table.get(ni.name)
+        if (entry is not None and entry[0] is ni and entry[1] == ni.generation
+                and entry[2] == nominator.generation and entry[3] is kept.key):
+            return entry[4]
+        status = fw.run_filter_with_nominated_pods(state, pod, ni)
+        if ((status is None or status.code != Code.ERROR) and self.snapshot.node_info_map.get(ni.name) is ni
+                and all(pi.uid != pod.uid for pi in fw.handle.nominated_pods_for_node(ni.name))):
+            table[ni.name] = (ni, ni.generation, nominator.generation, kept.key, status)
+        return status
 
     def local_filter_statuses(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], changed: bool = False
                               ) -> list[Status | None] | None:
