@@ -17,6 +17,7 @@ RS_KIND = ("apps", "v1", "ReplicaSet")
 SS_KIND = ("apps", "v1", "StatefulSet")
 
 _MAX_SELECTORS = 1 << 16
+_MAX_LISTS = 4
 
 
 def _namespace(obj: Mapping) -> str:
@@ -32,7 +33,9 @@ class ControllerIndex:
     __slots__ = ("lists", "lengths", "objects", "services", "controllers", "selectors", "service_index")
 
     def __init__(self, lists: tuple[list, ...]) -> None:
-        self.lists = lists
+        # The last few tuples of lists found to hold the objects (a sweep's task asks with its copy and with
+        # the base's lists in turn): each is known at once again.
+        self.lists: list[tuple[list, ...]] = [lists]
         self.lengths = tuple(len(objs) for objs in lists)
         self.objects = tuple(list(objs) for objs in lists)
         services, rcs, rss, sss = lists
@@ -110,10 +113,12 @@ class ControllerIndex:
     def valid_for(self, lists: tuple[list, ...]) -> bool:
         if not all(len(objs) == n for objs, n in zip(lists, self.lengths)):
             return False
-        if all(a is b for a, b in zip(self.lists, lists)):
-            return True
+        for known_lists in self.lists:
+            if all(map(is_, known_lists, lists)):
+                return True
         if all(all(map(is_, objs, known)) for objs, known in zip(lists, self.objects)):
-            self.lists = lists  # the same objects in other lists: these are checked at once from now on
+            # the same objects in other lists: these are checked at once from now on
+            self.lists = [lists, *self.lists[:_MAX_LISTS - 1]]
             return True
         return False
 

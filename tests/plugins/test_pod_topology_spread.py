@@ -549,7 +549,20 @@ def test_default_selector_kept_per_namespace_labels_and_controller(seed):
                                                   "uid": "u", "controller": True}])
         info = pod.info()
         kept = default_selector(info, snap.cluster)
-        fresh = pts._default_selector(info, ControllerIndex(controller_index(snap.cluster).lists),
+        fresh = pts._default_selector(info, ControllerIndex(controller_index(snap.cluster).lists[0]),
                                       pts._controller_of(info))
         for labels in label_sets:
             assert kept.matches(labels) == fresh.matches(labels), (step, labels)
+
+
+def test_controller_index_is_valid_for_lists_holding_its_objects_asked_in_turn():
+    """A sweep's task asks with its copy of the base's lists and with the base's own in turn: each holds the
+    index's objects; a copy holding another object (or one more) is not the index's."""
+    replica_set = {"kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": "default"}}
+    base = ([], [], [replica_set], [])
+    index = ControllerIndex(base)
+    copies = [tuple(list(objs) for objs in base) for _ in range(6)]
+    for lists in [*copies, base, *copies, base]:
+        assert index.valid_for(lists)
+    assert not index.valid_for(([], [], [dict(replica_set)], []))
+    assert not index.valid_for(([], [], [replica_set, replica_set], []))
