@@ -13,7 +13,7 @@ expanded to their nodes' domains.
 Independent of the pod being scheduled, the index is kept per snapshot and brought up to date from the
 snapshot's change feed and the nodes' ``generation``, as NodeMemo keeps its values: a step reads again
 only the nodes whose generation changed (every change through the Snapshot gives a node a new one, a revert
-gives it back its old one with its old pods). What a pod class asks through PodIndexService (the groups
+gives it back its old one with its old pods, and the node's summary made then is taken back). What a pod class asks through PodIndexService (the groups
 matching a selector, the distinct terms matching the pod, the counts per domain) is kept there for that
 class and updated from the nodes changed since; the plugins only ask. The sums are integers, so the order
 in which nodes are added does not matter; tests/plugins/test_pod_index.py checks every use against the
@@ -43,6 +43,7 @@ _labels, _namespace, _deletion = attrgetter("labels"), attrgetter("namespace"), 
 _NONE: dict = {}  # read-only
 _ABSENT = object()  # a label key a pod does not have
 _LOG_SIZE = 65536
+_EARLIER_SUMMARIES = 4  # per node (forks within forks; those of a sequence without reverts)
 NOT_COUNTED = object()  # a node's domain when a question does not count it
 
 
@@ -50,10 +51,11 @@ class Group:
     """Pods of one namespace with equal labels (all terminating or none), and how many run on each node.
     Has ``namespace`` and ``labels`` as a PodInfo has, for AffinityTerm.matches."""
 
-    __slots__ = ("namespace", "labels", "terminating", "nodes", "content", "keys")
+    __slots__ = ("namespace", "labels", "terminating", "nodes", "content", "keys", "dropped")
 
     def __init__(self, namespace: str, labels: dict, terminating: bool, content: tuple) -> None:
         self.namespace, self.labels, self.terminating, self.content = namespace, labels, terminating, content
+        self.dropped = False  # its last pod went: a summary counting it is out of date
         self.nodes: dict[NodeInfo, int] = {}
         # The keys of the pods in it (namespace, id of their labels dict, deletionTimestamp), with the labels
         # dict (kept alive, so that the id stays theirs).
@@ -74,13 +76,15 @@ class _Node:
     """What one node adds to the index at one generation: its pods counted per group, its pods' terms by
     (kind, id of the term, topology value)."""
 
-    __slots__ = ("node", "labels", "taints", "generation", "pods", "terms", "pod_list", "pod_count", "pod_removals")
+    __slots__ = ("node", "labels", "taints", "generation", "pods", "terms", "pod_list", "pod_count", "pod_removals",
+                 "grouped")
 
     def __init__(self, ni: NodeInfo, index: "PodIndex", previous: "_Node | None" = None) -> None:
         self.node, self.labels, self.taints, self.generation = ni.node, ni.labels, ni.taints, ni.generation
         # the node's list of pods as counted (``previous`` for its next summary)
         self.pod_list, self.pod_count, self.pod_removals = ni.pods, len(ni.pods), ni.pod_removals
         self.pods: dict[Group, int] | None = _pod_counts(ni, index, previous) if index.grouped else None
+        self.grouped = len(index._grouped_order)  # the namespaces counted: the first ones grouped
         terms: dict[tuple, list] = {}
         if ni.pods_with_affinity:
             labels = ni.labels
@@ -157,6 +161,7 @@ class PodIndex:
         # the index; a drain's replacements ask about their own namespaces, a few of the cluster's).
         self.grouped = False
         self.namespaces: set[str] | None = set()  # the namespaces whose pods are grouped (None: every one)
+        self._grouped_order: list[str | None] = []  # the same in the order grouped (None: every other one)
         self.groups: dict[tuple, Group] = {}  # a pod key -> its group (pods with equal labels share one)
         # (namespace, hash of the labels' items, terminating) -> the groups with such labels
         self._by_content: dict[tuple, list[Group]] = {}
@@ -186,6 +191,10 @@ class PodIndex:
         self._term_log: tuple[list[tuple], ...] = ([], [], [])
         self._term_log_start = [0, 0, 0]
         self._summary_of: dict[NodeInfo, _Node] = {}
+        # Each node's last few summaries before its current one, by generation: a revert gives the node an
+        # old generation back, with the pods it had then, and the summary made then is taken again (when
+        # its groups are still there and no namespace was grouped since) instead of counting its pods.
+        self._earlier: dict[NodeInfo, dict[int, _Node]] = {}
 
     @property
     def changes(self) -> int:
@@ -234,6 +243,7 @@ class PodIndex:
                 self._add(ni, summary)
                 self._summaries.append(summary)
             self._summary_of = dict(zip(nodes, self._summaries))
+            self._earlier = {}
             self._position = {ni: index for index, ni in enumerate(nodes)}
         self._generations = list(map(_generation, nodes))
         self.layout_version += 1
@@ -247,7 +257,12 @@ class PodIndex:
         make every answer kept for its namespace out of date); then what the node no longer has goes.
         Terms counted as before (a pod without affinity came or went) are left as they are."""
         old = self._summaries[index]
-        new = self._summaries[index] = self._summary_of[ni] = _Node(ni, self, old)
+        new = self._earlier_summary(ni) or _Node(ni, self, old)
+        self._summaries[index] = self._summary_of[ni] = new
+        earlier = self._earlier.setdefault(ni, {})
+        earlier[old.generation] = old
+        if len(earlier) > _EARLIER_SUMMARIES:
+            del earlier[next(iter(earlier))]
         terms = not _same_terms(old.terms, new.terms)
         if not terms:
             new.terms = old.terms
@@ -263,6 +278,28 @@ class PodIndex:
                 term_log[kind].append((term_id, value, -count))
         if new.node is not old.node or new.labels is not old.labels or new.taints is not old.taints:
             self.layout_version += 1
+
+    def _earlier_summary(self, ni: NodeInfo) -> _Node | None:
+        """The summary made when the node last had its generation, if it still counts as it did then."""
+        earlier = self._earlier.get(ni)
+        summary = earlier.pop(ni.generation, None) if earlier else None
+        if summary is None or (summary.pods is None) is self.grouped:
+            return None
+        if summary.pods and any([group.dropped for group in summary.pods]):
+            return None
+        # Generations the node had after this one were of forks reverted since: never seen again.
+        for generation in [generation for generation in earlier if generation > ni.generation]:
+            del earlier[generation]
+        later = self._grouped_order[summary.grouped:]
+        if later:  # namespaces grouped since: their pods (the node's now, as then) counted in
+            if None in later:
+                return None
+            counts = dict(summary.pods)
+            _count_into(counts, [pi for namespace in later for pi in ni.pods_in(namespace)], self)
+            summary.pods, summary.grouped = counts, len(self._grouped_order)
+        # the same pods as then, in the list the node has now (its next summary counts on from it)
+        summary.pod_list = ni.pods
+        return summary
 
     def term_changes(self, kind: int) -> int:
         """The number of changes of the term sums of ``kind`` read so far (in this epoch)."""
@@ -318,6 +355,9 @@ class PodIndex:
         else:
             grouped.update(new)
         self.grouped = True
+        self._grouped_order.extend([None] if new is None else new)
+        for summary in self._summaries:
+            summary.grouped = len(self._grouped_order)
 
     def terms_version(self, kind: int) -> int:
         """Changes whenever a distinct term of ``kind`` is added or dropped (what ``matching_terms`` reads)."""
@@ -405,6 +445,7 @@ class PodIndex:
 
     def _drop_group(self, group: Group) -> None:
         """No pod is left in ``group``: it goes, with every key that led to it."""
+        group.dropped = True
         for key, _ in group.keys:
             del self.groups[key]
         same = self._by_content[group.content]

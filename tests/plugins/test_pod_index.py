@@ -301,3 +301,52 @@ def test_a_question_about_some_namespaces_groups_their_pods_alone(seed):
                 for index in (stepwise, whole)]
             assert answers[0] == answers[1], (step, namespaces)
         _change(rng, snap, str(step), shared_labels)
+
+
+def _index_content(index) -> tuple:
+    """What an index counts: each group's pods per node, each kind's distinct terms' sums per value."""
+    groups = {(g.namespace, tuple(sorted(g.labels.items())), g.terminating): {ni.name: n for ni, n in g.nodes.items()}
+              for g in index.groups.values()}
+    terms = [{term_id: {value: list(sums) for value, sums in entry.values.items()} for term_id, entry in kind.items()}
+             for kind in index.terms]
+    return groups, terms
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_a_revert_takes_back_the_summaries_made_before(seed):
+    """A sweep's task forks, changes a few nodes and reverts: the index takes the nodes' summaries made before
+    the fork back (their groups still there), and counts as an index built afresh, with namespaces grouped
+    and groups dropped in between."""
+    from kwhatif.api.labels import parse
+    from kwhatif.state.pod_index import PodIndex
+
+    rng = random.Random(seed)
+    nodes, pods, namespaces, shared_labels = _random_cluster(rng)
+    snap = snapshot(nodes, pods, namespaces)
+    index = PodIndex()
+    index.sync(snap.node_info_list, snap.node_set_generation, snap.changed_nodes)
+    index.matching(("default",), parse("app"))
+    taken_back = 0
+    for step in range(10):
+        index.sync(snap.node_info_list, snap.node_set_generation, snap.changed_nodes)
+        if rng.random() < 0.3:  # a namespace grouped into the summaries the revert takes back
+            index.matching((rng.choice(NAMESPACES),), parse("app"))
+        before = dict(index._summary_of)
+        replaced = set()  # the nodes given another summary inside the fork
+        snap.fork()
+        for k in range(rng.randint(1, 4)):
+            # the index asked about the snapshot as it is (as the service asks, at every attempt)
+            index.sync(snap.node_info_list, snap.node_set_generation, snap.changed_nodes)
+            replaced |= {ni for ni, summary in index._summary_of.items() if before.get(ni) not in (None, summary)}
+            if rng.random() < 0.3:
+                index.matching(rng.choice([(rng.choice(NAMESPACES),), None]), parse("app"))
+            _change(rng, snap, f"{step}-{k}", shared_labels)
+        snap.revert()
+        index.sync(snap.node_info_list, snap.node_set_generation, snap.changed_nodes)
+        fresh = PodIndex()
+        fresh.sync(snap.node_info_list, snap.node_set_generation, snap.changed_nodes)
+        if index.grouped:  # the same namespaces grouped
+            fresh.matching(None if index.namespaces is None else tuple(index.namespaces), parse("app"))
+        assert _index_content(index) == _index_content(fresh), f"step {step}"
+        taken_back += sum(index._summary_of.get(ni) is before[ni] for ni in replaced)
+    assert taken_back
