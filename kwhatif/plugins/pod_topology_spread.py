@@ -81,11 +81,15 @@ class Constraint:
 class _NodeInclusion:
     """matchNodeInclusionPolicies for one pod, each node's answer computed at most once per policy."""
 
-    __slots__ = ("required", "tolerations")
+    __slots__ = ("required", "tolerations", "reads")
 
     def __init__(self, pod: PodInfo) -> None:
-        self.required = RequiredNodeAffinity(pod.spec)
-        self.tolerations = pod.spec.get("tolerations") or []
+        spec = pod.spec
+        self.required = RequiredNodeAffinity(spec)
+        self.tolerations = spec.get("tolerations") or []
+        # What each policy reads of the pod, as text equal for equal content: (affinity's, taints')
+        self.reads = (repr((spec.get("nodeSelector"), ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution"))), repr(self.tolerations))
 
     def includer(self, node_info: NodeInfo):
         """A predicate constraint -> bool telling whether the node counts for that constraint."""
@@ -350,14 +354,17 @@ def score_for_count(cnt: int, max_skew: int, tp_weight: float) -> float:
 class _ConstraintDomain:
     """Where a constraint of a pod counts a node's matching pods (a domain for the pod index): the node's
     value of its topology key ("" on a node without it), or pod_index.NOT_COUNTED on a node without every
-    key of ``required`` or that the constraint's inclusion policies leave out. Equal to another domain of
-    a pod of the same class that reads the same: the key, ``required`` and the policies."""
+    key of ``required`` or that the constraint's inclusion policies leave out. Equal to another domain (of
+    any pod) that reads the same: the key, ``required``, the policies and what those honoured read of the
+    pod (its required node affinity, its tolerations)."""
 
     __slots__ = ("constraint", "required", "inclusion", "_reads")
 
     def __init__(self, c: Constraint, required: tuple[str, ...], inclusion: _NodeInclusion) -> None:
         self.constraint, self.required, self.inclusion = c, required, inclusion
-        self._reads = (c.topology_key, required, c.node_affinity_policy, c.node_taints_policy)
+        affinity, taints = c.node_affinity_policy, c.node_taints_policy
+        self._reads = (c.topology_key, required, affinity, taints,
+                       inclusion.reads[0] if affinity == HONOR else None, inclusion.reads[1] if taints == HONOR else None)
 
     def __call__(self, node_info: NodeInfo):
         node_labels = node_info.labels

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import weakref
 from collections import Counter
+import itertools
 from itertools import compress
 from operator import attrgetter, ne
 from typing import Mapping
@@ -43,6 +44,7 @@ _labels, _namespace, _deletion = attrgetter("labels"), attrgetter("namespace"), 
 _NONE: dict = {}  # read-only
 _ABSENT = object()  # a label key a pod does not have
 _LOG_SIZE = 65536
+_MAX_DOMAINS = 64  # the domains whose values on the nodes are kept (each a value per node)
 _EARLIER_SUMMARIES = 4  # per node (forks within forks; those of a sequence without reverts)
 NOT_COUNTED = object()  # a node's domain when a question does not count it
 
@@ -181,6 +183,12 @@ class PodIndex:
         # Changes whenever a node's labels, taints or object, or the node list, changed: what decides
         # a node's topology domains and whether spreading includes it.
         self.layout_version = 0
+        # The nodes whose labels, taints or object changed, in order, from change number
+        # ``_layout_log_start`` (in this epoch): each domain's values are brought up to date from it.
+        self._layout_log: list[NodeInfo] = []
+        self._layout_log_start = 0
+        self._domain_values: dict[object, DomainValues] = {}  # a domain -> its values on the nodes
+        self._domain_versions = itertools.count(1)
         # The nodes changed by each ``sync`` since the list was last read whole (``epoch``), in order, from
         # change number ``_log_start``: counts kept for a pod class are brought up to date from it.
         self.epoch = 0
@@ -227,6 +235,9 @@ class PodIndex:
         if len(self._log) > _LOG_SIZE:
             self._log_start += len(self._log) - _LOG_SIZE // 2
             del self._log[:len(self._log) - _LOG_SIZE // 2]
+        if len(self._layout_log) > _LOG_SIZE:
+            self._layout_log_start += len(self._layout_log) - _LOG_SIZE // 2
+            del self._layout_log[:len(self._layout_log) - _LOG_SIZE // 2]
         for kind, log in enumerate(self._term_log):
             if len(log) > _LOG_SIZE:
                 self._term_log_start[kind] += len(log) - _LOG_SIZE // 2
@@ -250,6 +261,8 @@ class PodIndex:
         self.epoch += 1
         self._log, self._log_start = [], 0
         self._term_log, self._term_log_start = ([], [], []), [0, 0, 0]
+        self._layout_log, self._layout_log_start = [], 0
+        self._domain_values = {}
 
     def _update(self, index: int, ni: NodeInfo) -> None:
         """Node ``index`` (``ni``) has another generation: its summary made again. Made while the old one
@@ -278,6 +291,7 @@ class PodIndex:
                 term_log[kind].append((term_id, value, -count))
         if new.node is not old.node or new.labels is not old.labels or new.taints is not old.taints:
             self.layout_version += 1
+            self._layout_log.append(ni)
 
     def _earlier_summary(self, ni: NodeInfo) -> _Node | None:
         """The summary made when the node last had its generation, if it still counts as it did then."""
@@ -312,6 +326,36 @@ class PodIndex:
         if change < start:
             return None
         return self._term_log[kind][change - start:]
+
+    def domain_values(self, domain) -> "DomainValues":
+        """What ``domain`` (as for ``PodIndexService.pods_per_domain``) gives each node, kept for equal
+        domains (of any pod class) and brought up to date from the nodes whose layout changed; raises
+        TypeError for a domain that cannot be told apart (bad input)."""
+        entry = self._domain_values.get(domain)
+        layout_changes = self._layout_log_start + len(self._layout_log)
+        if entry is not None and entry.change >= self._layout_log_start:
+            if entry.change < layout_changes:
+                values, moved = entry.values, False
+                for ni in set(self._layout_log[entry.change - self._layout_log_start:]):
+                    value, before = domain(ni), values[ni]
+                    if value is not before and value != before:
+                        values[ni], moved = value, True
+                if moved:
+                    entry.domains, entry.version = _domains_in_order(values), next(self._domain_versions)
+                entry.change = layout_changes
+            return entry
+        if len(self._domain_values) >= _MAX_DOMAINS:
+            self._domain_values.clear()
+        entry = self._domain_values[domain] = self.fresh_domain_values(domain)
+        return entry
+
+    def fresh_domain_values(self, domain) -> "DomainValues":
+        """What ``domain`` gives each node, worked out now (not kept)."""
+        entry = DomainValues()
+        entry.values = {ni: domain(ni) for ni in self._nodes}
+        entry.domains, entry.version = _domains_in_order(entry.values), next(self._domain_versions)
+        entry.change = self._layout_log_start + len(self._layout_log)
+        return entry
 
     def changed_since(self, change: int) -> set[NodeInfo] | None:
         """The nodes changed since change number ``change`` (None: no longer known)."""
@@ -562,6 +606,22 @@ def synced(snapshot, state) -> PodIndex:
     return index
 
 
+class DomainValues:
+    """What a domain gives each node of the index (``values``, NOT_COUNTED included), its domains in the order
+    of the nodes, each at 0 (``domains``, never changed once made), as of layout change number ``change``;
+    ``version`` changes whenever a node's value did."""
+
+    __slots__ = ("values", "domains", "version", "change")
+
+
+def _domains_in_order(values: dict) -> dict:
+    out: dict = {}
+    for value in values.values():
+        if value is not NOT_COUNTED:
+            out.setdefault(value, 0)
+    return out
+
+
 class Totals:
     """The pods of a list of groups per node (``per_node``) and summed per domain (``totals``, no domain
     at 0) of the nodes a question counts, as of change number ``change`` of the index: ``totals`` given
@@ -570,12 +630,11 @@ class Totals:
     __slots__ = ("stamp", "groups", "members", "change", "per_node", "totals")
 
 
-def totals(index: PodIndex, groups: list[Group], domain, last: Totals | None) -> Totals:
-    """The Totals of ``groups`` (an answer of ``matching``) with ``domain(node)``: the node's domain or
-    NOT_COUNTED (``domain`` None: per node only); it may depend on the node's labels and taints and the
-    pod's class only. ``last``: the Totals of the same question at an earlier attempt of the pod's class,
-    brought up to date (None: counted afresh)."""
-    stamp = (index, index.epoch, index.layout_version)
+def totals(index: PodIndex, groups: list[Group], domain: DomainValues | None, last: Totals | None) -> Totals:
+    """The Totals of ``groups`` (an answer of ``matching``) with ``domain``: each node's domain or
+    NOT_COUNTED (None: per node only). ``last``: the Totals of the same question at an earlier attempt of
+    the pod's class, brought up to date (None: counted afresh)."""
+    stamp = (index, index.epoch, None if domain is None else domain.version)
     entry = last
     changed = None
     if entry is not None and entry.stamp == stamp and entry.groups is groups:
@@ -589,8 +648,9 @@ def totals(index: PodIndex, groups: list[Group], domain, last: Totals | None) ->
                 per_node[ni] = per_node.get(ni, 0) + count
         sums: dict = {}
         if domain is not None:
+            values = domain.values
             for ni, count in per_node.items():
-                value = domain(ni)
+                value = values[ni]
                 if value is not NOT_COUNTED:
                     sums[value] = sums.get(value, 0) + count
         entry.per_node, entry.totals = per_node, sums
@@ -607,7 +667,7 @@ def totals(index: PodIndex, groups: list[Group], domain, last: Totals | None) ->
                 del per_node[ni]
             if domain is None:
                 continue
-            value = domain(ni)
+            value = domain.values[ni]
             if value is not NOT_COUNTED:
                 number = sums.get(value, 0) + new - old
                 if number:
@@ -795,9 +855,11 @@ class PodIndexService:
         question = ("totals", domain)
         try:
             last = None if answers is None else answers.get(question)
+            values = None if domain is None else index.domain_values(domain)
         except TypeError:  # a domain of a topology key of another type than str (bad input)
             answers = last = None
-        out = totals(index, groups, domain, last)
+            values = index.fresh_domain_values(domain)
+        out = totals(index, groups, values, last)
         if answers is not None:
             answers[question] = out
         return out
@@ -805,8 +867,8 @@ class PodIndexService:
     def pods_per_domain(self, state, namespaces, selector: Selector, domain, terminating: bool = True
                         ) -> dict:
         """The pods of the groups ``matching`` gives, summed per ``domain(node)`` (a LabelDomain, or the
-        like: hashable, and equal only to a domain that gives every node the same for the same pod class;
-        NOT_COUNTED leaves a node out), no domain at 0. Read-only."""
+        like: hashable, and equal only to a domain that gives every node the same, of any pod class: its values
+        are kept for it; NOT_COUNTED leaves a node out), no domain at 0. Read-only."""
         return self._totals(state, namespaces, selector, terminating, domain).totals
 
     def pods_per_node(self, state, namespaces, selector: Selector, terminating: bool = True
@@ -835,19 +897,10 @@ class PodIndexService:
         """Every domain of the snapshot's nodes as ``domain`` (as for ``pods_per_domain``) gives them, in
         the order of the nodes, each at 0. Read-only."""
         index = synced(self._snapshot, state)
-        answers = self._answers(("domains", domain))
-        if answers is not None:
-            found = answers.get("domains")
-            if found is not None and found[0] is index and found[1] == index.layout_version:
-                return found[2]
-        out: dict = {}
-        for ni in self._snapshot.node_info_list:
-            value = domain(ni)
-            if value is not NOT_COUNTED:
-                out.setdefault(value, 0)
-        if answers is not None:
-            answers["domains"] = (index, index.layout_version, out)
-        return out
+        try:
+            return index.domain_values(domain).domains
+        except TypeError:  # a domain of a topology key of another type than str (bad input)
+            return index.fresh_domain_values(domain).domains
 
     def label_values(self, nodes: list[NodeInfo], key: str) -> list | None:
         """Each node's value of label ``key`` (None: it has none), gathered in C; None when a node is not

@@ -566,3 +566,26 @@ def test_controller_index_is_valid_for_lists_holding_its_objects_asked_in_turn()
         assert index.valid_for(lists)
     assert not index.valid_for(([], [], [dict(replica_set)], []))
     assert not index.valid_for(([], [], [replica_set, replica_set], []))
+
+
+@pytest.mark.parametrize("affinity, taints", [("Honor", "Ignore"), ("Ignore", "Honor"), ("Honor", "Honor"),
+                                              ("Ignore", "Ignore")])
+def test_constraint_domains_of_pods_are_equal_when_they_read_alike(affinity, taints):
+    """The pod index keeps a domain's values on the nodes for equal domains of any pod: a spread constraint's
+    domains are equal exactly when what its honoured policies read of the pods (required node affinity,
+    tolerations) is."""
+    from kwhatif.api import labels as labelsel
+    from kwhatif.plugins import pod_topology_spread as pts
+    from kwhatif.state.nodeinfo import PodInfo
+
+    def domain(spec: dict):
+        pod = PodInfo({"metadata": {"name": "p", "namespace": "default"}, "spec": spec})
+        c = pts.Constraint(1, "zone", labelsel.NOTHING, node_affinity_policy=affinity, node_taints_policy=taints)
+        return pts._ConstraintDomain(c, ("zone",), pts._NodeInclusion(pod))
+
+    plain = domain({})
+    assert plain == domain({"containers": [{"name": "other"}]})
+    assert (plain == domain({"nodeSelector": {"disk": "ssd"}})) is (affinity == "Ignore")
+    assert (plain == domain({"tolerations": [{"operator": "Exists"}]})) is (taints == "Ignore")
+    assert domain({"nodeSelector": {"disk": "ssd"}}) == domain({"nodeSelector": {"disk": "ssd"}})
+    assert hash(plain) == hash(domain({}))
