@@ -353,3 +353,40 @@ def test_pods_dropped_at_their_known_positions_leave_the_list_a_pass_would(seed)
                 scenario.drop_pods(gone)
         assert [id(p) for p in indexed.cluster.pods] == [id(p) for p in plain.cluster.pods]
         assert _state(indexed.state()) == _state(plain.state())
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_nodes_selected_at_their_known_positions_are_those_a_pass_finds(seed):
+    """A scenario started with its cluster's index finds named nodes at their positions (a sweep's drains):
+    after nodes added (one under a name already listed), removed, renamed in place or relabelled, the nodes
+    a change names are those the pass over every node finds (a name listed twice: its last), and a name
+    not in the cluster is refused alike."""
+    from kwhatif.whatif.changes import ClusterIndex, edited_node, select_nodes
+
+    rng = random.Random(seed)
+    c = random_cluster(rng)
+    c.nodes.append(c.nodes[0])  # a name listed twice: its last place is the node selected
+    indexed, plain = new_scenario(c, index=ClusterIndex.of(c)), new_scenario(c)
+    names = [n["metadata"]["name"] for n in c.nodes]
+    for step in range(rng.randint(1, 8)):
+        kind, name, index = rng.random(), rng.choice(names + [f"new-{step}"]), rng.randrange(len(names))
+        for scenario in (indexed, plain):
+            if kind < 0.2:
+                scenario.add_nodes([make_node(name).obj()], [], [])
+            elif kind < 0.35:
+                scenario.remove_nodes([names[index]])
+            elif kind < 0.55:  # another name at the same place
+                node = edited_node(scenario.cluster.nodes[index])
+                node["metadata"]["name"] = name
+                scenario.set_node(index, node)
+            else:
+                apply_change(scenario, Change("label", nodes=(names[index],), argument=f"step={step}"))
+        names = [n["metadata"]["name"] for n in indexed.cluster.nodes]
+        if not names:
+            break
+        asked = Change("drain", nodes=tuple(rng.choice(names) for _ in range(3)))
+        assert indexed.select_nodes(asked) == plain.select_nodes(asked) == select_nodes(plain.cluster, asked)
+        last = {name: i for i, name in enumerate(names)}
+        assert indexed.select_nodes(asked) == [last[name] for name in dict.fromkeys(asked.nodes)]
+        with pytest.raises(InputError, match="node 'nowhere' not found"):
+            indexed.select_nodes(Change("drain", nodes=(asked.nodes[0], "nowhere")))

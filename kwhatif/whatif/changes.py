@@ -97,6 +97,9 @@ class Scenario:
     # pod, each deletion checked (a list changed another way falls back to the pass).
     _positions: dict[int, int] | None = field(default=None, init=False, repr=False, compare=False)
     _deleted: list[int] = field(default_factory=list, init=False, repr=False, compare=False)
+    # Each node's index in the cluster's node list by name (``ClusterIndex``) while the list keeps its names
+    # at their places: ``select_nodes`` finds named nodes without a pass over every node.
+    _node_positions: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
 
     def state(self) -> Snapshot:
         """The scenario's snapshot (built from the cluster on first use)."""
@@ -108,7 +111,10 @@ class Scenario:
 
     def set_node(self, index: int, node: dict) -> None:
         """Node ``index`` replaced by ``node`` (same name: cordoned, tainted, labelled)."""
-        self.cluster.nodes[index] = node
+        nodes = self.cluster.nodes
+        if _node_name(nodes[index]) != _node_name(node):
+            self._node_positions = None
+        nodes[index] = node
         if self.snapshot is not None:
             self.snapshot.update_node(node)
 
@@ -116,6 +122,7 @@ class Scenario:
         """New nodes after the existing ones, with their CSINodes and ResourceSlices."""
         cluster = self.cluster
         cluster.nodes += nodes
+        self._node_positions = None
         cluster.csi_nodes += csi_nodes
         cluster.resource_slices += slices
         if self.snapshot is not None:
@@ -149,7 +156,7 @@ class Scenario:
         on_nodes = pods_by_node(cluster, gone)
         pods = [pod for name in names for pod in on_nodes.get(name, ())]
         cluster.delete_pods(pods)
-        self._positions = None
+        self._positions = self._node_positions = None
         cluster.nodes[:] = [n for n in cluster.nodes if (n.get("metadata") or {}).get("name") not in gone]
         cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
         snapshot = self.snapshot
@@ -237,7 +244,7 @@ class Scenario:
         snapshot = self.state()
         join_on(snapshot, self.cluster, cluster)
         self.cluster = cluster
-        self._positions = None
+        self._positions = self._node_positions = None
         return snapshot
 
     def take_pod(self, namespace: str, name: str):
@@ -249,10 +256,14 @@ class Scenario:
         if taken.bound_to:
             snapshot.forget_pod(PodInfo(_without_claims(cluster_pods.find_pod(self.cluster, namespace, name))))
         self.cluster = taken.cluster
-        self._positions = None
+        self._positions = self._node_positions = None
         if snapshot.cluster is not taken.cluster:
             snapshot.set_cluster(taken.cluster)
         return taken
+
+    def select_nodes(self, change: Change) -> list[int]:
+        """``select_nodes`` in the scenario's cluster (named nodes found at their known positions)."""
+        return select_nodes(self.cluster, change, self._node_positions)
 
     @property
     def text(self) -> str:
@@ -312,14 +323,16 @@ def is_recreated(pod: dict) -> bool:
 @dataclass(frozen=True)
 class ClusterIndex:
     """What scenarios starting from one cluster read of it indexed, built once for many of them (a
-    sweep's tasks): its budgets (their selectors indexed) and each pod's position in its pod list."""
+    sweep's tasks): its budgets (their selectors indexed), each pod's position in its pod list and each
+    node's in its node list (``node_positions``)."""
 
     budgets: Budgets
     positions: dict[int, int]
+    node_positions: dict[str, int]
 
     @classmethod
     def of(cls, cluster: Cluster) -> ClusterIndex:
-        return cls(Budgets(cluster), {id(pod): i for i, pod in enumerate(cluster.pods)})
+        return cls(Budgets(cluster), {id(pod): i for i, pod in enumerate(cluster.pods)}, node_positions(cluster.nodes))
 
 
 def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None, index: ClusterIndex | None = None) -> Scenario:
@@ -330,6 +343,7 @@ def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None, index: Clus
     scenario = Scenario(changed, budgets=Budgets(changed) if index is None else index.budgets.on(changed))
     if index is not None:
         scenario._positions = index.positions
+        scenario._node_positions = index.node_positions
     if snapshot is not None:  # it reads the scenario's objects from now on: those it read, until a change
         snapshot.set_cluster(changed, same_objects=snapshot.cluster is cluster)
         scenario.snapshot = snapshot
@@ -356,9 +370,19 @@ def apply_change(scenario: Scenario, change: Change) -> None:
 # --- nodes ---------------------------------------------------------------------------------------
 
 
-def select_nodes(cluster: Cluster, change: Change) -> list[int]:
+def node_positions(nodes: list[dict]) -> dict[str, int]:
+    """Each node's index by name (a name listed twice: its last)."""
+    return {_node_name(node): i for i, node in enumerate(nodes)}
+
+
+def _node_name(node: dict) -> str | None:
+    return (node.get("metadata") or {}).get("name")
+
+
+def select_nodes(cluster: Cluster, change: Change, positions: dict[str, int] | None = None) -> list[int]:
     """Indexes of the nodes a change names, each once, in the order given (a selector: the cluster's
-    order): a name given twice is the same node, as kubectl's node list holds it once."""
+    order): a name given twice is the same node, as kubectl's node list holds it once. ``positions``: the
+    nodes' ``node_positions`` when known, each named node checked at its position (else a pass finds them)."""
     where = change.kind if change.kind not in KINDS else f"--{change.kind}"
     if change.selector is not None:
         try:
@@ -370,11 +394,15 @@ def select_nodes(cluster: Cluster, change: Change) -> list[int]:
         if not found:
             raise InputError(f"{where} -l {change.selector}: no node matches")
         return found
-    index = {(node.get("metadata") or {}).get("name"): i for i, node in enumerate(cluster.nodes)}
-    missing = [name for name in change.nodes if name not in index]
+    names = list(dict.fromkeys(change.nodes))
+    nodes = cluster.nodes
+    if positions is None or not all(name in positions and positions[name] < len(nodes)
+                                    and _node_name(nodes[positions[name]]) == name for name in names):
+        positions = node_positions(nodes)
+    missing = [name for name in names if name not in positions]
     if missing:
         raise InputError(f"{where}: node {missing[0]!r} not found in the cluster")
-    return [index[name] for name in dict.fromkeys(change.nodes)]
+    return [positions[name] for name in names]
 
 
 def _node_names(cluster: Cluster, indexes: list[int]) -> list[str]:
@@ -411,7 +439,7 @@ def set_unschedulable(node: dict, unschedulable: bool) -> None:
 
 
 def _cordon(scenario: Scenario, change: Change) -> str:
-    indexes = select_nodes(scenario.cluster, change)
+    indexes = scenario.select_nodes(change)
     for i in indexes:
         node = edited_node(scenario.cluster.nodes[i])
         set_unschedulable(node, change.kind == "cordon")
@@ -442,7 +470,7 @@ def parse_taint(text: str) -> tuple[dict, bool]:
 def _taint(scenario: Scenario, change: Change) -> str:
     taint, remove = parse_taint(change.argument or "")
     cluster = scenario.cluster
-    indexes = select_nodes(cluster, change)
+    indexes = scenario.select_nodes(change)
     for i in indexes:
         node = edited_node(cluster.nodes[i])
         taints = node["spec"]["taints"]
@@ -478,7 +506,7 @@ def _label(scenario: Scenario, change: Change) -> str:
     key, has_value, value = (text[:-1], False, "") if remove else text.partition("=")
     if not key or (not remove and not has_value):
         raise InputError(f"--label: invalid label {text!r}: expected key=value or key-")
-    indexes = select_nodes(scenario.cluster, change)
+    indexes = scenario.select_nodes(change)
     for i in indexes:
         node = edited_node(scenario.cluster.nodes[i])
         if remove:
@@ -491,7 +519,7 @@ def _label(scenario: Scenario, change: Change) -> str:
 
 def _remove_node(scenario: Scenario, change: Change) -> str:
     cluster = scenario.cluster
-    indexes = select_nodes(cluster, change)
+    indexes = scenario.select_nodes(change)
     names = _node_names(cluster, indexes)
     on_nodes = scenario.remove_nodes(names)
     for name in names:

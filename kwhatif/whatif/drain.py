@@ -39,7 +39,7 @@ from kwhatif.errors import InputError
 from kwhatif.preemption import utc_now
 from kwhatif.queue import SchedulingQueue, deciding_ties, pod_priority
 from kwhatif.versions import DEFAULT, Features
-from kwhatif.whatif.changes import (Change, Scenario, is_mirror_pod, is_recreated, pods_by_node, select_nodes,
+from kwhatif.whatif.changes import (Change, Scenario, is_mirror_pod, is_recreated, pods_by_node,
                                     set_unschedulable)
 from kwhatif.whatif.drain_rules import AutoscalerRules, DrainOptions, drain_time, is_autoscaler_daemonset_pod, \
     kubectl_verdict
@@ -128,7 +128,7 @@ def drain(scenario: Scenario, nodes: tuple[str, ...], selector: str | None, opti
         raise InputError(f"--rules {options.rules!r}: expected kubectl or cluster-autoscaler")
     target = Change("drain", nodes=nodes, selector=selector)
     cluster = scenario.cluster
-    indexes = select_nodes(cluster, target)
+    indexes = scenario.select_nodes(target)
     names = [cluster.nodes[i]["metadata"]["name"] for i in indexes]
     now = drain_time(cluster, clock)
     scenario.changes.append(f"drain {' '.join(names)}" + (" (cluster-autoscaler rules)"
