@@ -128,3 +128,71 @@ def _pod(spec):
 def test_pod_requests(spec, cpu, non0_cpu, non0_mem):
     pi = _pod(spec)
     assert (pi.requested.milli_cpu, pi.non0_cpu, pi.non0_mem) == (cpu, non0_cpu, non0_mem)
+
+
+def _same_data(copied, original) -> None:
+    """``copied`` equals ``original`` with the same types and key order, and shares none of its dicts or lists."""
+    assert type(copied) is type(original)
+    if isinstance(original, (dict, list)):
+        assert copied is not original and len(copied) == len(original)
+        if isinstance(original, dict):
+            assert list(copied) == list(original)
+            for key in original:
+                _same_data(copied[key], original[key])
+        else:
+            for item, expected in zip(copied, original):
+                _same_data(item, expected)
+    else:
+        assert copied == original or (copied != copied and original != original)  # NaN is NaN
+
+
+def _real_manifests() -> list[dict]:
+    from kwhatif.loader import load_dump, load_objects
+    from tests.conformance_support import REAL_INPUTS_DIR, reference_path
+
+    real = reference_path(REAL_INPUTS_DIR, "real inputs")
+    manifests = []
+    for dump in sorted((real / "clusters").iterdir()):
+        manifests += [obj for obj, _ in load_dump(str(dump)).objects]
+    for workload in sorted((real / "workloads").iterdir()):
+        manifests += [obj for obj, _ in load_objects(str(workload))]
+    return manifests
+
+
+def test_manifest_copy_is_a_deep_copy_of_every_real_manifest_and_defaulting_answers_as_with_one():
+    """Every real dump's objects and every real workload: ``manifest_copy`` is a deep copy (same types, same
+    key order, nothing shared), and the pods default as from a ``copy.deepcopy`` of them, leaving them as
+    they were."""
+    import copy
+
+    from kwhatif.api.defaults import manifest_copy
+
+    manifests = _real_manifests()
+    pods = [obj for obj in manifests if obj.get("kind") == "Pod"]
+    assert len(manifests) > 1000 and len(pods) > 100
+    for obj in manifests:
+        _same_data(manifest_copy(obj), obj)
+    for pod in pods:
+        before = copy.deepcopy(pod)
+        _same_data(default_pod(pod), default_pod(copy.deepcopy(pod), share=True))
+        _same_data(pod, before)
+
+
+def test_manifest_copy_deep_copies_what_is_not_plain_data():
+    """Values a parsed manifest may hold besides JSON's (a YAML timestamp, a tuple a caller built, a NaN, a
+    str subclass) come back as ``copy.deepcopy`` gives them."""
+    import copy
+    from datetime import datetime, timezone
+
+    from kwhatif.api.defaults import manifest_copy
+
+    class Name(str):
+        pass
+
+    stamp = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    data = {"metadata": {"name": Name("p"), "creationTimestamp": stamp}, "spec": {"ports": (80, [443]),
+            "weights": [float("nan"), 1, 1.0, True, None], "nested": [{"a": {"b": []}}]}}
+    copied = manifest_copy(data)
+    _same_data(copied, copy.deepcopy(data))
+    assert copied["spec"]["ports"][1] is not data["spec"]["ports"][1]
+    assert type(copied["metadata"]["name"]) is Name

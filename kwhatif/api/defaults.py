@@ -25,6 +25,26 @@ def default_uid(kind: str, namespace: str, name: str) -> str:
     return f"uid-{kind.lower()}-{namespace}-{name}"
 
 
+# The values a parsed manifest holds that copying may share: immutable (their exact types, not subclasses).
+_ATOMS = frozenset((str, int, float, bool, type(None)))
+
+
+def manifest_copy(value):
+    """A deep copy of a manifest's data: its dicts and lists copied (same key order, same types), their
+    atoms shared; anything else (a tuple, a datetime, a subclass...) ``copy.deepcopy``'d. A third of
+    ``copy.deepcopy``'s time on pods, which goes through its memo for every value: the one difference is
+    that a dict or list found twice in ``value`` is copied twice, where nothing in defaulting or admission
+    changes an object in place (each builds the changed dicts anew)."""
+    kind = type(value)
+    if kind is dict:
+        return {key: item if type(item) in _ATOMS else manifest_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [item if type(item) in _ATOMS else manifest_copy(item) for item in value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
+
+
 def default_node(node: dict) -> dict:
     """``status.allocatable`` defaults to ``status.capacity``."""
     status = node.get("status")
@@ -104,7 +124,7 @@ def default_pod(pod: dict, share: bool = False) -> dict:
     would take most of the load time.
     """
     if not share:
-        pod = copy.deepcopy(pod)
+        pod = manifest_copy(pod)
     pod = dict(pod)
     meta = pod["metadata"] = dict(pod.get("metadata") or {})
     if not meta.get("namespace"):
