@@ -185,7 +185,8 @@ class Scenario:
                 pi = PodInfo(pod)
                 if pi.node_name:
                     if snapshot.get(pi.node_name) is not None:
-                        snapshot.forget_pod(PodInfo(_without_claims(pod)))  # the claims follow below
+                        unclaimed = _without_claims(pod)  # the claims follow below
+                        snapshot.forget_pod(pi if unclaimed is pod else PodInfo(unclaimed))
                 elif snapshot.nominator.nominated_node_of(pi.uid) is not None:
                     snapshot.nominate(pi, None)
         self._claims_follow(pods)
