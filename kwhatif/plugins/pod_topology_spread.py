@@ -81,15 +81,28 @@ class Constraint:
 class _NodeInclusion:
     """matchNodeInclusionPolicies for one pod, each node's answer computed at most once per policy."""
 
-    __slots__ = ("required", "tolerations", "reads")
+    __slots__ = ("spec", "_required", "tolerations")
 
     def __init__(self, pod: PodInfo) -> None:
-        spec = pod.spec
-        self.required = RequiredNodeAffinity(spec)
-        self.tolerations = spec.get("tolerations") or []
-        # What each policy reads of the pod, as text equal for equal content: (affinity's, taints')
-        self.reads = (repr((spec.get("nodeSelector"), ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-            "requiredDuringSchedulingIgnoredDuringExecution"))), repr(self.tolerations))
+        self.spec = pod.spec
+        self._required: RequiredNodeAffinity | None = None  # parsed on first use (the pod index seldom asks)
+        self.tolerations = self.spec.get("tolerations") or []
+
+    @property
+    def required(self) -> RequiredNodeAffinity:
+        if self._required is None:
+            self._required = RequiredNodeAffinity(self.spec)
+        return self._required
+
+    def affinity_read(self) -> str:
+        """What nodeAffinityPolicy Honor reads of the pod, as text equal for equal content."""
+        spec = self.spec
+        return repr((spec.get("nodeSelector"), ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution")))
+
+    def taints_read(self) -> str:
+        """What nodeTaintsPolicy Honor reads of the pod, as text equal for equal content."""
+        return repr(self.tolerations)
 
     def includer(self, node_info: NodeInfo):
         """A predicate constraint -> bool telling whether the node counts for that constraint."""
@@ -364,7 +377,8 @@ class _ConstraintDomain:
         self.constraint, self.required, self.inclusion = c, required, inclusion
         affinity, taints = c.node_affinity_policy, c.node_taints_policy
         self._reads = (c.topology_key, required, affinity, taints,
-                       inclusion.reads[0] if affinity == HONOR else None, inclusion.reads[1] if taints == HONOR else None)
+                       inclusion.affinity_read() if affinity == HONOR else None,
+                       inclusion.taints_read() if taints == HONOR else None)
 
     def __call__(self, node_info: NodeInfo):
         node_labels = node_info.labels
