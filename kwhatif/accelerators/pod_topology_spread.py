@@ -105,11 +105,13 @@ def _scores_by_value(pl, s: PreScoreState, pod: PodInfo, state, nodes: list[Node
                 reads = [None if value is None else cnt for cnt, value in zip(reads, values)]
             terms = {cnt: 0.0 if cnt is None else score_for_count(cnt, skew, weight) for cnt in set(reads)}
         else:
+            # the candidates' domains are the nodes' values ("" for none): one term per domain, and 0.0
+            # for a node without the key
             reads, domains = values, s.topology_value_to_pod_counts[i]
-            terms = {value: 0.0 if value is None else score_for_count(domains[value], skew, weight)
-                     for value in set(reads)}
-        column = list(map(terms.__getitem__, reads))
-        sums = column if sums is None else list(map(add, sums, column))
+            terms = {value: score_for_count(count, skew, weight) for value, count in domains.items()}
+            terms[None] = 0.0
+        column = map(terms.__getitem__, reads)
+        sums = list(column) if sums is None else list(map(add, sums, column))
     if sums is None:
         return [MAX_NODE_SCORE] * len(nodes)
     raw_of = {total: go_round(total) for total in set(sums)}
