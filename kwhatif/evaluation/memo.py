@@ -27,8 +27,9 @@ forms are still used.
 from __future__ import annotations
 
 import functools
-from itertools import compress, count, repeat
-from operator import attrgetter, is_, not_
+from bisect import bisect_left
+from itertools import compress, count, islice, repeat
+from operator import add, attrgetter, is_, not_, sub
 from typing import Iterator
 
 import numpy as np
@@ -256,6 +257,10 @@ class Memo:
         kept.walked = None
         fresh = not rejected_statuses
         ahead = self._filters_ahead(state)
+        if ahead and not writing:
+            walk = self._walk_pure(state, pod, kept, start, k, statuses, nominated, known, fresh)
+            if walk is not None:
+                return walk
         feasible: list[NodeInfo] = []
         feasible_at: list[int] = []  # their positions in the kept list (the memo told, for PreScore and Score)
         examined = 0
@@ -321,6 +326,59 @@ class Memo:
             kept.walked = ((start, k), feasible_at, examined, statuses.stretches())
         self.memo.note_positions(feasible, kept, feasible_at)
         return feasible, examined
+
+    def _walk_pure(self, state: CycleState, pod: PodInfo, kept: Kept, start: int, k: int, statuses: NodeToStatus,
+                   nominated: set[int], known: dict[int, Status | None], fresh: bool
+                   ) -> tuple[list[NodeInfo], int] | None:
+        """``_walk_kept`` where no Filter writes into the cycle state and every later one has a bulk form:
+        the verdicts in walk order as one list, the runs between missing ones counted in C, the missing ones
+        computed as many at once as the pass rate so far says the walk will examine. None when one is an error
+        (the walk then goes node by node, to stop there)."""
+        values = kept.values
+        n = len(values)
+        view = values[start:] + values[:start]  # by offset in the walk
+        for position, status in known.items():
+            view[position - start if position >= start else position + n - start] = status
+        # (identity tests throughout: comparing a Status with == calls the dataclass's __eq__)
+        unknown = list(compress(range(n), map(is_, view, repeat(MISSING))))
+        unknown.append(n)
+        offset = feasible = first = 0  # unknown[first]: the next missing verdict
+        while True:
+            missing = unknown[first]
+            run = list(map(is_, view[offset:missing], repeat(None)))
+            passes = run.count(True)
+            if feasible + passes > k:  # the (k + 1)-th feasible node is in this run: the walk ends before it
+                end = offset + next(islice(compress(count(), run), k - feasible, None))
+                break
+            feasible += passes
+            if missing == n:
+                end = n
+                break
+            needed = k + 1 - feasible
+            top = missing + min(n - missing, needed)
+            end = top if not missing else n if not feasible else min(
+                n, max(top, missing + (needed * missing * 5 + 4 * feasible - 1) // (4 * feasible)))
+            last = bisect_left(unknown, end, first)
+            offsets, first = unknown[first:last], last
+            cut = bisect_left(offsets, n - start)
+            positions = list(map(add, offsets[:cut], repeat(start))) + list(map(sub, offsets[cut:], repeat(n - start)))
+            found, error = self._verdicts(state, pod, kept, positions, nominated)
+            if error:
+                return None
+            list(map(view.__setitem__, offsets, found))
+            offset = missing
+        walked = view[:end]
+        passed = list(map(is_, walked, repeat(None)))
+        names, nodes = kept.names, kept.nodes
+        at = list(compress(range(end), passed))
+        cut = bisect_left(at, n - start)
+        feasible_at = list(map(add, at[:cut], repeat(start))) + list(map(sub, at[cut:], repeat(n - start)))
+        feasible_nodes = gather(nodes, feasible_at)
+        statuses.add_stretch((names[start:] + names[:start])[:end], walked, list(map(not_, passed)))
+        if end == n and fresh:  # kept as the old walk keeps it: nothing set but its run
+            kept.walked = ((start, k), feasible_at, end, statuses.stretches())
+        self.memo.note_positions(feasible_nodes, kept, feasible_at)
+        return feasible_nodes, end
 
     def _verdicts(self, state: CycleState, pod: PodInfo, kept: Kept, positions: list[int], nominated: set[int]
                   ) -> tuple[list[Status | None], bool]:
