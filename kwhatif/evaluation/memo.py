@@ -360,9 +360,7 @@ class Memo:
                 n, max(top, missing + (needed * missing * 5 + 4 * feasible - 1) // (4 * feasible)))
             last = bisect_left(unknown, end, first)
             offsets, first = unknown[first:last], last
-            cut = bisect_left(offsets, n - start)
-            positions = list(map(add, offsets[:cut], repeat(start))) + list(map(sub, offsets[cut:], repeat(n - start)))
-            found, error = self._verdicts(state, pod, kept, positions, nominated)
+            found, error = self._verdicts(state, pod, kept, _positions_of(offsets, start, n), nominated)
             if error:
                 return None
             list(map(view.__setitem__, offsets, found))
@@ -370,9 +368,7 @@ class Memo:
         walked = view[:end]
         passed = list(map(is_, walked, repeat(None)))
         names, nodes = kept.names, kept.nodes
-        at = list(compress(range(end), passed))
-        cut = bisect_left(at, n - start)
-        feasible_at = list(map(add, at[:cut], repeat(start))) + list(map(sub, at[cut:], repeat(n - start)))
+        feasible_at = _positions_of(list(compress(range(end), passed)), start, n)
         feasible_nodes = gather(nodes, feasible_at)
         statuses.add_stretch((names[start:] + names[:start])[:end], walked, list(map(not_, passed)))
         if end == n and fresh:  # kept as the old walk keeps it: nothing set but its run
@@ -660,6 +656,12 @@ class _ScoreColumns:
         changed = node_generation if accelerator.reads_node_only and reads is not None else _generation
         # a copy: the memo changes its kept list in place, and the scores are read later (NodeScores)
         return list(memo.values(table, nodes, functools.partial(pl.score, state, pod), changed, positions, many))
+
+
+def _positions_of(offsets: list[int], start: int, n: int) -> list[int]:
+    """The positions in a list of ``n`` of the ascending ``offsets`` of a walk from ``start`` (in C)."""
+    cut = bisect_left(offsets, n - start)
+    return list(map(add, offsets[:cut], repeat(start))) + list(map(sub, offsets[cut:], repeat(n - start)))
 
 
 def _until_error(filter_node, nodes: list[NodeInfo], found: list, until_error: bool) -> list:

@@ -549,18 +549,18 @@ class Kept(_Tracked):
     def set_aside(self, positions: list[int], generations: list[int]) -> None:
         """``forget`` the values at ``positions`` because their nodes changed: each kept value is noted in
         ``history`` under the generation (``generations``) it was made at, for ``recalled``."""
-        values, writes, history = self.values, self.writes, self.history
+        values = self.values
         for position, generation in zip(positions, generations):
-            value = values[position]
-            if value is MISSING:
-                continue
-            past = history.get(position)
-            if past is None:
-                past = history[position] = {}
-            elif len(past) >= HISTORY:
-                del past[next(iter(past))]
-            past[generation] = (value, None if writes is None else writes[position])
+            if values[position] is not MISSING:
+                self._note(self.history.setdefault(position, {}), position, generation)
         self.forget(positions, keep_history=True)
+
+    def _note(self, past: dict, position: int, generation: int) -> None:
+        """The value at ``position`` (and what was written with it) noted in its ``history`` ``past`` as made at
+        ``generation``, the oldest noted going beyond ``HISTORY``."""
+        if len(past) >= HISTORY:
+            del past[next(iter(past))]
+        past[generation] = (self.values[position], None if self.writes is None else self.writes[position])
 
     def recalled(self, positions: list[int], generations: list[int]) -> tuple[list[int], list[int]]:
         """Of ``positions`` whose node changed (from ``generations``), those whose node is back at a generation
@@ -580,9 +580,7 @@ class Kept(_Tracked):
                 continue
             value = values[position]
             if value is not MISSING:
-                if len(past) >= HISTORY:
-                    del past[next(iter(past))]
-                past[before] = (value, None if writes is None else writes[position])
+                self._note(past, position, before)
             else:
                 value = previous.pop(position, MISSING)
             restored = entry[0]
