@@ -13,8 +13,8 @@ expanded to their nodes' domains.
 Independent of the pod being scheduled, the index is kept per snapshot and brought up to date from the
 snapshot's change feed and the nodes' ``generation``, as NodeMemo keeps its values: a step reads again
 only the nodes whose generation changed (every change through the Snapshot gives a node a new one, a revert
-gives it back its old one with its old pods, and the node's summary made then is taken back). What a pod class asks through PodIndexService (the groups
-matching a selector, the distinct terms matching the pod, the counts per domain) is kept there for that
+gives it back its old one with its old pods, and the node's summary made then is taken back). What a pod
+class asks through PodIndexService (the groups matching a selector, the distinct terms matching the pod, the counts per domain) is kept there for that
 class and updated from the nodes changed since; the plugins only ask. The sums are integers, so the order
 in which nodes are added does not matter; tests/plugins/test_pod_index.py checks every use against the
 per-pod walk on random clusters, and tests/plugins/test_pod_index_service.py each of the service's
@@ -329,9 +329,12 @@ class PodIndex:
 
     def domain_values(self, domain) -> "DomainValues":
         """What ``domain`` (as for ``PodIndexService.pods_per_domain``) gives each node, kept for equal
-        domains (of any pod class) and brought up to date from the nodes whose layout changed; raises
-        TypeError for a domain that cannot be told apart (bad input)."""
-        entry = self._domain_values.get(domain)
+        domains (of any pod class) and brought up to date from the nodes whose layout changed; worked out
+        anew for a domain that cannot be told apart (a topology key of another type than str: bad input)."""
+        try:
+            entry = self._domain_values.get(domain)
+        except TypeError:
+            return self._fresh_domain_values(domain)
         layout_changes = self._layout_log_start + len(self._layout_log)
         if entry is not None and entry.change >= self._layout_log_start:
             if entry.change < layout_changes:
@@ -346,10 +349,10 @@ class PodIndex:
             return entry
         if len(self._domain_values) >= _MAX_DOMAINS:
             self._domain_values.clear()
-        entry = self._domain_values[domain] = self.fresh_domain_values(domain)
+        entry = self._domain_values[domain] = self._fresh_domain_values(domain)
         return entry
 
-    def fresh_domain_values(self, domain) -> "DomainValues":
+    def _fresh_domain_values(self, domain) -> "DomainValues":
         """What ``domain`` gives each node, worked out now (not kept)."""
         entry = DomainValues()
         entry.values = {ni: domain(ni) for ni in self._nodes}
@@ -855,11 +858,9 @@ class PodIndexService:
         question = ("totals", domain)
         try:
             last = None if answers is None else answers.get(question)
-            values = None if domain is None else index.domain_values(domain)
         except TypeError:  # a domain of a topology key of another type than str (bad input)
             answers = last = None
-            values = index.fresh_domain_values(domain)
-        out = totals(index, groups, values, last)
+        out = totals(index, groups, None if domain is None else index.domain_values(domain), last)
         if answers is not None:
             answers[question] = out
         return out
@@ -896,11 +897,7 @@ class PodIndexService:
     def domains(self, state, domain) -> dict:
         """Every domain of the snapshot's nodes as ``domain`` (as for ``pods_per_domain``) gives them, in
         the order of the nodes, each at 0. Read-only."""
-        index = synced(self._snapshot, state)
-        try:
-            return index.domain_values(domain).domains
-        except TypeError:  # a domain of a topology key of another type than str (bad input)
-            return index.fresh_domain_values(domain).domains
+        return synced(self._snapshot, state).domain_values(domain).domains
 
     def label_values(self, nodes: list[NodeInfo], key: str) -> list | None:
         """Each node's value of label ``key`` (None: it has none), gathered in C; None when a node is not
