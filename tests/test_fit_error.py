@@ -84,17 +84,21 @@ def test_stretches_of_statuses_are_listed_in_order_when_first_read():
     """A walk hands its rejected nodes over by stretches: read, they come in walk order with those set one
     by one, and the status set last is reported when it is an error (the walk stopped there)."""
     statuses = NodeToStatus()
-    statuses.add_stretch(["n1", "n2", "n3"], [TAINTED, None, SHORT], [True, False, True])
+    statuses.add_stretch(["n1", "n2", "n3"], [TAINTED, None, SHORT])
     assert statuses.last_error() is None
     error = Status(Code.ERROR, ["running PreFilter plugin"], "X")
     statuses.set("n4", error)
     assert statuses.last_error() is error
-    statuses.add_stretch(["n5", "n6"], [None, None], [False, False])  # nothing rejected: the error stays last
+    statuses.add_stretch(["n5", "n6"], [None, None])  # nothing rejected: the error stays last
     assert statuses.last_error() is error
-    statuses.add_stretch(["n7"], [SHORT, TAINTED], [True])  # a stretch's statuses may run past its names
+    statuses.add_stretch(["n7"], [None, TAINTED])  # statuses past the names count for nothing
+    assert statuses.last_error() is error
+    statuses.add_stretch(["n8"], [SHORT, TAINTED])
     assert statuses.last_error() is None
-    assert list(statuses.statuses.items()) == [("n1", TAINTED), ("n3", SHORT), ("n4", error), ("n7", SHORT)]
-    assert len(statuses) == 4 and statuses.get("n2") is statuses.absent_nodes_status
+    statuses.add_stretch(["n9", "n10", "n11"], [SHORT, None])  # names past the statuses: a walk that stopped
+    assert list(statuses.statuses.items()) == [("n1", TAINTED), ("n3", SHORT), ("n4", error), ("n8", SHORT),
+                                               ("n9", SHORT)]
+    assert len(statuses) == 5 and statuses.get("n2") is statuses.absent_nodes_status
 
 
 def test_a_results_filtered_takes_the_walks_statuses_when_first_read():
@@ -102,7 +106,7 @@ def test_a_results_filtered_takes_the_walks_statuses_when_first_read():
                             "default-scheduler", 3)
     result.filtered["gone"] = TAINTED  # as PreFilter's absent nodes are, before the walk's
     walked = NodeToStatus()
-    walked.add_stretch(["n1", "n2"], [SHORT, None], [True, False])
+    walked.add_stretch(["n1", "n2"], [SHORT, None])
     result.add_filtered(walked)
     later = NodeToStatus()
     later.set("n3", TAINTED)

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import functools
 from bisect import bisect_left
-from itertools import compress, count, islice, repeat
-from operator import add, attrgetter, is_, not_, sub
+from itertools import compress, count, repeat
+from operator import add, attrgetter, is_, sub
 from typing import Iterator
 
 import numpy as np
@@ -314,7 +314,7 @@ class Memo:
                 end = lo + list(compress(range(top - lo), passed))[k - len(feasible)] if ends else top
                 feasible.extend(compress(nodes[lo:end], passed))
                 feasible_at.extend(compress(range(lo, end), passed))
-                statuses.add_stretch(names[lo:end], chunk, list(map(not_, passed[:end - lo])))
+                statuses.add_stretch(names[lo:end], chunk)
                 examined += end - lo
                 if writing:  # the (k + 1)-th feasible node was filtered too
                     self._replay_writes(state, kept, range(lo, end + 1 if ends else end))
@@ -336,24 +336,25 @@ class Memo:
         (the walk then goes node by node, to stop there)."""
         values = kept.values
         n = len(values)
-        view = values[start:] + values[:start]  # by offset in the walk
+        view = values[start:] + values[:start] if start else values[:]  # by offset in the walk
         for position, status in known.items():
             view[position - start if position >= start else position + n - start] = status
         # (identity tests throughout: comparing a Status with == calls the dataclass's __eq__)
         unknown = list(compress(range(n), map(is_, view, repeat(MISSING))))
         unknown.append(n)
-        offset = feasible = first = 0  # unknown[first]: the next missing verdict
+        passing: list[int] = []  # the offsets of the feasible nodes so far
+        offset = first = 0  # unknown[first]: the next missing verdict
         while True:
             missing = unknown[first]
-            run = list(map(is_, view[offset:missing], repeat(None)))
-            passes = run.count(True)
-            if feasible + passes > k:  # the (k + 1)-th feasible node is in this run: the walk ends before it
-                end = offset + next(islice(compress(count(), run), k - feasible, None))
+            passing.extend(compress(range(offset, missing), map(is_, view[offset:missing], repeat(None))))
+            if len(passing) > k:  # the (k + 1)-th feasible node is in this run: the walk ends before it
+                end = passing[k]
+                del passing[k:]
                 break
-            feasible += passes
             if missing == n:
                 end = n
                 break
+            feasible = len(passing)
             needed = k + 1 - feasible
             top = missing + min(n - missing, needed)
             end = top if not missing else n if not feasible else min(
@@ -365,12 +366,11 @@ class Memo:
                 return None
             list(map(view.__setitem__, offsets, found))
             offset = missing
-        walked = view[:end]
-        passed = list(map(is_, walked, repeat(None)))
         names, nodes = kept.names, kept.nodes
-        feasible_at = _positions_of(list(compress(range(end), passed)), start, n)
+        feasible_at = _positions_of(passing, start, n)
         feasible_nodes = gather(nodes, feasible_at)
-        statuses.add_stretch((names[start:] + names[:start])[:end], walked, list(map(not_, passed)))
+        # the walk's verdicts as they are (this view is no one else's), by the names in walk order
+        statuses.add_stretch(names[start:] + names[:start] if start else names, view if end == n else view[:end])
         if end == n and fresh:  # kept as the old walk keeps it: nothing set but its run
             kept.walked = ((start, k), feasible_at, end, statuses.stretches())
         self.memo.note_positions(feasible_nodes, kept, feasible_at)

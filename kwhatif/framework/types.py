@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import chain, compress
-from operator import attrgetter
+from itertools import chain, compress, islice, repeat
+from operator import attrgetter, is_not
 from typing import TYPE_CHECKING
 
 from kwhatif.framework.interface import Code, Status
@@ -26,14 +26,15 @@ class NodeToStatus:
 
     def __init__(self) -> None:
         self._statuses: dict[str, Status] = {}
-        self._stretches: list[tuple[list[str], list[Status | None], list[bool]]] = []
+        self._stretches: list[tuple[list[str], list[Status | None]]] = []
         self._last_error: Status | None = None
         self.absent_nodes_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 
     @property
     def statuses(self) -> dict[str, Status]:
         if self._stretches:
-            for names, statuses, rejected in self._stretches:
+            for names, statuses in self._stretches:
+                rejected = list(map(is_not, statuses, repeat(None)))
                 self._statuses.update(zip(compress(names, rejected), compress(statuses, rejected)))
             self._stretches.clear()
         return self._statuses
@@ -42,10 +43,11 @@ class NodeToStatus:
         self.statuses[node] = status
         self._last_error = status if status.code == Code.ERROR else None
 
-    def add_stretch(self, names: list[str], statuses: list[Status | None], rejected: list[bool]) -> None:
-        """The statuses of the nodes ``names`` where ``rejected`` (none an error), set after those set so far."""
-        self._stretches.append((names, statuses, rejected))
-        if self._last_error is not None and any(rejected):
+    def add_stretch(self, names: list[str], statuses: list[Status | None]) -> None:
+        """The statuses of the nodes ``names`` where one is given (None: the node passed; none an error), set
+        after those set so far. A walk hands over its verdicts as they are: no mask is made unless read."""
+        self._stretches.append((names, statuses))
+        if self._last_error is not None and any(map(is_not, islice(statuses, len(names)), repeat(None))):
             self._last_error = None
 
     def stretches(self) -> tuple:
@@ -54,8 +56,8 @@ class NodeToStatus:
         return tuple(self._stretches)
 
     def add_stretches(self, stretches: tuple) -> None:
-        for names, statuses, rejected in stretches:
-            self.add_stretch(names, statuses, rejected)
+        for names, statuses in stretches:
+            self.add_stretch(names, statuses)
 
     def last_error(self) -> Status | None:
         """The status set last, if it is an error (a walk stops at the first)."""
