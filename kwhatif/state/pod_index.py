@@ -26,7 +26,7 @@ from __future__ import annotations
 import weakref
 from collections import Counter
 import itertools
-from itertools import compress
+from itertools import compress, repeat
 from operator import attrgetter, ne
 from typing import Mapping
 
@@ -76,42 +76,61 @@ class TermSum:
 
 class _Node:
     """What one node adds to the index at one generation: its pods counted per group, its pods' terms by
-    (kind, id of the term, topology value)."""
+    (kind, id of the term, topology value) as (term, terms counted, summed weight)."""
 
     __slots__ = ("node", "labels", "taints", "generation", "pods", "terms", "pod_list", "pod_count", "pod_removals",
-                 "grouped")
+                 "grouped", "affinity_pods", "affinity_count", "anti_affinity_pods", "anti_affinity_count")
 
     def __init__(self, ni: NodeInfo, index: "PodIndex", previous: "_Node | None" = None) -> None:
         self.node, self.labels, self.taints, self.generation = ni.node, ni.labels, ni.taints, ni.generation
         # the node's list of pods as counted (``previous`` for its next summary)
         self.pod_list, self.pod_count, self.pod_removals = ni.pods, len(ni.pods), ni.pod_removals
+        self.affinity_pods, self.affinity_count = ni.pods_with_affinity, len(ni.pods_with_affinity)
+        self.anti_affinity_pods = ni.pods_with_required_anti_affinity
+        self.anti_affinity_count = len(self.anti_affinity_pods)
         self.pods: dict[Group, int] | None = _pod_counts(ni, index, previous) if index.grouped else None
         self.grouped = len(index._grouped_order)  # the namespaces counted: the first ones grouped
-        terms: dict[tuple, list] = {}
-        if ni.pods_with_affinity:
-            labels = ni.labels
+        self.terms = _node_terms(ni, previous)
 
-            def add(kind: int, term: AffinityTerm, weight: int) -> None:
-                if term.topology_key in labels:
-                    key = (kind, id(term), labels[term.topology_key])
-                    entry = terms.get(key)
-                    if entry is None:
-                        terms[key] = [term, 1, weight]
-                    else:
-                        entry[1] += 1
-                        entry[2] += weight
 
-            for pi in ni.pods_with_affinity:
-                for t in pi.required_affinity_terms:
-                    add(REQUIRED_AFFINITY, t, 0)
-                for wt in pi.preferred_affinity_terms:
-                    add(PREFERRED, wt.term, wt.weight)
-                for wt in pi.preferred_anti_affinity_terms:
-                    add(PREFERRED, wt.term, -wt.weight)
-            for pi in ni.pods_with_required_anti_affinity:
-                for t in pi.required_anti_affinity_terms:
-                    add(REQUIRED_ANTI_AFFINITY, t, 0)
-        self.terms = terms
+def _node_terms(ni: NodeInfo, previous: "_Node | None") -> dict[tuple, tuple]:
+    """The node's pods' terms counted by (kind, id of the term, topology value): ``previous``'s (its last
+    summary: shared, never changed once made) with those of the pods added since when the node's pods were
+    only added to and its labels are the same, else every pod's."""
+    with_affinity, with_anti_affinity = ni.pods_with_affinity, ni.pods_with_required_anti_affinity
+    if (previous is not None and previous.pod_list is ni.pods and previous.pod_removals == ni.pod_removals
+            and previous.labels is ni.labels and previous.affinity_pods is with_affinity
+            and previous.anti_affinity_pods is with_anti_affinity and previous.pod_count <= len(ni.pods)
+            and previous.affinity_count <= len(with_affinity)
+            and previous.anti_affinity_count <= len(with_anti_affinity)):
+        with_affinity = with_affinity[previous.affinity_count:]
+        with_anti_affinity = with_anti_affinity[previous.anti_affinity_count:]
+        if not with_affinity and not with_anti_affinity:  # the pods added have no terms (the common case)
+            return previous.terms
+        terms = dict(previous.terms)
+    else:
+        terms = {}
+        if not with_affinity and not with_anti_affinity:
+            return terms
+    labels = ni.labels
+
+    def add(kind: int, term: AffinityTerm, weight: int) -> None:
+        if term.topology_key in labels:
+            key = (kind, id(term), labels[term.topology_key])
+            entry = terms.get(key)
+            terms[key] = (term, 1, weight) if entry is None else (term, entry[1] + 1, entry[2] + weight)
+
+    for pi in with_affinity:
+        for t in pi.required_affinity_terms:
+            add(REQUIRED_AFFINITY, t, 0)
+        for wt in pi.preferred_affinity_terms:
+            add(PREFERRED, wt.term, wt.weight)
+        for wt in pi.preferred_anti_affinity_terms:
+            add(PREFERRED, wt.term, -wt.weight)
+    for pi in with_anti_affinity:
+        for t in pi.required_anti_affinity_terms:
+            add(REQUIRED_ANTI_AFFINITY, t, 0)
+    return terms
 
 
 def _pod_counts(ni: NodeInfo, index: "PodIndex", previous: "_Node | None" = None) -> dict[Group, int]:
@@ -268,7 +287,7 @@ class PodIndex:
         """Node ``index`` (``ni``) has another generation: its summary made again. Made while the old one
         still counts, so that a group or term the node keeps is not dropped and made anew (which would
         make every answer kept for its namespace out of date); then what the node no longer has goes.
-        Terms counted as before (a pod without affinity came or went) are left as they are."""
+        Of its terms only the net changes are applied (a pod without affinity coming or going makes none)."""
         old = self._summaries[index]
         new = self._earlier_summary(ni) or _Node(ni, self, old)
         self._summaries[index] = self._summary_of[ni] = new
@@ -276,19 +295,19 @@ class PodIndex:
         earlier[old.generation] = old
         if len(earlier) > _EARLIER_SUMMARIES:
             del earlier[next(iter(earlier))]
-        terms = not _same_terms(old.terms, new.terms)
-        if not terms:
+        changes = _term_changes(old.terms, new.terms)
+        if not changes:
             new.terms = old.terms
-        self._add(ni, new, terms)
-        self._remove(ni, old, new, terms)
+        if new.pods is not None:
+            # the node's counts that changed (compared in C): its other groups already hold them
+            counted = new.pods.items() - old.pods.items() if old.pods is not None else new.pods.items()
+            for group, count in counted:
+                group.nodes[ni] = count
+        self._remove(ni, old, new, False)
+        if changes:
+            self._change_terms(changes)
         self._generations[index] = ni.generation
         self._log.append(ni)
-        if terms:
-            term_log = self._term_log
-            for (kind, term_id, value), (_, count, _) in new.terms.items():
-                term_log[kind].append((term_id, value, count))
-            for (kind, term_id, value), (_, count, _) in old.terms.items():
-                term_log[kind].append((term_id, value, -count))
         if new.node is not old.node or new.labels is not old.labels or new.taints is not old.taints:
             self.layout_version += 1
             self._layout_log.append(ni)
@@ -311,8 +330,9 @@ class PodIndex:
             counts = dict(summary.pods)
             _count_into(counts, [pi for namespace in later for pi in ni.pods_in(namespace)], self)
             summary.pods, summary.grouped = counts, len(self._grouped_order)
-        # the same pods as then, in the list the node has now (its next summary counts on from it)
+        # the same pods as then, in the lists the node has now (its next summary counts on from them)
         summary.pod_list = ni.pods
+        summary.affinity_pods, summary.anti_affinity_pods = ni.pods_with_affinity, ni.pods_with_required_anti_affinity
         return summary
 
     def term_changes(self, kind: int) -> int:
@@ -419,24 +439,64 @@ class PodIndex:
             return versions.get(None, 0)
         return tuple([versions.get(namespace, 0) for namespace in namespaces])
 
-    def _add(self, ni: NodeInfo, summary: _Node, terms: bool = True) -> None:
+    def _add(self, ni: NodeInfo, summary: _Node) -> None:
         if summary.pods is not None:
             for group, count in summary.pods.items():
                 group.nodes[ni] = count  # the node's previous summary was removed first
-        for (kind, term_id, value), (term, count, weight) in (summary.terms.items() if terms else ()):
-            sums = self.terms[kind]
-            entry = sums.get(term_id)
-            if entry is None:
-                entry = sums[term_id] = TermSum(term)
+        for (kind, term_id, value), (term, count, weight) in summary.terms.items():
+            self._put_term(kind, term_id, term, value, count, weight)
+
+    def _put_term(self, kind: int, term_id: int, term: AffinityTerm, value: str, count: int, weight: int) -> None:
+        """``count`` terms counted at ``value`` (with their summed ``weight``) come; a distinct term not
+        counted yet is added."""
+        sums = self.terms[kind]
+        entry = sums.get(term_id)
+        if entry is None:
+            entry = sums[term_id] = TermSum(term)
+            self._term_versions[kind] += 1
+            for namespace in _term_namespaces(term):
+                self._terms_by_namespace[kind].setdefault(namespace, {})[term_id] = entry
+        kept = entry.values.get(value)
+        if kept is None:
+            entry.values[value] = [count, weight]
+        else:
+            kept[0] += count
+            kept[1] += weight
+
+    def _change_terms(self, changes: list[tuple]) -> None:
+        """Apply a node's net changes of its terms (``_term_changes``): those adding terms counted first, so
+        that a distinct term the node keeps is not dropped and made anew; each logged."""
+        term_log = self._term_log
+        for (kind, term_id, value), term, count, weight in changes:
+            if count < 0:
+                continue
+            self._put_term(kind, term_id, term, value, count, weight)
+            if count:
+                term_log[kind].append((term_id, value, count))
+        for (kind, term_id, value), term, count, weight in changes:
+            if count >= 0:
+                continue
+            self._take_term(kind, term_id, value, -count, -weight)
+            term_log[kind].append((term_id, value, count))
+
+    def _take_term(self, kind: int, term_id: int, value: str, count: int, weight: int) -> None:
+        """``count`` terms counted at ``value`` (with their summed ``weight``) go; a distinct term with none
+        left is dropped."""
+        sums = self.terms[kind]
+        entry = sums[term_id]
+        kept = entry.values[value]
+        kept[0] -= count
+        kept[1] -= weight
+        if not kept[0]:
+            del entry.values[value]
+            if not entry.values:
+                del sums[term_id]
                 self._term_versions[kind] += 1
-                for namespace in _term_namespaces(term):
-                    self._terms_by_namespace[kind].setdefault(namespace, {})[term_id] = entry
-            kept = entry.values.get(value)
-            if kept is None:
-                entry.values[value] = [count, weight]
-            else:
-                kept[0] += count
-                kept[1] += weight
+                by_namespace = self._terms_by_namespace[kind]
+                for namespace in _term_namespaces(entry.term):
+                    del by_namespace[namespace][term_id]
+                    if not by_namespace[namespace]:
+                        del by_namespace[namespace]
 
     def _remove(self, ni: NodeInfo, summary: _Node, replaced_by: _Node | None = None, terms: bool = True) -> None:
         """Take ``summary`` out; ``replaced_by``: the node's new summary, already added (its groups keep
@@ -450,21 +510,7 @@ class PodIndex:
             if not nodes:
                 self._drop_group(group)
         for (kind, term_id, value), (_, count, weight) in (summary.terms.items() if terms else ()):
-            sums = self.terms[kind]
-            entry = sums[term_id]
-            kept = entry.values[value]
-            kept[0] -= count
-            kept[1] -= weight
-            if not kept[0]:
-                del entry.values[value]
-                if not entry.values:
-                    del sums[term_id]
-                    self._term_versions[kind] += 1
-                    by_namespace = self._terms_by_namespace[kind]
-                    for namespace in _term_namespaces(entry.term):
-                        del by_namespace[namespace][term_id]
-                        if not by_namespace[namespace]:
-                            del by_namespace[namespace]
+            self._take_term(kind, term_id, value, count, weight)
 
     def group_for(self, key: tuple, labels: dict) -> Group:
         """The group of a pod key not seen before: that of equal labels (a sequence's replicas may come
@@ -570,16 +616,23 @@ class PodIndex:
         return out
 
 
-def _same_terms(old: dict[tuple, list], new: dict[tuple, list]) -> bool:
-    """Whether two summaries of a node count the same terms (keyed by the term's id: the old summary
-    keeps its terms alive) the same times with the same weights."""
-    if old.keys() != new.keys():
-        return False
-    for key, (_, count, weight) in old.items():
-        entry = new[key]
-        if entry[1] != count or entry[2] != weight:
-            return False
-    return True
+def _term_changes(old: dict[tuple, tuple], new: dict[tuple, tuple]) -> list[tuple]:
+    """What changed from a node's old summary of its terms to its new one (keyed by the term's id: the old
+    summary keeps its terms alive): (key, term, terms counted added or, below 0, taken, weight added) per
+    key whose count or weight changed."""
+    if old is new:
+        return []
+    changes = []
+    for key, (term, count, weight) in new.items():
+        before = old.get(key)
+        if before is None:
+            changes.append((key, term, count, weight))
+        elif before[1] != count or before[2] != weight:
+            changes.append((key, term, count - before[1], weight - before[2]))
+    for key, (term, count, weight) in old.items():
+        if key not in new:
+            changes.append((key, term, -count, -weight))
+    return changes
 
 
 def _label_keys(by_namespace: dict) -> tuple[str, ...] | None:
@@ -659,8 +712,14 @@ def totals(index: PodIndex, groups: list[Group], domain: DomainValues | None, la
         entry.per_node, entry.totals = per_node, sums
     else:
         per_node, sums, members = entry.per_node, entry.totals, entry.members
+        summary_of = index._summary_of
         for ni in changed:
-            new = sum([count for group, count in index._summary_of[ni].pods.items() if group in members])
+            pods = summary_of[ni].pods
+            # whichever is shorter read: the question's groups (most often one) or the node's
+            if len(groups) < len(pods):
+                new = sum(map(pods.get, groups, repeat(0)))
+            else:
+                new = sum([count for group, count in pods.items() if group in members])
             old = per_node.get(ni, 0)
             if new == old:
                 continue
