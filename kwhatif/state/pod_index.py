@@ -27,7 +27,7 @@ import weakref
 from collections import Counter
 import itertools
 from itertools import compress, repeat
-from operator import attrgetter, ne
+from operator import attrgetter, itemgetter, ne
 from typing import Mapping
 
 from kwhatif.api.bulk import bulk_allocation
@@ -595,8 +595,8 @@ class PodIndex:
         by_namespace = self._terms_by_namespace[kind]
         alike = self._terms_alike[kind]
         if alike is None or alike[0] != version:
-            alike = self._terms_alike[kind] = (version, _label_keys(by_namespace), {})
-        _, keys, answers = alike
+            alike = self._terms_alike[kind] = (version, _label_keys(by_namespace), {}, {})
+        _, keys, answers, filed = alike
         key = out = None
         if keys is not None:
             labels = pod.labels
@@ -608,12 +608,57 @@ class PodIndex:
                 key = None
         if out is None:
             wide = by_namespace.get(None, _NONE)
-            out = [entry for entry in wide.values() if entry.term.matches(pod, namespace_labels)]
-            out += [entry for term_id, entry in by_namespace.get(pod.namespace, _NONE).items()
-                    if term_id not in wide and entry.term.matches(pod, namespace_labels)]
+            try:  # only the terms that every pod they match shares a label with
+                candidates = _filed(filed, by_namespace, None).candidates(pod.labels)
+                own = _filed(filed, by_namespace, pod.namespace).candidates(pod.labels)
+            except TypeError:  # a label value that cannot be looked up (bad input): every term
+                candidates, own = list(wide.values()), list(by_namespace.get(pod.namespace, _NONE).values())
+            out = [entry for entry in candidates if entry.term.matches(pod, namespace_labels)]
+            out += [entry for entry in own if id(entry.term) not in wide and entry.term.matches(pod, namespace_labels)]
             if key is not None:
                 answers[key] = out
         return out
+
+
+class _FiledTerms:
+    """The distinct terms of one namespace (or of those with a namespaceSelector) filed under a label that
+    every pod their selector matches has (the first of its matchLabels-like requirements), the others
+    apart; each with its position in the namespace's terms, so that candidates come in their order."""
+
+    __slots__ = ("by_label", "unfiled")
+
+    def __init__(self, entries: dict[int, TermSum]) -> None:
+        self.by_label: dict[tuple, list[tuple[int, TermSum]]] = {}
+        self.unfiled: list[tuple[int, TermSum]] = []
+        for position, entry in enumerate(entries.values()):
+            pairs = entry.term.selector.equal_pairs
+            try:
+                if pairs:
+                    self.by_label.setdefault(pairs[0], []).append((position, entry))
+                    continue
+            except TypeError:  # a value that cannot be looked up (bad input): matched as any other
+                pass
+            self.unfiled.append((position, entry))
+
+    def candidates(self, labels: Mapping[str, str]) -> list[TermSum]:
+        """The terms that may match a pod with ``labels``, in their order; TypeError for an unhashable value."""
+        found = list(self.unfiled)
+        by_label = self.by_label
+        if by_label:
+            for label in labels.items():
+                found += by_label.get(label, ())
+            found.sort(key=_position)
+        return [entry for _, entry in found]
+
+
+_position = itemgetter(0)
+
+
+def _filed(filed: dict, by_namespace: dict, namespace: str | None) -> _FiledTerms:
+    out = filed.get(namespace)
+    if out is None:
+        out = filed[namespace] = _FiledTerms(by_namespace.get(namespace, _NONE))
+    return out
 
 
 def _term_changes(old: dict[tuple, tuple], new: dict[tuple, tuple]) -> list[tuple]:
