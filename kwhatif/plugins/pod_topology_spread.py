@@ -210,14 +210,9 @@ def _default_selector(pod: PodInfo, index: ControllerIndex, owner: Mapping | Non
             label_set.update((rc.get("spec") or {}).get("selector") or {})
             selector = labelsel.from_set(label_set)
     elif kind in (RS_KIND, SS_KIND):
-        obj = index.controller(kind, pod.namespace, name)
-        if obj is not None:
-            try:
-                other = labelsel.from_label_selector((obj.get("spec") or {}).get("selector"))
-            except labelsel.SelectorError:
-                return selector
-            if not other.nothing:
-                selector = labelsel.Selector(selector.requirements + other.requirements)
+        other = index.label_selector(kind, pod.namespace, name)  # None: no such controller, or a bad selector
+        if other is not None and not other.nothing:
+            selector = labelsel.Selector(selector.requirements + other.requirements)
     return selector
 
 

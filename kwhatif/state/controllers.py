@@ -30,7 +30,8 @@ class ControllerIndex:
     replacing their lists: dataclasses.replace), or lists holding the same objects (a sweep's task works
     on a copy of the base's lists)."""
 
-    __slots__ = ("lists", "lengths", "objects", "services", "controllers", "selectors", "service_index")
+    __slots__ = ("lists", "lengths", "objects", "services", "controllers", "selectors", "service_index",
+                 "label_selectors")
 
     def __init__(self, lists: tuple[list, ...]) -> None:
         # The last few tuples of lists found to hold the objects (a sweep's task asks with its copy and with
@@ -54,6 +55,8 @@ class ControllerIndex:
         self.selectors: dict[tuple, labelsel.Selector] = {}
         # namespace -> its Services' positions by their selector's first label, and those without one
         self.service_index: dict[str, tuple[dict, list[int]]] = {}
+        # (kind, namespace, name) -> the controller's spec.selector parsed (None: none, or it does not parse)
+        self.label_selectors: dict[tuple, labelsel.Selector | None] = {}
 
     def services_for(self, namespace: str, labels: Mapping) -> list[list]:
         """The Services of ``namespace`` that may select ``labels``, in their order, as [selector map, its
@@ -93,6 +96,23 @@ class ControllerIndex:
     def controller(self, kind: tuple[str, str, str], namespace: str, name: str) -> Mapping | None:
         """The first controller of ``kind`` named ``name`` in ``namespace``, None if there is none."""
         return self.controllers.get((kind, namespace, name))
+
+    def label_selector(self, kind: tuple[str, str, str], namespace: str, name: str) -> labelsel.Selector | None:
+        """The spec.selector (a LabelSelector: ReplicaSet, StatefulSet) of ``controller(kind, namespace,
+        name)`` parsed, once per controller (a StatefulSet's pods differ in labels, so each makes its own
+        DefaultSelector); None when there is no such controller or its selector does not parse."""
+        key = (kind, namespace, name)
+        if key in self.label_selectors:
+            return self.label_selectors[key]
+        obj = self.controllers.get(key)
+        selector = None
+        if obj is not None:
+            try:
+                selector = labelsel.from_label_selector((obj.get("spec") or {}).get("selector"))
+            except labelsel.SelectorError:
+                pass
+        self.label_selectors[key] = selector
+        return selector
 
     def selector_for(self, pod, owner: Mapping | None, make: Callable) -> labelsel.Selector:
         """``make(pod, self, owner)``, DefaultSelector's selector for ``pod`` (``owner``: its controller
