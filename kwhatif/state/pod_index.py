@@ -39,7 +39,7 @@ from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo, PodInfo
 REQUIRED_AFFINITY, PREFERRED, REQUIRED_ANTI_AFFINITY = 0, 1, 2
 
 _STATE_KEY = "kwhatif/PodIndex"
-_generation = attrgetter("generation")
+_generation, _nodes = attrgetter("generation"), attrgetter("nodes")
 _labels, _namespace, _deletion = attrgetter("labels"), attrgetter("namespace"), attrgetter("deletion_timestamp")
 _NONE: dict = {}  # read-only
 _ABSENT = object()  # a label key a pod does not have
@@ -53,11 +53,14 @@ class Group:
     """Pods of one namespace with equal labels (all terminating or none), and how many run on each node.
     Has ``namespace`` and ``labels`` as a PodInfo has, for AffinityTerm.matches."""
 
-    __slots__ = ("namespace", "labels", "terminating", "nodes", "content", "keys", "dropped")
+    __slots__ = ("namespace", "labels", "terminating", "nodes", "content", "keys", "dropped", "made_at")
 
     def __init__(self, namespace: str, labels: dict, terminating: bool, content: tuple) -> None:
         self.namespace, self.labels, self.terminating, self.content = namespace, labels, terminating, content
         self.dropped = False  # its last pod went: a summary counting it is out of date
+        # The change number of the node whose pod made it, when it was made by a sync (every node it is on
+        # changed since); None when made by grouping a namespace's pods.
+        self.made_at: int | None = None
         self.nodes: dict[NodeInfo, int] = {}
         # The keys of the pods in it (namespace, id of their labels dict, deletionTimestamp), with the labels
         # dict (kept alive, so that the id stays theirs).
@@ -222,6 +225,7 @@ class PodIndex:
         # old generation back, with the pods it had then, and the summary made then is taken again (when
         # its groups are still there and no namespace was grouped since) instead of counting its pods.
         self._earlier: dict[NodeInfo, dict[int, _Node]] = {}
+        self._updating: int | None = None  # the change number of the node being updated by a sync
 
     @property
     def changes(self) -> int:
@@ -289,7 +293,9 @@ class PodIndex:
         make every answer kept for its namespace out of date); then what the node no longer has goes.
         Of its terms only the net changes are applied (a pod without affinity coming or going makes none)."""
         old = self._summaries[index]
+        self._updating = self.changes  # the change number the node is logged under below
         new = self._earlier_summary(ni) or _Node(ni, self, old)
+        self._updating = None
         self._summaries[index] = self._summary_of[ni] = new
         earlier = self._earlier.setdefault(ni, {})
         earlier[old.generation] = old
@@ -526,6 +532,7 @@ class PodIndex:
                 break
         else:
             group = Group(namespace, labels, terminating, content)
+            group.made_at = self._updating
             same.append(group)
             self.by_namespace.setdefault(namespace, {})[group] = None
             by_label = self._by_label.get(namespace)
@@ -738,8 +745,18 @@ def totals(index: PodIndex, groups: list[Group], domain: DomainValues | None, la
     stamp = (index, index.epoch, None if domain is None else domain.version)
     entry = last
     changed = None
-    if entry is not None and entry.stamp == stamp and entry.groups is groups:
-        changed = index.changed_since(entry.change)
+    # unless the changes since (a node changed more than once counted as often) outnumber the groups'
+    # nodes: recounting the nodes changed would cost more than counting those afresh
+    if (entry is not None and entry.stamp == stamp
+            and index.changes - entry.change <= sum(map(len, map(_nodes, groups)))):
+        if entry.groups is groups:
+            changed = index.changed_since(entry.change)
+        else:  # groups made or dropped since (a StatefulSet's pod has labels of its own)
+            members = set(groups)
+            if _only_made_or_dropped_since(members, entry.members, entry.change):
+                changed = index.changed_since(entry.change)
+                if changed is not None:
+                    entry.groups, entry.members = groups, members
     if changed is None:
         entry = Totals()
         entry.stamp, entry.groups, entry.members = stamp, groups, set(groups)
@@ -783,6 +800,17 @@ def totals(index: PodIndex, groups: list[Group], domain: DomainValues | None, la
                     del sums[value]
     entry.change = index.changes
     return entry
+
+
+def _only_made_or_dropped_since(members: set[Group], before: set[Group], change: int) -> bool:
+    """Whether the groups in ``members`` and not ``before`` were made by syncs from change number ``change``
+    on, and those in ``before`` and not ``members`` were dropped: then every node on which the two differ
+    changed since, and Totals of ``before`` as of ``change`` become those of ``members`` by recounting the
+    nodes changed since."""
+    for group in members - before:
+        if group.made_at is None or group.made_at < change:
+            return False
+    return all([group.dropped for group in before - members])
 
 
 def _hashable(labels: dict) -> list[tuple]:
