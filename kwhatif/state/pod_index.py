@@ -753,7 +753,7 @@ def totals(index: PodIndex, groups: list[Group], domain: DomainValues | None, la
             changed = index.changed_since(entry.change)
         else:  # groups made or dropped since (a StatefulSet's pod has labels of its own)
             members = set(groups)
-            if _only_made_or_dropped_since(members, entry.members, entry.change):
+            if _made_since(members, entry.members, entry.change):
                 changed = index.changed_since(entry.change)
                 if changed is not None:
                     entry.groups, entry.members = groups, members
@@ -802,15 +802,15 @@ def totals(index: PodIndex, groups: list[Group], domain: DomainValues | None, la
     return entry
 
 
-def _only_made_or_dropped_since(members: set[Group], before: set[Group], change: int) -> bool:
+def _made_since(members: set[Group], before: set[Group], change: int) -> bool:
     """Whether the groups in ``members`` and not ``before`` were made by syncs from change number ``change``
-    on, and those in ``before`` and not ``members`` were dropped: then every node on which the two differ
-    changed since, and Totals of ``before`` as of ``change`` become those of ``members`` by recounting the
-    nodes changed since."""
+    on (every node holding them changed since). Those in ``before`` and not ``members`` were dropped (what
+    ``matching`` answers of a group reads its labels alone): on no node now. Then Totals of ``before`` as of
+    ``change`` become those of ``members`` by recounting the nodes changed since."""
     for group in members - before:
         if group.made_at is None or group.made_at < change:
             return False
-    return all([group.dropped for group in before - members])
+    return True
 
 
 def _hashable(labels: dict) -> list[tuple]:

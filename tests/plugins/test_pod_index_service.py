@@ -212,3 +212,29 @@ def test_selector_content_tells_selectors_apart(first, second, equal):
     a, b = labelsel.from_label_selector(first), labelsel.from_label_selector(second)
     assert a is not b and a.content is not None and b.content is not None
     assert (a.content == b.content) is equal
+
+
+@pytest.mark.parametrize("seed", range(15))
+def test_totals_kept_follow_the_groups_made_since_not_those_grouped_since(seed):
+    """Totals kept are brought up to date to another list of groups when the groups it gains were made by
+    the changes since (every node holding them is recounted) and those it lost were dropped; groups made by
+    grouping another namespace's pods, on nodes that did not change, make it count afresh. Either way it
+    equals the Totals counted afresh."""
+    rng = random.Random(seed)
+    nodes, pods, namespaces, shared_labels = _random_cluster(rng)
+    snap = snapshot(nodes, pods, namespaces)
+    index = pod_index.PodIndex()
+    everything = labelsel.from_label_selector({})
+    asked = ["default"]
+    kept = None
+    for step in range(12):
+        index.sync(snap.node_info_list, snap.node_set_generation, snap.changed_nodes)
+        other = rng.choice(NAMESPACES)
+        if rng.random() < 0.3 and other not in asked:
+            asked.append(other)  # its pods grouped now, on nodes unchanged since
+        groups = index.matching(tuple(asked), everything)
+        domain = index.domain_values(pod_index.LabelDomain(ZONE))
+        kept = pod_index.totals(index, groups, domain, kept)
+        fresh = pod_index.totals(index, groups, domain, None)
+        assert (kept.per_node, kept.totals) == (fresh.per_node, fresh.totals), step
+        _change(rng, snap, str(step), shared_labels)
