@@ -11,7 +11,7 @@ import orjson
 
 from kwhatif.api.admission import template_overhead_refusals
 from kwhatif.api.decoding import REMOVED_VERSIONS, strict_decode
-from kwhatif.api.names import name_is_dns_subdomain
+from kwhatif.api.names import is_dns1123_label, is_valid_label_value, name_is_dns_subdomain
 from kwhatif.api.validation import (current_mode, describe, refuse, unreadable, validate_pod_create,
                                     validate_pod_quantities, validate_pod_template)
 from kwhatif.api.workload_validation import validate_workload
@@ -30,12 +30,15 @@ def proposed_pod_errors(obj: dict, template_path: str | None = None, source: str
 
 
 class PodsAlike:
-    """``proposed_pod_errors`` of Pods that differ only by name, as a controller creates them from one
-    template (a zone's loss re-creates 50,000 pods of a few thousand templates). A Pod without errors
-    (under any --validate mode) is remembered by everything but its name; one alike but for its name
-    passes once its name does (ValidateObjectMeta). Validation reads a Pod's name nowhere else but in an
-    ephemeral volume's claim name: such Pods, and any whose fields JSON cannot tell apart (a NaN or a
-    date becomes null or a string), are validated whole."""
+    """``proposed_pod_errors`` of Pods that differ only by name, label values, hostname and PVC claim names,
+    as a controller creates them from one template (a zone's loss re-creates 50,000 pods of a few thousand
+    templates; a StatefulSet's pods differ in all four). A Pod without errors (under any --validate mode) is
+    remembered by everything but its name, its labels' values, a valid hostname and its volumes' claim
+    names; one alike but for those passes once its name and each of its label values do (ValidateObjectMeta).
+    Validation reads a label's value nowhere else (matchLabelKeys and mismatchLabelKeys read the keys only),
+    a hostname only as a DNS label, a claim name only as set, and a Pod's name nowhere else but in an
+    ephemeral volume's claim name: such Pods, and any whose fields JSON cannot tell apart (a NaN or a date
+    becomes null or a string), are validated whole."""
 
     def __init__(self) -> None:
         self._valid: set[bytes] = set()
@@ -54,17 +57,42 @@ class PodsAlike:
         meta, spec = obj.get("metadata"), obj.get("spec")
         if not isinstance(meta, dict) or not isinstance(spec, dict):
             return None
-        name, volumes = meta.get("name"), spec.get("volumes") or []
+        name, labels, volumes = meta.get("name"), meta.get("labels", {}), spec.get("volumes") or []
         if (not isinstance(name, str) or not name or name_is_dns_subdomain(name, False) or not isinstance(volumes, list)
-                or any(not isinstance(volume, dict) or "ephemeral" in volume for volume in volumes)):
+                or any(not isinstance(volume, dict) or "ephemeral" in volume for volume in volumes)
+                or not isinstance(labels, dict)
+                or any(not isinstance(value, str) or is_valid_label_value(value) for value in labels.values())):
             return None
+        unnamed = {k: v for k, v in meta.items() if k != "name"}
+        if labels:
+            unnamed["labels"] = dict.fromkeys(labels, "")
+        hostname = spec.get("hostname")
+        if isinstance(hostname, str) and hostname and not is_dns1123_label(hostname):
+            spec = {**spec, "hostname": ""}  # an empty hostname passes too: validation reads it nowhere else
+        if any(_claim_name(volume) for volume in volumes):
+            spec = {**spec, "volumes": [_unclaimed(volume) for volume in volumes]}
         try:
-            body = orjson.dumps({**obj, "metadata": {k: v for k, v in meta.items() if k != "name"}},
+            body = orjson.dumps({**obj, "metadata": unnamed, "spec": spec},
                                 option=orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
                                 | orjson.OPT_PASSTHROUGH_DATACLASS)
         except TypeError:  # a value that is not JSON's (orjson.JSONEncodeError is a TypeError)
             return None
         return None if b"null" in body else body
+
+
+def _claim_name(volume: dict) -> str | None:
+    """A persistentVolumeClaim volume's claim name when it is a name at all (a non-empty string)."""
+    source = volume.get("persistentVolumeClaim")
+    claim = source.get("claimName") if isinstance(source, dict) else None
+    return claim if isinstance(claim, str) and claim else None
+
+
+def _unclaimed(volume: dict) -> dict:
+    """``volume`` with its claim name, if any, as one placeholder: validation requires it set and reads it
+    nowhere else in a Pod without ephemeral volumes (a StatefulSet's pods claim one PVC each)."""
+    if _claim_name(volume) is None:
+        return volume
+    return {**volume, "persistentVolumeClaim": {**volume["persistentVolumeClaim"], "claimName": "claimed"}}
 
 
 def _validation_errors(obj: dict, template_path: str | None, source: str) -> list:
