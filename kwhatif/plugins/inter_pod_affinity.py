@@ -75,6 +75,8 @@ def _update_with_anti_affinity_terms(counts: TopologyCounts, terms: list[Affinit
 
 def _parse_error(pod: PodInfo) -> str | None:
     """The aggregated error of NewPodInfo when a term's selector does not parse, else None."""
+    if not pod.has_affinity:  # no podAffinity or podAntiAffinity: no term to parse
+        return None
     errors = []
     for field in ("required_affinity_terms", "required_anti_affinity_terms", "preferred_affinity_terms",
                   "preferred_anti_affinity_terms"):

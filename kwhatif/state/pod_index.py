@@ -746,9 +746,11 @@ def totals(index: PodIndex, groups: list[Group], domain: DomainValues | None, la
     entry = last
     changed = None
     # unless the changes since (a node changed more than once counted as often) outnumber the groups'
-    # nodes: recounting the nodes changed would cost more than counting those afresh
-    if (entry is not None and entry.stamp == stamp
-            and index.changes - entry.change <= sum(map(len, map(_nodes, groups)))):
+    # nodes (each group is on one at least): recounting the nodes changed would cost more than counting
+    # those afresh
+    if entry is not None and entry.stamp == stamp and (
+            index.changes - entry.change <= len(groups)
+            or index.changes - entry.change <= sum(map(len, map(_nodes, groups)))):
         if entry.groups is groups:
             changed = index.changed_since(entry.change)
         else:  # groups made or dropped since (a StatefulSet's pod has labels of its own)
