@@ -544,9 +544,10 @@ class Memo:
             skip = state.skip_filter_plugins
             local = self.framework.points["filter"][:self.local_filter_count]
             split = min(node_only_filters(self.framework, state), len(local))
-            known = (_reads([pl for pl in local if pl.name not in skip], pod), split,
-                     _reads([pl for pl in local[:split] if pl.name not in skip], pod),
-                     _reads([pl for pl in local[split:] if pl.name not in skip], pod))
+            # each plugin asked once: the three keys are made of the same parts
+            node_parts = [_part(pl, pod) for pl in local[:split] if pl.name not in skip]
+            rest_parts = [_part(pl, pod) for pl in local[split:] if pl.name not in skip]
+            known = (_key_of(node_parts + rest_parts), split, _key_of(node_parts), _key_of(rest_parts))
             state.write(_LOCAL_FILTER_READS, known)
         return known
 
@@ -582,11 +583,17 @@ class _ScoreColumns:
         self.framework, self.memo = framework, framework.memo
         self.state, self.pod, self.nodes = state, pod, nodes
         self._positions: list[int] | None | bool = False  # not looked up yet
+        self._reads: dict[str, bytes | None] = {}  # by plugin: what it reads of the pod (asked twice per plugin)
 
     def positions(self) -> list[int] | None:
         if self._positions is False:
             self._positions = self.memo.positions(self.nodes)
         return self._positions
+
+    def reads(self, pl: Plugin) -> bytes | None:
+        if pl.name not in self._reads:
+            self._reads[pl.name] = _reads((pl,), self.pod)
+        return self._reads[pl.name]
 
     def __call__(self, pl: Plugin) -> list[int]:
         accelerator = accelerator_of(pl)
@@ -610,7 +617,7 @@ class _ScoreColumns:
             one = None
         else:
             return None
-        reads = _reads((pl,), self.pod)
+        reads = self.reads(pl)
         positions = self.positions() if reads is not None else None
         if positions is None:
             return None
@@ -650,7 +657,7 @@ class _ScoreColumns:
             def many(indices: list[int]) -> list[int] | None:
                 index = np.array(gather(positions, indices), dtype=np.intp)
                 return at(pl, state, pod, memo.resource_columns(), index)
-        reads = _reads((pl,), pod)
+        reads = self.reads(pl)
         kind = ("score", pl.name)
         table = memo.table(self.framework, kind) if reads is None else memo.shared(self.framework, kind, reads)
         changed = node_generation if accelerator.reads_node_only and reads is not None else _generation
@@ -679,12 +686,19 @@ def _until_error(filter_node, nodes: list[NodeInfo], found: list, until_error: b
 
 def _reads(plugins, pod: PodInfo) -> bytes | None:
     """What ``plugins`` read of the pod (their accelerators' ``reads``) as one key; None when one does not say."""
-    parts = []
-    for pl in plugins:
-        reads = accelerator_of(pl).reads
-        if reads is None:
-            return None
-        parts.append(reads(pl, pod))
+    return _key_of([_part(pl, pod) for pl in plugins])
+
+
+def _part(pl: Plugin, pod: PodInfo):
+    """What one plugin reads of the pod (its accelerator's ``reads``), ``MISSING`` when it does not say."""
+    reads = accelerator_of(pl).reads
+    return MISSING if reads is None else reads(pl, pod)
+
+
+def _key_of(parts: list) -> bytes | None:
+    """``parts`` (``_part``'s) as one key; None when one is missing or not plain data."""
+    if any(map(is_, parts, repeat(MISSING))):
+        return None
     try:
         return orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)
     except TypeError:  # not plain data
