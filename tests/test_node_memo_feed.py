@@ -201,3 +201,29 @@ def test_a_value_set_aside_comes_back_when_its_node_is_reverted_and_not_after_a_
         kept.values[0] = verdict(snap.node_info_list[0])  # the one in the fork, set aside at the revert
         kept.forget([0])  # something beside the node changed what the values read: both go
     assert memo.kept("owner", "verdicts", snap.node_info_list, "key").values == [MISSING, None]
+
+
+def test_a_value_set_aside_beside_one_that_outlasts_its_change_is_noted_under_its_own_generation():
+    """A change that a lasting rejection outlasts (node a's zone, whatever its pods) comes with one that it
+    does not (node b): b's value is set aside under the generation b had, not a's, so the revert that
+    gives b its first generation back gives back the value made then, not the one made in between."""
+    snap = snapshot([make_node("a").label("zone", "a").obj(), make_node("b").obj()], [])
+    memo = NodeMemo(snap)
+    memo.begin(make_pod("asker").info())
+    lasting = frozenset({"NodeOnly"})
+
+    def kept_now():
+        kept = memo.kept("owner", "verdicts", snap.node_info_list, "key", lasting=lasting)
+        for index, value in enumerate(kept.values):
+            if value is MISSING:
+                kept.values[index] = verdict(snap.node_info_list[index])
+        return kept
+
+    assert [v and v.plugin for v in kept_now().values] == ["NodeOnly", None]
+    with snap.forked():
+        snap.assume_pod(PodInfo(make_pod("p1").node("b").obj()))
+        assert [v and v.plugin for v in kept_now().values] == ["NodeOnly", "Pods"]  # one pod: refused
+        snap.assume_pod(PodInfo(make_pod("p2").node("a").obj()))
+        snap.assume_pod(PodInfo(make_pod("p3").node("b").obj()))
+        assert [v and v.plugin for v in kept_now().values] == ["NodeOnly", None]
+    assert [v and v.plugin for v in kept_now().values] == ["NodeOnly", None]  # b is empty again

@@ -377,7 +377,7 @@ class NodeMemo:
             if changed:
                 changed, before = kept.recalled(changed, before)
             if changed and lasting:
-                changed = kept.outlasting(changed, lasting)
+                changed, before = kept.outlasting(changed, before, lasting)
             if changed:
                 kept.set_aside(changed, before)
         return kept
@@ -610,20 +610,24 @@ class Kept(_Tracked):
         list(map(self.previous.setdefault, compress(positions, kept_ones), compress(had, kept_ones)))
         list(map(values.__setitem__, positions, repeat(MISSING, len(had))))
 
-    def outlasting(self, changed: list[int], lasting: frozenset[str]) -> list[int]:
-        """Of the positions ``changed`` (their nodes have a new generation), those whose value does not
-        outlast the change: all but the rejections by a ``lasting`` plugin on a node whose
-        ``node_generation`` is the one it had when the rejection was made."""
+    def outlasting(self, changed: list[int], before: list[int], lasting: frozenset[str]
+                   ) -> tuple[list[int], list[int]]:
+        """Of the positions ``changed`` (their nodes have a new generation, they had ``before``), those whose
+        value does not outlast the change, with their old generations: all but the rejections by a
+        ``lasting`` plugin on a node whose ``node_generation`` is the one it had when the rejection was made."""
         if self.node_generations is None:  # kept without lasting plugins until now: none outlasts
             self.node_generations = list(map(node_generation, self.nodes))
-            return changed
+            return changed, before
         nodes, values, made = self.nodes, self.values, self.node_generations
         now = list(map(node_generation, map(nodes.__getitem__, changed)))
         stays = [value is not MISSING and value is not None and value.plugin in lasting and generation == then
                  for value, generation, then in zip(map(values.__getitem__, changed), now,
                                                     map(made.__getitem__, changed))]
         list(map(made.__setitem__, changed, now))
-        return list(compress(changed, map(not_, stays))) if any(stays) else changed
+        if not any(stays):
+            return changed, before
+        going = list(map(not_, stays))
+        return list(compress(changed, going)), list(compress(before, going))
 
     @property
     def names(self) -> list[str]:
