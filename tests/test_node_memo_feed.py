@@ -227,3 +227,29 @@ def test_a_value_set_aside_beside_one_that_outlasts_its_change_is_noted_under_it
         snap.assume_pod(PodInfo(make_pod("p3").node("b").obj()))
         assert [v and v.plugin for v in kept_now().values] == ["NodeOnly", None]
     assert [v and v.plugin for v in kept_now().values] == ["NodeOnly", None]  # b is empty again
+
+
+def test_only_values_a_revert_can_bring_back_are_set_aside():
+    """A value is set aside only under a generation an open fork saved its node at: not for a change made
+    outside any fork, nor for one made in between inside a fork (no revert gives the node that one back)."""
+    snap = snapshot([make_node("a").obj(), make_node("b").obj()], [])
+    memo = NodeMemo(snap)
+    memo.begin(make_pod("asker").info())
+
+    def kept_now():
+        kept = memo.kept("owner", "verdicts", snap.node_info_list, "key")
+        for index, value in enumerate(kept.values):
+            if value is MISSING:
+                kept.values[index] = verdict(snap.node_info_list[index])
+        return kept
+
+    kept_now()
+    snap.assume_pod(PodInfo(make_pod("p1").node("a").obj()))  # no fork: nothing can give a its old generation
+    assert kept_now().history == {}
+    saved = snap.node_info_list[0].generation
+    with snap.forked():
+        snap.assume_pod(PodInfo(make_pod("p2").node("a").obj()))  # the fork saves a at ``saved``
+        assert {position: list(past) for position, past in kept_now().history.items()} == {0: [saved]}
+        snap.assume_pod(PodInfo(make_pod("p3").node("a").obj()))  # made in between: no revert gives it back
+        assert {position: list(past) for position, past in kept_now().history.items()} == {0: [saved]}
+    assert [v and v.plugin for v in kept_now().values] == ["Pods", None]  # a's one pod, as before the fork

@@ -375,11 +375,11 @@ class NodeMemo:
             kept.source = nodes
             changed, before = kept.changes(feed)
             if changed:
-                changed, before = kept.recalled(changed, before)
+                changed, before = kept.recalled(changed, before, self._snapshot.restorable)
             if changed and lasting:
                 changed, before = kept.outlasting(changed, before, lasting)
             if changed:
-                kept.set_aside(changed, before)
+                kept.set_aside(changed, before, self._snapshot.restorable)
         return kept
 
     def _shape(self, nodes: list[NodeInfo]) -> "_Shape":
@@ -546,12 +546,14 @@ class Kept(_Tracked):
         # made at: a node reverted (a sweep's task, a dry run) has its old generation back, and its value
         self.history: dict[int, dict[int, tuple]] = {}
 
-    def set_aside(self, positions: list[int], generations: list[int]) -> None:
-        """``forget`` the values at ``positions`` because their nodes changed: each kept value is noted in
-        ``history`` under the generation (``generations``) it was made at, for ``recalled``."""
-        values = self.values
+    def set_aside(self, positions: list[int], generations: list[int],
+                  restorable: Callable[[NodeInfo, int], bool]) -> None:
+        """``forget`` the values at ``positions`` because their nodes changed: each kept value that a revert
+        can bring back (``restorable(node, generation)``: a fork saved the node at that generation) is noted
+        in ``history`` under the generation (``generations``) it was made at, for ``recalled``."""
+        values, nodes = self.values, self.nodes
         for position, generation in zip(positions, generations):
-            if values[position] is not MISSING:
+            if values[position] is not MISSING and restorable(nodes[position], generation):
                 self._note(self.history.setdefault(position, {}), position, generation)
         self.forget(positions, keep_history=True)
 
@@ -562,10 +564,11 @@ class Kept(_Tracked):
             del past[next(iter(past))]
         past[generation] = (self.values[position], None if self.writes is None else self.writes[position])
 
-    def recalled(self, positions: list[int], generations: list[int]) -> tuple[list[int], list[int]]:
+    def recalled(self, positions: list[int], generations: list[int], restorable: Callable[[NodeInfo, int], bool]
+                 ) -> tuple[list[int], list[int]]:
         """Of ``positions`` whose node changed (from ``generations``), those whose node is back at a generation
-        a value was set aside for: that value is put back (the one replaced set aside in turn); the others
-        are returned, with their old generations."""
+        a value was set aside for: that value is put back (the one replaced set aside in turn where a revert
+        can bring it back, as ``set_aside`` does); the others are returned, with their old generations."""
         history = self.history
         if not history:
             return positions, generations
@@ -580,7 +583,8 @@ class Kept(_Tracked):
                 continue
             value = values[position]
             if value is not MISSING:
-                self._note(past, position, before)
+                if restorable(self.nodes[position], before):
+                    self._note(past, position, before)
             else:
                 value = previous.pop(position, MISSING)
             restored = entry[0]

@@ -353,6 +353,16 @@ class Snapshot:
         if parent.nominator is None:
             parent.nominator = top.nominator
 
+    def restorable(self, ni: NodeInfo, generation: int) -> bool:
+        """Whether reverting an open fork can give ``ni`` the generation ``generation`` back (a fork saved it
+        at that one): only then is a value made for the node at that generation worth keeping aside."""
+        key = id(ni)
+        for fork in self._forks:
+            saved = fork.nodes.get(key)
+            if saved is not None and saved[1].generation == generation:
+                return True
+        return False
+
     @contextmanager
     def forked(self):
         """``with snapshot.forked(): ...``: the changes made inside are reverted on the way out."""
