@@ -325,8 +325,6 @@ class InterPodAffinity(Plugin):
         if self.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
         snapshot = self.handle.snapshot
-        # Unless the pod has preferred terms, only pods with affinity can contribute.
-        all_nodes = snapshot.node_info_list if has_constraints else snapshot.have_pods_with_affinity_list
         error = _parse_error(pod)
         if error is not None:
             return Status.error(f"failed to parse pod: {error}")
@@ -339,6 +337,9 @@ class InterPodAffinity(Plugin):
         if service is not None:
             scores = self._indexed_scores(service, state, pod, preferred, preferred_anti, ns_labels, has_constraints)
         else:
+            # Unless the pod has preferred terms, only pods with affinity can contribute (the pod index counts
+            # those alone: it needs no list of their nodes).
+            all_nodes = snapshot.node_info_list if has_constraints else snapshot.have_pods_with_affinity_list
             scores = self._walked_scores(all_nodes, pod, preferred, preferred_anti, ns_labels, has_constraints)
         if not scores:
             return Status(Code.SKIP)
