@@ -54,6 +54,7 @@ SYSTEM_DEFAULT_CONSTRAINTS = (
 )
 
 MAX_INT32 = 2**31 - 1
+_MAX_KEPT_DEFAULTS = 1 << 16
 INVALID_SCORE = -1
 
 
@@ -183,12 +184,14 @@ def _controller_of(pod: PodInfo) -> Mapping | None:
     return None
 
 
-def default_selector(pod: PodInfo, cluster) -> labelsel.Selector:
+def default_selector(pod: PodInfo, cluster, controllers: ControllerIndex | None = None) -> labelsel.Selector:
     """helper.DefaultSelector: the selectors of the pod's Services merged with that of its
     controlling ReplicationController, ReplicaSet or StatefulSet (all in the pod's namespace), from the
-    cluster's controller index. It reads nothing of the pod but its namespace, labels and controller
-    reference: pods alike there share the answer (ControllerIndex.selector_for)."""
-    return controller_index(cluster).selector_for(pod, _controller_of(pod), _default_selector)
+    cluster's controller index (``controllers``, when the caller holds the index of the cluster's objects).
+    It reads nothing of the pod but its namespace, labels and controller reference: pods alike there share
+    the answer (ControllerIndex.selector_for)."""
+    index = controllers if controllers is not None else controller_index(cluster)
+    return index.selector_for(pod, _controller_of(pod), _default_selector)
 
 
 def _default_selector(pod: PodInfo, index: ControllerIndex, owner: Mapping | None) -> labelsel.Selector:
@@ -389,6 +392,19 @@ class _ConstraintDomain:
         return hash(self._reads)
 
 
+class _KeptDefaults:
+    """The default constraints made for pods alike under one objects_generation of a snapshot, by (action,
+    namespace, labels, controller reference), and the controller index of those objects once one was asked
+    for (a StatefulSet's pods, each with labels of its own, ask in turn)."""
+
+    __slots__ = ("snapshot", "objects_generation", "constraints", "controllers")
+
+    def __init__(self, snapshot) -> None:
+        self.snapshot, self.objects_generation = snapshot, snapshot.objects_generation
+        self.constraints: dict[tuple, list[Constraint]] = {}
+        self.controllers: ControllerIndex | None = None
+
+
 class PodTopologySpread(Plugin):
     args_type = PodTopologySpreadArgs
 
@@ -397,6 +413,7 @@ class PodTopologySpread(Plugin):
         self.system_defaulted = self.args["defaultingType"] == SYSTEM_DEFAULTING
         self.default_constraints = (list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted
                                     else list(self.args["defaultConstraints"]))
+        self._kept_defaults: _KeptDefaults | None = None
 
     # --- constraints ---
 
@@ -425,11 +442,35 @@ class PodTopologySpread(Plugin):
         return result
 
     def _build_default_constraints(self, pod: PodInfo, action: str) -> list[Constraint]:
-        """The profile's default constraints of this action, selecting what the pod's workload selects."""
+        """The profile's default constraints of this action, selecting what the pod's workload selects: made
+        once for the pods alike in all they read of them (their namespace, labels and controller reference)
+        while the snapshot holds the same cluster-level objects (its ``objects_generation``), without asking
+        the controller index again (whose check of the objects is a pass over every one, once per task)."""
+        snapshot = self.handle.snapshot
+        kept = self._kept_defaults
+        if kept is None or kept.snapshot is not snapshot or kept.objects_generation != snapshot.objects_generation:
+            kept = self._kept_defaults = _KeptDefaults(snapshot)
+        owner = _controller_of(pod)
+        try:
+            key = (action, pod.namespace, tuple(pod.labels.items()),
+                   None if owner is None else (owner.get("apiVersion"), owner.get("kind"), owner.get("name")))
+            found = kept.constraints.get(key)
+        except TypeError:  # not hashable (bad input): made for this pod alone
+            return self._made_default_constraints(pod, action, kept)
+        if found is None:
+            if len(kept.constraints) >= _MAX_KEPT_DEFAULTS:
+                kept.constraints.clear()
+            found = kept.constraints[key] = self._made_default_constraints(pod, action, kept)
+        return list(found)
+
+    def _made_default_constraints(self, pod: PodInfo, action: str, kept: "_KeptDefaults") -> list[Constraint]:
         constraints = self._filter_constraints(self.default_constraints, pod.labels, action)
         if not constraints:
             return []
-        selector = default_selector(pod, self.handle.snapshot.cluster)
+        cluster = self.handle.snapshot.cluster
+        if kept.controllers is None:
+            kept.controllers = controller_index(cluster)
+        selector = default_selector(pod, cluster, kept.controllers)
         if selector.is_everything:
             return []
         for c in constraints:

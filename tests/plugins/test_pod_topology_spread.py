@@ -205,6 +205,28 @@ def test_list_default_hard_constraint_uses_default_selector():
         == Code.SKIP
 
 
+def test_default_constraints_kept_while_the_snapshot_holds_the_same_objects():
+    """A pod's default constraints are made once for pods alike (namespace, labels, controller reference)
+    under one objects_generation: a second replica gets the same selector; once set_cluster gives the
+    snapshot other Services the next pod's are made from those (here none selects it: no constraints), and a
+    fork's revert gives back the first ones."""
+    nodes, pods = [node("n1", "a").obj(), node("n2", "b").obj()], pods_on("n1", 2)
+    snap = snapshot(nodes, pods, [service("web", {"app": "web"})])
+    plugin = PodTopologySpread({}, Handle(snap))
+
+    def soft_constraints(name):
+        return plugin._constraints(make_pod(name).label("app", "web").info(), "ScheduleAnyway")
+
+    first = soft_constraints("p1")
+    assert [c.topology_key for c in first] == [HOST, ZONE]
+    assert [c.selector for c in soft_constraints("p2")] == [c.selector for c in first]
+    snap.fork()
+    snap.set_cluster(snap.cluster.replace(services=[service("web", {"app": "web", "tier": "fe"})]))
+    assert soft_constraints("p3") == []
+    snap.revert()
+    assert [c.topology_key for c in soft_constraints("p4")] == [HOST, ZONE]
+
+
 def test_add_remove_pod_on_cloned_state():
     # hostname, maxSkew 1: n1 holds 1 web pod, n2 none -> minimum 0, n1: 1 + 1 - 0 = 2 > 1
     nodes, pods = [node("n1").obj(), node("n2").obj()], pods_on("n1", 1)
