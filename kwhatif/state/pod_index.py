@@ -989,6 +989,13 @@ class PodIndexService:
         index = synced(self._snapshot, state)
         answers = self._selected(namespaces, selector, terminating)
         groups = self._matching(index, answers, namespaces, selector, terminating)
+        if domain is None and answers is not None:
+            # the pods per node of Totals with any domain brought up to date at this attempt (a spreading pod's
+            # zone totals, then its hostname counts): they count every node of the groups, whatever its domain
+            latest = answers.get("latest")
+            if (latest is not None and latest.groups is groups and latest.change == index.changes
+                    and latest.stamp[0] is index and latest.stamp[1] == index.epoch):
+                return latest
         question = ("totals", domain)
         try:
             last = None if answers is None else answers.get(question)
@@ -996,7 +1003,7 @@ class PodIndexService:
             answers = last = None
         out = totals(index, groups, None if domain is None else index.domain_values(domain), last)
         if answers is not None:
-            answers[question] = out
+            answers[question] = answers["latest"] = out
         return out
 
     def pods_per_domain(self, state, namespaces, selector: Selector, domain, terminating: bool = True

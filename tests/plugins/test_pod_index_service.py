@@ -131,6 +131,15 @@ QUESTIONS = [
      lambda sv, st, snap, pod, q: {ni.name: count for ni, count in sv.pods_per_node(
          st, q["namespaces"], q["selector"], q["terminating"]).items()},
      lambda sv, st, snap, pod, q: _walked_per_node(snap, q["namespaces"], q["selector"], q["terminating"])),
+    # a spreading pod asks for its zone totals, then for its hostname counts: the pods per node of the first
+    ("pods_per_domain_then_per_node",
+     lambda sv, st, snap, pod, q: (
+         dict(sv.pods_per_domain(st, q["namespaces"], q["selector"], q["domain"], q["terminating"])),
+         {ni.name: count for ni, count in sv.pods_per_node(st, q["namespaces"], q["selector"],
+                                                           q["terminating"]).items()}),
+     lambda sv, st, snap, pod, q: (
+         _walked_per_domain(snap, q["namespaces"], q["selector"], q["terminating"], q["domain"]),
+         _walked_per_node(snap, q["namespaces"], q["selector"], q["terminating"]))),
     ("matching_terms",
      lambda sv, st, snap, pod, q: {id(entry.term): {value: list(sums) for value, sums in entry.values.items()}
                                    for entry in sv.matching_terms(st, q["kind"], pod, q["namespace_labels"])},
