@@ -3,6 +3,7 @@ drainability rule pinned to upstream's behaviour and words; then the whole drain
 
 from __future__ import annotations
 
+import copy
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -294,6 +295,30 @@ def test_a_node_with_a_pod_that_cannot_be_deleted_is_not_drained_at_all():
         ("blocked", "cannot delete Pods that declare no controller (use --force to override)")]
     assert report.pods[0].pod in report.scenario.cluster.pods  # nothing was evicted there
     assert report.scenario.cluster.nodes[0]["spec"]["unschedulable"] is True  # but it stays cordoned
+
+
+def test_a_replacement_is_admitted_without_changing_the_pod_it_replaces():
+    # the replacement shares the running pod's nested objects: LimitRanger and RuntimeClass admission replace
+    # what they change, the running pod (the base of a sweep) stays as it was
+    limit_range = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "defaults", "namespace": "default"},
+                   "spec": {"limits": [{"type": "Container", "default": {"memory": "1Gi"},
+                                        "defaultRequest": {"memory": "512Mi"}}]}}
+    runtime = {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "fast"}, "handler": "fast",
+               "overhead": {"podFixed": {"cpu": "100m"}},
+               "scheduling": {"nodeSelector": {"runtime": "fast"}, "tolerations": [{"key": "fast", "operator": "Exists"}]}}
+    running = (make_pod("web-1").label("app", "web").req(cpu="1").node(name="n0").set("spec.runtimeClassName", "fast")
+               .set("metadata.ownerReferences", RS).set("status.phase", "Running").obj())
+    fast = [make_node(f"n{i}").capacity(cpu="2", memory="8Gi", pods="10").label("runtime", "fast").obj() for i in range(2)]
+    c = cluster(fast, [running], [limit_range, runtime])
+    before = copy.deepcopy(c.pods)
+    report = run(c, ["n0"])
+    assert report.pods[0].placement["node"] == "n1"
+    assert c.pods == before
+    placed = next(p for p in report.scenario.cluster.pods if p["spec"].get("nodeName") == "n1")
+    assert placed["spec"]["overhead"] == {"cpu": "100m"} and placed["spec"]["nodeSelector"] == {"runtime": "fast"}
+    assert {"key": "fast", "operator": "Exists"} in placed["spec"]["tolerations"]
+    assert placed["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "1", "memory": "512Mi"},
+                                                            "limits": {"memory": "1Gi"}}
 
 
 def test_disable_eviction_deletes_without_budgets():

@@ -30,7 +30,8 @@ _NOT_FROM_TEMPLATE_SPEC = ("nodeName", "ephemeralContainers")
 def replacement(pod: dict) -> dict:
     """The pod its controller creates after ``pod`` went: what the template gives it (the same manifest
     without what the cluster added), not bound, no status. Its nested objects are ``pod``'s: read-only
-    (``Placer.place`` admits a copy, as any pod is admitted)."""
+    (``Placer.place`` admits it sharing them, as loading a cluster defaults its pods: what admission
+    changes it replaces)."""
     meta = {k: v for k, v in (pod.get("metadata") or {}).items() if k not in _NOT_FROM_TEMPLATE_META}
     spec = {k: v for k, v in (pod.get("spec") or {}).items() if k not in _NOT_FROM_TEMPLATE_SPEC}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
@@ -60,7 +61,7 @@ class Placer:
 
         engine = self._engine_on_state()
         prepared = PreparedPod(*prepare_pod(pod, f"replacement of {pod_key(pod)}", self.scenario.cluster,
-                                            admitted=True, alike=self._alike))
+                                            admitted=True, alike=self._alike, share=True))
         placement, _ = engine.place(prepared)
         self.scenario.attempted(pod, engine.snapshot.get(placement.node).pods[-1].pod if placement.node else None)
         return placement.to_dict()

@@ -63,12 +63,14 @@ def load_live_cluster(kubeconfig: str | None = None, context: str | None = None)
 
 
 def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False,
-                alike: PodsAlike | None = None) -> tuple[PodInfo, object]:
+                alike: PodsAlike | None = None, share: bool = False) -> tuple[PodInfo, object]:
     """The proposed pod as the API server would create it: decoded strictly, validated, defaulted and
     priority-admitted. A pod the API server would refuse is a PodValidationError with all its errors
     (under --validate=warn|ignore recorded instead, and the pod evaluated as the scheduler would see it).
     ``admitted``: the pod re-creates a running one, whose priority the API server already set. ``alike``:
-    the validation of the Pods created so far by the same caller, which creates many from few templates."""
+    the validation of the Pods created so far by the same caller, which creates many from few templates.
+    ``share``: the pod made may share ``raw``'s nested objects (``default_pod(share=True)``), which nobody
+    changes (a replacement's are its running pod's): defaulting and admission replace what they change."""
     manifest = getattr(raw, "workload", raw)
     template_path = getattr(raw, "template_path", None)
     errors = (alike.errors(manifest, source) if alike is not None and template_path is None
@@ -76,7 +78,7 @@ def prepare_pod(raw: dict, source: str, cluster: Cluster, admitted: bool = False
     refuse(source, describe(manifest), errors)
     if current_mode() != "strict":  # a pod the API server would refuse is read anyway: in a shape kwhatif reads
         check_shape(raw, SHAPES["Pod"], source, describe(raw))
-    pod = default_pod(raw)
+    pod = default_pod(raw, share=share)
     try:
         check_namespace(pod, cluster.namespaces)
         changes = apply_limit_ranges(pod, cluster.limit_ranges)
