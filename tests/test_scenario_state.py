@@ -324,35 +324,51 @@ def test_a_workloads_sequence_after_changes_on_a_fork_of_its_base_equals_one_on_
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_pods_dropped_at_their_known_positions_leave_the_list_a_pass_would(seed):
-    """A scenario started with its cluster's index deletes dropped pods at their positions (a sweep's tasks):
-    pods dropped in any order and groups, pods bound after the start, nodes removed in between; the list is
-    always what the pass over every pod leaves, and so is the scenario's state."""
+def test_pods_changed_over_the_indexed_list_are_what_a_copy_of_the_list_would_list(seed):
+    """A scenario started with its cluster's index records its pods' changes over the indexed list instead
+    of copying it (a sweep's tasks): pods dropped in any order and groups, pods bound after the start, nodes
+    removed in between; every reading of its pods is what the same changes on a copy of the list give, and
+    so is the scenario's state, without its list ever made. Another scenario of the same index and the
+    base cluster still list the pods as they were."""
     from kwhatif.whatif.changes import ClusterIndex
 
     rng = random.Random(seed)
     c = random_cluster(rng)
-    indexed, plain = new_scenario(c, index=ClusterIndex.of(c)), new_scenario(c)
+    index = ClusterIndex.of(c)
+    base = list(c.pods)
+    indexed, plain, other = new_scenario(c, index=index), new_scenario(c), new_scenario(c, index=index)
     for _ in range(rng.randint(1, 8)):
         step = rng.random()
-        if not indexed.cluster.nodes:
+        if not plain.cluster.nodes:
             break
         if step < 0.15:  # a pod bound after the start, at the end of the list
-            node = rng.choice(indexed.cluster.nodes)["metadata"]["name"]
+            node = rng.choice(plain.cluster.nodes)["metadata"]["name"]
             pod = make_pod(f"new-{_}").uid(f"uid-new-{_}").node(node).obj()
             for scenario in (indexed, plain):
                 scenario.start_pods([pod])
         elif step < 0.25:
-            node = rng.choice(indexed.cluster.nodes)["metadata"]["name"]
+            node = rng.choice(plain.cluster.nodes)["metadata"]["name"]
             for scenario in (indexed, plain):
                 scenario.remove_nodes([node])
         else:  # some of the pods listed now (those bound after the start among them)
-            pool = indexed.cluster.pods
+            pool = plain.cluster.pods
             gone = rng.sample(pool, rng.randint(0, min(3, len(pool))))
             for scenario in (indexed, plain):
                 scenario.drop_pods(gone)
-        assert [id(p) for p in indexed.cluster.pods] == [id(p) for p in plain.cluster.pods]
+        a, b = indexed.cluster, plain.cluster
+        assert [id(p) for p in a.copy().pods] == [id(p) for p in b.pods]
+        assert a.pod_count() == b.pod_count()
+        assert a.pod_values("spec", "nodeName") == b.pod_values("spec", "nodeName")
+        assert [id(p) for p in a.pods_having("spec", "resourceClaims")] == [
+            id(p) for p in b.pods_having("spec", "resourceClaims")]
+        names = {n["metadata"]["name"] for n in rng.sample(c.nodes, 2)}
+        assert [id(p) for p in a.pods_with("spec", "nodeName", names)] == [
+            id(p) for p in b.pods_with("spec", "nodeName", names)]
+        assert [(pi.key, pi.node_name) for pi in a.pod_infos()] == [(pi.key, pi.node_name) for pi in b.pod_infos()]
+        assert all(a.holds_pod(p) == b.holds_pod(p) for p in base + b.pods)
         assert _state(indexed.state()) == _state(plain.state())
+        assert a._unread() is not None  # read through copies and Cluster's readers: its list never made
+    assert [id(p) for p in other.cluster.pods] == [id(p) for p in base] == [id(p) for p in c.pods]
 
 
 @pytest.mark.parametrize("seed", range(30))

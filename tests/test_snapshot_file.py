@@ -312,6 +312,12 @@ def test_replicas_of_a_template_get_the_pod_info_of_their_own(tmp_path, version,
     cluster.pods[7] = {**cluster.pods[7], "metadata": {**cluster.pods[7]["metadata"], "labels": {"app": "new"}}}
     cluster.pods.append(copy.deepcopy(cluster.pods[1]))
     assert [_pod_info_fields(pi) for pi in cluster.pod_infos()] == expected(cluster.pods)
+    # a copy recording its changes over the list as indexed (a sweep's scenario) computes them alike
+    changed = cluster.copy(cluster.listed_pods())
+    changed.delete_pods([cluster.pods[3], cluster.pods[-1]])
+    changed.add_pods([copy.deepcopy(cluster.pods[4])])
+    assert [_pod_info_fields(pi) for pi in changed.pod_infos()] == expected(changed.copy().pods)
+    assert len(changed.copy().pods) == len(cluster.pods) - 1
 
 
 def test_is_snapshot_and_auto_detection(tmp_path):

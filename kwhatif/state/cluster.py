@@ -226,9 +226,10 @@ def _proto(pod: dict) -> PodInfo:
 
 
 class UnreadPods:
-    """A cluster's pods while nobody read them as a list: a snapshot file's (``loaded``) but those at the
-    positions ``removed``, then ``added``. A scenario's changes (evictions, nodes removed, replacements
-    bound) are recorded here instead of in a copy of the list, which would make every pod's dict.
+    """A cluster's pods while nobody read them as a list: a snapshot file's (``loaded``), or a list's as
+    indexed (``ListedPods``), but those at the positions ``removed``, then ``added``. A scenario's changes
+    (evictions, nodes removed, replacements bound) are recorded here instead of in a copy of the list,
+    which would make every pod's dict of a snapshot file, or copy a list of 150,000 pods per sweep task.
 
     Its readers are Cluster's (``pod_values``, ``pods_having``, ``pods_with``, ``pod_infos``), over these pods
     in that order. ``list()`` makes the list of them once: clusters that share this object
@@ -236,8 +237,8 @@ class UnreadPods:
 
     __slots__ = ("loaded", "removed", "added", "listed")
 
-    def __init__(self, loaded: TemplatedPods, removed: set[int] | None = None, added: list[dict] | None = None
-                 ) -> None:
+    def __init__(self, loaded: TemplatedPods | ListedPods, removed: set[int] | None = None,
+                 added: list[dict] | None = None) -> None:
         self.loaded = loaded
         self.removed: set[int] = set() if removed is None else removed
         self.added: list[dict] = [] if added is None else added
@@ -277,6 +278,10 @@ class UnreadPods:
                  if value in values and i not in removed]
         return found + _with_values(self.added, part, name, values)
 
+    def holds(self, pod: dict) -> bool:
+        i = self.loaded.position(pod)
+        return (i is not None and i not in self.removed) or any(p is pod for p in self.added)
+
     def delete(self, pods: list[dict]) -> None:
         """``pods`` (these very objects) are no longer listed; those that are not are left alone."""
         gone = {id(pod) for pod in pods}
@@ -286,6 +291,47 @@ class UnreadPods:
             i = self.loaded.position(pod)
             if i is not None:
                 self.removed.add(i)
+
+
+class ListedPods:
+    """A cluster's pod list as it is now, indexed, for clusters copied from it to record their changes
+    over (``UnreadPods``, as over a snapshot file's pods) instead of each copying the list: a sweep's
+    tasks each copy the base cluster (150,000 pods) and each deletes a few of them. It keeps its own
+    tuple of the pods, so what the copies list is the pods as indexed whatever becomes of the list.
+    ``templated``: the cluster's ``templated_pods``, which its ``pod_infos`` computes from."""
+
+    __slots__ = ("pods", "templated", "_positions")
+
+    def __init__(self, pods: list[dict], templated: TemplatedPods | None = None) -> None:
+        self.pods = tuple(pods)
+        self.templated = templated
+        self._positions = {id(pod): i for i, pod in enumerate(self.pods)}
+
+    def __len__(self) -> int:
+        return len(self.pods)
+
+    def pod(self, i: int) -> dict:
+        return self.pods[i]
+
+    def all(self) -> list[dict]:
+        return list(self.pods)
+
+    def values(self, part: str, name: str) -> list:
+        return [(pod.get(part) or _NONE).get(name) for pod in self.pods]
+
+    def having(self, part: str, names: tuple[str, ...], removed: set[int]) -> list[dict]:
+        return [pod for i, pod in enumerate(self.pods)
+                if any(name in (pod.get(part) or _NONE) for name in names) and i not in removed]
+
+    def position(self, pod: dict) -> int | None:
+        return self._positions.get(id(pod))
+
+    def pod_infos(self, pods: list[dict] | None, removed: set[int]) -> list[PodInfo]:
+        """Cluster.pod_infos of these pods but those at the positions ``removed`` (``pods`` is None)."""
+        listed = [pod for i, pod in enumerate(self.pods) if i not in removed] if removed else list(self.pods)
+        if self.templated is not None:
+            return self.templated.pod_infos(listed, set())
+        return [PodInfo(pod) for pod in listed if not _finished(pod)]
 
 
 def _with_values(pods: list[dict], part: str, name: str, values: set) -> list[dict]:
@@ -441,14 +487,30 @@ class Cluster:
             setattr(out, name, value)
         return out
 
-    def copy(self) -> "Cluster":
+    def copy(self, indexed: ListedPods | None = None) -> "Cluster":
         """A cluster whose lists and metadata are copies of this one's (the objects in them shared), to
-        change without changing this one; a snapshot file's pods left unmade."""
-        lists = {name: list(value) for name, value in self.__dict__.items() if isinstance(value, list)}
+        change without changing this one; a snapshot file's pods left unmade. ``indexed``: this cluster's
+        pod list as it is (``listed_pods``), over which the copy records its pods' changes instead of
+        copying the list."""
+        lists = {name: list(value) for name, value in self.__dict__.items()
+                 if isinstance(value, list) and not (indexed is not None and name == "pods")}
         unread = self._unread()
         if unread is not None:
             lists["pods"] = unread.copy()
+        elif indexed is not None:
+            lists["pods"] = UnreadPods(indexed)
         return self.replace(**lists, metadata=dict(self.metadata))
+
+    def listed_pods(self) -> ListedPods:
+        """The pods as listed now, indexed for copies (``copy(indexed=...)``) to change without a list each."""
+        return ListedPods(self.pods, self.templated_pods)
+
+    def holds_pod(self, pod: dict) -> bool:
+        """Whether ``pod`` (this very object) is listed, without making a snapshot file's pods."""
+        unread = self._unread()
+        if unread is None:
+            return any(p is pod for p in self.__dict__["pods"])
+        return unread.holds(pod)
 
     def add_pods(self, pods: list[dict]) -> None:
         """``pods`` listed after the others (a snapshot file's pods left unmade)."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import copy
 import os
-from bisect import bisect_left, insort
 from dataclasses import dataclass, field
 
 import orjson
@@ -31,7 +30,7 @@ from kwhatif.loader import load_objects
 from kwhatif.plugins.helper import tolerations_tolerate_taint
 from kwhatif.state.claims import claim_key, claims_after_pods_deleted
 from kwhatif.state.cluster import KINDS as CLUSTER_KINDS
-from kwhatif.state.cluster import TERMINAL_PHASES, Cluster
+from kwhatif.state.cluster import TERMINAL_PHASES, Cluster, ListedPods
 from kwhatif.state.nodeinfo import PodInfo
 from kwhatif.state.snapshot import Snapshot
 from kwhatif.whatif import cluster_pods
@@ -92,11 +91,6 @@ class Scenario:
     replaced: list[dict] = field(default_factory=list)  # the displaced pods' placements, once placed
     budgets: Budgets | None = None
     snapshot: Snapshot | None = None
-    # Where each pod of the cluster the scenario started from sits in its list (``ClusterIndex``), and the
-    # positions deleted since, in order: ``drop_pods`` deletes by position instead of a pass over every
-    # pod, each deletion checked (a list changed another way falls back to the pass).
-    _positions: dict[int, int] | None = field(default=None, init=False, repr=False, compare=False)
-    _deleted: list[int] = field(default_factory=list, init=False, repr=False, compare=False)
     # Each node's index in the cluster's node list by name (``ClusterIndex``) while the list keeps its names
     # at their places: ``select_nodes`` finds named nodes without a pass over every node.
     _node_positions: dict[str, int] | None = field(default=None, init=False, repr=False, compare=False)
@@ -156,7 +150,7 @@ class Scenario:
         on_nodes = pods_by_node(cluster, gone)
         pods = [pod for name in names for pod in on_nodes.get(name, ())]
         cluster.delete_pods(pods)
-        self._positions = self._node_positions = None
+        self._node_positions = None
         cluster.nodes[:] = [n for n in cluster.nodes if (n.get("metadata") or {}).get("name") not in gone]
         cluster.csi_nodes[:] = [c for c in cluster.csi_nodes if (c.get("metadata") or {}).get("name") not in gone]
         snapshot = self.snapshot
@@ -173,10 +167,7 @@ class Scenario:
         controller handles a deleted pod."""
         if not pods:
             return
-        cluster = self.cluster
-        if not self._delete_at_positions(pods):
-            cluster.delete_pods(pods)
-            self._positions = None
+        self.cluster.delete_pods(pods)
         snapshot = self.snapshot
         if snapshot is not None:
             for pod in pods:
@@ -201,28 +192,6 @@ class Scenario:
             snapshot.resource_claims.pods_deleted(pods)
             cluster.resource_claims = snapshot.resource_claims.objects()
 
-    def _delete_at_positions(self, pods: list[dict]) -> bool:
-        """``pods`` deleted from the cluster's list at their known positions; False (none deleted) when a
-        position is not known or does not hold that pod."""
-        positions, deleted = self._positions, self._deleted
-        if positions is None:
-            return False
-        listed = self.cluster.pods
-        at: dict[int, int] = {}  # index in the list now -> position in the list the scenario started from
-        for pod in pods:
-            start = positions.get(id(pod))
-            if start is None:
-                return False
-            index = start - bisect_left(deleted, start)
-            if index >= len(listed) or listed[index] is not pod:
-                return False
-            at[index] = start
-        for index in sorted(at, reverse=True):
-            del listed[index]
-        for start in at.values():
-            insort(deleted, start)
-        return True
-
     def replace_object(self, attr: str, index: int, obj: dict) -> None:
         """The object at ``index`` of the cluster-level list ``attr`` re-created as ``obj`` (a patch)."""
         objects = getattr(self.cluster, attr)
@@ -245,7 +214,7 @@ class Scenario:
         snapshot = self.state()
         join_on(snapshot, self.cluster, cluster)
         self.cluster = cluster
-        self._positions = self._node_positions = None
+        self._node_positions = None
         return snapshot
 
     def take_pod(self, namespace: str, name: str):
@@ -257,7 +226,7 @@ class Scenario:
         if taken.bound_to:
             snapshot.forget_pod(PodInfo(_without_claims(cluster_pods.find_pod(self.cluster, namespace, name))))
         self.cluster = taken.cluster
-        self._positions = self._node_positions = None
+        self._node_positions = None
         if snapshot.cluster is not taken.cluster:
             snapshot.set_cluster(taken.cluster)
         return taken
@@ -324,26 +293,26 @@ def is_recreated(pod: dict) -> bool:
 @dataclass(frozen=True)
 class ClusterIndex:
     """What scenarios starting from one cluster read of it indexed, built once for many of them (a
-    sweep's tasks): its budgets (their selectors indexed), each pod's position in its pod list and each
-    node's in its node list (``node_positions``)."""
+    sweep's tasks, on a cluster none of them changes): its budgets (their selectors indexed), its pods
+    as listed (``Cluster.listed_pods``: a scenario's cluster records its pods' changes over them instead
+    of copying the list) and each node's position in its node list (``node_positions``)."""
 
     budgets: Budgets
-    positions: dict[int, int]
+    pods: ListedPods
     node_positions: dict[str, int]
 
     @classmethod
     def of(cls, cluster: Cluster) -> ClusterIndex:
-        return cls(Budgets(cluster), {id(pod): i for i, pod in enumerate(cluster.pods)}, node_positions(cluster.nodes))
+        return cls(Budgets(cluster), cluster.listed_pods(), node_positions(cluster.nodes))
 
 
 def new_scenario(cluster: Cluster, snapshot: Snapshot | None = None, index: ClusterIndex | None = None) -> Scenario:
     """A scenario over a copy of ``cluster``'s lists (objects are shared until a change replaces them).
     ``snapshot``: a snapshot of ``cluster`` the scenario changes as its state (a fork the caller
     reverts), instead of one built when first needed; ``index``: ``cluster``'s, shared."""
-    changed = cluster.copy()
+    changed = cluster.copy(None if index is None else index.pods)
     scenario = Scenario(changed, budgets=Budgets(changed) if index is None else index.budgets.on(changed))
     if index is not None:
-        scenario._positions = index.positions
         scenario._node_positions = index.node_positions
     if snapshot is not None:  # it reads the scenario's objects from now on: those it read, until a change
         snapshot.set_cluster(changed, same_objects=snapshot.cluster is cluster)

@@ -129,7 +129,7 @@ class SweepBase:
             self._starts = sorted(((key, pod) for key, pod in keyed if key is not None), key=itemgetter(0),
                                   reverse=True)
         for key, pod in self._starts:
-            if (pod.get("spec") or {}).get("nodeName") != node or any(p is pod for p in cluster.pods):
+            if (pod.get("spec") or {}).get("nodeName") != node or cluster.holds_pod(pod):
                 return start_moment(key)
         return None
 
