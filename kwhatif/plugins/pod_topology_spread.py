@@ -413,6 +413,9 @@ class PodTopologySpread(Plugin):
         self.system_defaulted = self.args["defaultingType"] == SYSTEM_DEFAULTING
         self.default_constraints = (list(SYSTEM_DEFAULT_CONSTRAINTS) if self.system_defaulted
                                     else list(self.args["defaultConstraints"]))
+        # the whenUnsatisfiable of the default constraints: a pod gets none of another action (the system
+        # defaults are all ScheduleAnyway: PreFilter's are none)
+        self._default_actions = {c.get("whenUnsatisfiable") for c in self.default_constraints}
         self._kept_defaults: _KeptDefaults | None = None
 
     # --- constraints ---
@@ -446,6 +449,8 @@ class PodTopologySpread(Plugin):
         once for the pods alike in all they read of them (their namespace, labels and controller reference)
         while the snapshot holds the same cluster-level objects (its ``objects_generation``), without asking
         the controller index again (whose check of the objects is a pass over every one, once per task)."""
+        if action not in self._default_actions:
+            return []
         snapshot = self.handle.snapshot
         kept = self._kept_defaults
         if kept is None or kept.snapshot is not snapshot or kept.objects_generation != snapshot.objects_generation:
