@@ -247,9 +247,11 @@ def test_only_values_a_revert_can_bring_back_are_set_aside():
     snap.assume_pod(PodInfo(make_pod("p1").node("a").obj()))  # no fork: nothing can give a its old generation
     assert kept_now().history == {}
     saved = snap.node_info_list[0].generation
+    before = kept_now().values[0]
     with snap.forked():
         snap.assume_pod(PodInfo(make_pod("p2").node("a").obj()))  # the fork saves a at ``saved``
         assert {position: list(past) for position, past in kept_now().history.items()} == {0: [saved]}
         snap.assume_pod(PodInfo(make_pod("p3").node("a").obj()))  # made in between: no revert gives it back
         assert {position: list(past) for position, past in kept_now().history.items()} == {0: [saved]}
     assert [v and v.plugin for v in kept_now().values] == ["Pods", None]  # a's one pod, as before the fork
+    assert kept_now().values[0] is before  # given back, not made again

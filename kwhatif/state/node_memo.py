@@ -526,7 +526,7 @@ class Kept(_Tracked):
     values (``walked``)."""
 
     __slots__ = ("key", "values", "previous", "unkept", "version", "walked", "node_generations", "writes", "marks",
-                 "history")
+                 "history", "newest_noted")
 
     def __init__(self, nodes: list[NodeInfo], generations: list[int], key, feed: list[NodeInfo],
                  shape: _Shape, of=_generation) -> None:
@@ -545,6 +545,7 @@ class Kept(_Tracked):
         # by position, the last few values replaced because their node changed, by the generation they were
         # made at: a node reverted (a sweep's task, a dry run) has its old generation back, and its value
         self.history: dict[int, dict[int, tuple]] = {}
+        self.newest_noted = -1  # the newest generation a value was noted under in ``history``
 
     def set_aside(self, positions: list[int], generations: list[int],
                   restorable: Callable[[NodeInfo, int], bool]) -> None:
@@ -563,16 +564,19 @@ class Kept(_Tracked):
         if len(past) >= HISTORY:
             del past[next(iter(past))]
         past[generation] = (self.values[position], None if self.writes is None else self.writes[position])
+        if generation > self.newest_noted:
+            self.newest_noted = generation
 
     def recalled(self, positions: list[int], generations: list[int], restorable: Callable[[NodeInfo, int], bool]
                  ) -> tuple[list[int], list[int]]:
         """Of ``positions`` whose node changed (from ``generations``), those whose node is back at a generation
         a value was set aside for: that value is put back (the one replaced set aside in turn where a revert
         can bring it back, as ``set_aside`` does); the others are returned, with their old generations."""
-        history = self.history
-        if not history:
+        history, now = self.history, self.generations
+        # nodes that changed inside a fork have generations newer than any value set aside (a zone's loss)
+        if not history or min(map(now.__getitem__, positions)) > self.newest_noted:
             return positions, generations
-        values, writes, now, previous = self.values, self.writes, self.generations, self.previous
+        values, writes, previous = self.values, self.writes, self.previous
         rest, rest_before = [], []
         for position, before in zip(positions, generations):
             past = history.get(position)
