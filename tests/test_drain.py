@@ -512,3 +512,22 @@ def test_cli_capacity_after_losing_a_zone():
     assert "scenario" not in before
     assert after["instances"] < before["instances"]
     assert not any(node.startswith("ip-10-0-1-") for node in after["byNode"])
+
+
+def test_a_replacement_carries_its_templates_matchlabelkeys_not_the_selector_the_api_server_merged():
+    """A running pod's labelSelector holds what the API server merged from matchLabelKeys when it was created;
+    its controller re-creates it from the template, which does not: the replacement is admitted (merged once)."""
+    term = {"labelSelector": {"matchLabels": {"app": "web"},
+                              "matchExpressions": [{"key": "pod-template-hash", "operator": "In", "values": ["abc"]},
+                                                   {"key": "track", "operator": "NotIn", "values": ["canary"]}]},
+            "topologyKey": "kubernetes.io/hostname", "matchLabelKeys": ["pod-template-hash"],
+            "mismatchLabelKeys": ["track"]}
+    running = [(make_pod(f"web-{i}").label("app", "web").label("pod-template-hash", "abc").label("track", "canary")
+                .node(name=f"n{i}").set("metadata.ownerReferences", RS).set("status.phase", "Running")
+                .set("spec.affinity", {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    copy.deepcopy(term)]}}).obj()) for i in range(2)]
+    report = run(cluster(nodes(), running), ["n0"])
+    (evicted,) = report.pods
+    assert evicted.placement["node"] == "n2"  # n1 holds web-1: the hostname anti-affinity keeps them apart
+    assert report.safe
+    assert running[0]["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] == [term]
