@@ -157,9 +157,8 @@ def pod_affinity_terms(affinity: Mapping) -> Iterator[dict]:
 
 
 def _merge_match_label_keys(pod: dict) -> None:
-    """What the API server does on create (MatchLabelKeysInPodAffinity): each matchLabelKeys key the pod
-    has a label for becomes ``key In (value)`` in the term's labelSelector, each mismatchLabelKeys key
-    ``key NotIn (value)``. A nil labelSelector (selects nothing) is left alone. The affinity is copied
+    """What the API server does on create (MatchLabelKeysInPodAffinity): ``_merged_expressions`` added to
+    each term's labelSelector. A nil labelSelector (selects nothing) is left alone. The affinity is copied
     first, as a shared (``share=True``) pod may hold another object's."""
     spec = pod["spec"]
     affinity = spec.get("affinity") or {}
@@ -171,10 +170,36 @@ def _merge_match_label_keys(pod: dict) -> None:
         selector = term.get("labelSelector")
         if selector is None or not (term.get("matchLabelKeys") or term.get("mismatchLabelKeys")):
             continue
-        expressions = list(selector.get("matchExpressions") or [])
-        for keys, operator in ((term.get("matchLabelKeys"), "In"), (term.get("mismatchLabelKeys"), "NotIn")):
-            expressions += [{"key": k, "operator": operator, "values": [labels[k]]} for k in keys or [] if k in labels]
-        selector["matchExpressions"] = expressions
+        selector["matchExpressions"] = list(selector.get("matchExpressions") or []) + _merged_expressions(term, labels)
+
+
+def unmerged_label_keys(affinity: dict, labels: Mapping) -> dict:
+    """A created pod's (anti-)affinity as its template has it: without the ``_merged_expressions`` the API
+    server added on create (a template cannot hold such an ``In`` itself, the key would be in both; a ``NotIn``
+    of its own equal to a merged one is taken out with it and merged back once, which selects the same). A
+    copy where one is taken out."""
+    if not any(t.get("matchLabelKeys") or t.get("mismatchLabelKeys") for t in pod_affinity_terms(affinity)):
+        return affinity
+    affinity = copy.deepcopy(affinity)
+    for term in pod_affinity_terms(affinity):
+        selector = term.get("labelSelector")
+        if not selector or not selector.get("matchExpressions"):
+            continue
+        merged = _merged_expressions(term, labels)
+        kept = [e for e in selector["matchExpressions"] if e not in merged]
+        if kept:
+            selector["matchExpressions"] = kept
+        else:  # all of them merged: the template had none
+            del selector["matchExpressions"]
+    return affinity
+
+
+def _merged_expressions(term: Mapping, labels: Mapping) -> list[dict]:
+    """What the API server merges into a term's labelSelector on create: ``key In (value)`` for each
+    matchLabelKeys key the pod has a label for, ``key NotIn (value)`` for each mismatchLabelKeys key."""
+    return [{"key": k, "operator": operator, "values": [labels[k]]}
+            for keys, operator in ((term.get("matchLabelKeys"), "In"), (term.get("mismatchLabelKeys"), "NotIn"))
+            for k in keys or [] if k in labels]
 
 
 @dataclass(frozen=True)

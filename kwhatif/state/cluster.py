@@ -329,9 +329,14 @@ class ListedPods:
     def pod_infos(self, pods: list[dict] | None, removed: set[int]) -> list[PodInfo]:
         """Cluster.pod_infos of these pods but those at the positions ``removed`` (``pods`` is None)."""
         listed = [pod for i, pod in enumerate(self.pods) if i not in removed] if removed else list(self.pods)
-        if self.templated is not None:
-            return self.templated.pod_infos(listed, set())
-        return [PodInfo(pod) for pod in listed if not _finished(pod)]
+        return _listed_pod_infos(listed, self.templated)
+
+
+def _listed_pod_infos(pods: list[dict], templated: TemplatedPods | None) -> list[PodInfo]:
+    """Cluster.pod_infos of a list of pods: computed once per template where ``templated`` loaded them."""
+    if templated is not None:
+        return templated.pod_infos(pods, set())
+    return [PodInfo(pod) for pod in pods if not _finished(pod)]
 
 
 def _with_values(pods: list[dict], part: str, name: str, values: set) -> list[dict]:
@@ -566,9 +571,7 @@ class Cluster:
         unread = self._unread()
         if unread is not None:
             return unread.pod_infos()
-        if self.templated_pods is not None:
-            return self.templated_pods.pod_infos(self.__dict__["pods"], set())
-        return [PodInfo(pod) for pod in self.pods if not _finished(pod)]
+        return _listed_pod_infos(self.__dict__["pods"], self.templated_pods)
 
     def namespace_labels(self) -> dict[str, dict[str, str]]:
         return {(ns.get("metadata") or {}).get("name", ""): (ns.get("metadata") or {}).get("labels") or {}

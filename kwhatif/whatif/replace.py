@@ -11,11 +11,10 @@ so a question asked afterwards sees the same cluster.
 
 from __future__ import annotations
 
-import copy
 from datetime import datetime
 from typing import Callable
 
-from kwhatif.api.defaults import pod_affinity_terms
+from kwhatif.api.defaults import unmerged_label_keys
 from kwhatif.api.manifest_validation import PodsAlike
 from kwhatif.queue import deciding_ties, pod_priority, queue_order
 from kwhatif.whatif.eviction import pod_key
@@ -37,31 +36,8 @@ def replacement(pod: dict) -> dict:
     meta = {k: v for k, v in (pod.get("metadata") or {}).items() if k not in _NOT_FROM_TEMPLATE_META}
     spec = {k: v for k, v in (pod.get("spec") or {}).items() if k not in _NOT_FROM_TEMPLATE_SPEC}
     if spec.get("affinity"):
-        spec["affinity"] = _unmerged_label_keys(spec["affinity"], meta.get("labels") or {})
+        spec["affinity"] = unmerged_label_keys(spec["affinity"], meta.get("labels") or {})
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-
-
-def _unmerged_label_keys(affinity: dict, labels: dict) -> dict:
-    """The pod (anti-)affinity as the template has it: without the ``key In/NotIn (value)`` expressions the API
-    server merged into each labelSelector from its matchLabelKeys / mismatchLabelKeys when the pod was created
-    (a template cannot hold such an ``In`` itself, the key would be in both; a ``NotIn`` of its own equal to a
-    merged one is taken out with it and merged back once, which selects the same). A copy where one is taken out."""
-    if not any(t.get("matchLabelKeys") or t.get("mismatchLabelKeys") for t in pod_affinity_terms(affinity)):
-        return affinity
-    affinity = copy.deepcopy(affinity)
-    for term in pod_affinity_terms(affinity):
-        selector = term.get("labelSelector")
-        if not selector or not selector.get("matchExpressions"):
-            continue
-        merged = {(key, "In") for key in term.get("matchLabelKeys") or () if key in labels}
-        merged |= {(key, "NotIn") for key in term.get("mismatchLabelKeys") or () if key in labels}
-        kept = [e for e in selector["matchExpressions"]
-                if not ((e.get("key"), e.get("operator")) in merged and e.get("values") == [labels[e.get("key")]])]
-        if kept:
-            selector["matchExpressions"] = kept
-        else:  # all of them merged: the template had none
-            del selector["matchExpressions"]
-    return affinity
 
 
 class Placer:
