@@ -331,6 +331,26 @@ def test_the_local_pool_answers_in_item_order_and_raises_a_task_error():
         sweep_pool.run(_square_or_fail, 17, items, workers=2)
 
 
+def _slow_first_half(base, item):
+    import os
+    import time
+
+    if item < base:
+        time.sleep(0.1)
+    return os.getpid()
+
+
+def test_a_worker_done_first_takes_half_of_what_another_has_left():
+    """The first segment's tasks are slow, the second's instant: the second worker, done at once, takes
+    the second half of the first one's remaining tasks, and every answer still comes back in order."""
+    from kwhatif.whatif import sweep_pool
+
+    pids = sweep_pool.run(_slow_first_half, 10, list(range(20)), workers=2)
+    first, second = set(pids[:10]), set(pids[10:])
+    assert len(second) == 1 and len(first) == 2 and second < first
+    assert pids[9] in second and pids[0] not in second  # the stolen tasks are the segment's last ones
+
+
 def _process(base, item):
     import os
 

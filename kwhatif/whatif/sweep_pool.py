@@ -5,7 +5,8 @@ path gives the same list of answers (in ``items`` order). The local pool forks: 
 the base (cluster and scheduler snapshot) built once in this process instead of reading it again
 (``gc.freeze`` first, so the collector does not copy the shared pages into every worker); each
 worker takes one contiguous segment of the items (a sweep orders its items so that neighbours share
-work: the engine's memo kept in a worker serves its next tasks). On Ray the base is put in the object
+work: the engine's memo kept in a worker serves its next tasks), and one that is done first takes
+the second half of what another has left. On Ray the base is put in the object
 store once; each Ray worker process fetches it at its first task and keeps it for the next ones; the
 items go in segments of consecutive ones.
 """
@@ -80,30 +81,37 @@ def _run(fn: Callable, base, items: Sequence, workers: int | None, ray: str | No
 
 
 def _run_segments(fn: Callable, items: Sequence, workers: int, done: Callable[[int], None]) -> list:
-    """Each forked worker takes one contiguous segment of ``items`` and sends each answer as it has it."""
+    """Each forked worker starts on one contiguous segment of ``items`` and sends each answer as it has
+    it; a worker that runs out takes the second half of what is left of the longest other segment (the
+    segments' tasks differ in cost: a static split left one of two workers 20% longer)."""
     context = multiprocessing.get_context("fork")
     bounds = [len(items) * w // workers for w in range(workers + 1)]
-    expected: dict = {}  # each worker's pipe -> answers still to come
-    processes = []
+    # per worker: the next item it takes and the end of its segment, shared by the forked workers
+    segments = context.Array("q", [b for start, stop in zip(bounds, bounds[1:]) for b in (start, stop)])
+    readers, processes = [], []
     try:
-        for start, stop in zip(bounds, bounds[1:]):
+        for worker in range(workers):
             reader, writer = context.Pipe(duplex=False)
-            process = context.Process(target=_segment, args=(fn, items, start, stop, writer), daemon=True)
+            process = context.Process(target=_segment, args=(fn, items, segments, worker, writer), daemon=True)
             process.start()
             writer.close()
-            expected[reader] = stop - start
+            readers.append(reader)
             processes.append(process)
         results: list = [None] * len(items)
-        while any(expected.values()):
-            for reader in multiprocessing.connection.wait([r for r, n in expected.items() if n]):
+        left = len(items)
+        while left:
+            if not readers:  # every worker ended before the last answer (killed)
+                raise RuntimeError("a sweep worker process ended before its tasks were done")
+            for reader in multiprocessing.connection.wait(readers):
                 try:
                     index, answer, error = reader.recv()
-                except EOFError:  # the worker ended before its last answer (killed)
-                    raise RuntimeError("a sweep worker process ended before its tasks were done") from None
+                except EOFError:  # this worker has no task left, or was killed
+                    readers.remove(reader)
+                    continue
                 if error is not None:
                     raise error
                 results[index] = answer
-                expected[reader] -= 1
+                left -= 1
                 done(1)
         return results
     finally:
@@ -113,8 +121,25 @@ def _run_segments(fn: Callable, items: Sequence, workers: int, done: Callable[[i
             process.join()
 
 
-def _segment(fn: Callable, items: Sequence, start: int, stop: int, writer) -> None:
-    for index in range(start, stop):
+def _next_item(segments, worker: int) -> int | None:
+    """The index of the next item of ``worker``'s segment, taking half of the longest other one when its
+    own is done; None when nothing is left."""
+    with segments.get_lock():
+        start, stop = segments[2 * worker], segments[2 * worker + 1]
+        if start >= stop:
+            longest = max(range(len(segments) // 2), key=lambda w: segments[2 * w + 1] - segments[2 * w])
+            other_start, other_stop = segments[2 * longest], segments[2 * longest + 1]
+            if other_stop - other_start < 2:  # one task left at most: its worker takes it
+                return None
+            start, stop = (other_start + other_stop + 1) // 2, other_stop
+            segments[2 * longest + 1] = start
+            segments[2 * worker + 1] = stop
+        segments[2 * worker] = start + 1
+        return start
+
+
+def _segment(fn: Callable, items: Sequence, segments, worker: int, writer) -> None:
+    while (index := _next_item(segments, worker)) is not None:
         try:
             writer.send((index, fn(_BASE, items[index]), None))
         except Exception as exc:  # noqa: BLE001 - the driver raises it
