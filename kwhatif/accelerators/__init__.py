@@ -6,13 +6,14 @@ plugins themselves keep upstream's API; Fresh reads none of this."""
 from __future__ import annotations
 
 from kwhatif.accelerators import dynamic_resources, inter_pod_affinity, node_declarations, pod_topology_spread
-from kwhatif.accelerators import resources, volume_binding
+from kwhatif.accelerators import image_locality, resources, volume_binding
 from kwhatif.accelerators.accelerator import NONE, Accelerator
 from kwhatif.framework.cycle_state import CycleState
 
 ACCELERATORS: dict[str, Accelerator] = {
     **node_declarations.ACCELERATORS,
     **resources.ACCELERATORS,
+    "ImageLocality": image_locality.ACCELERATOR,
     "InterPodAffinity": inter_pod_affinity.ACCELERATOR,
     "PodTopologySpread": pod_topology_spread.ACCELERATOR,
     "DynamicResources": dynamic_resources.ACCELERATOR,

@@ -35,8 +35,10 @@ class ImageLocality(Plugin):
         self.image_volumes = self.features.has(IMAGE_LOCALITY_IMAGE_VOLUMES)
         self.image_volumes_in_threshold = self.features.has(IMAGE_LOCALITY_VOLUME_THRESHOLD)
 
-    def score(self, state, pod, node_info) -> int:
-        total_nodes = self.handle.snapshot.num_nodes()
+    def images(self, pod) -> tuple[list[str], int]:
+        """The normalized names of the images whose scores the pod's sum adds (each as often as it is
+        listed), and how many sources count in the threshold: the containers', and the image volumes'
+        where this release reads them."""
         spec = pod.spec
         images = [c.get("image") or "" for c in (spec.get("initContainers") or []) + (spec.get("containers") or [])]
         count = len(images)
@@ -46,9 +48,14 @@ class ImageLocality(Plugin):
             images += volume_images
             if self.image_volumes_in_threshold:
                 count += len(volume_images)
+        return list(map(normalized_image_name, images)), count
+
+    def score(self, state, pod, node_info) -> int:
+        total_nodes = self.handle.snapshot.num_nodes()
+        names, count = self.images(pod)
         image_sum = 0
-        for image in images:
-            image_state = node_info.image_states.get(normalized_image_name(image))
+        for name in names:
+            image_state = node_info.image_states.get(name)
             if image_state is not None:
                 spread = float(image_state.num_nodes) / float(total_nodes)
                 image_sum += int(float(image_state.size) * spread)

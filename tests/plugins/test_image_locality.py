@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import random
+
+import numpy as np
 import pytest
 
+from kwhatif.accelerators.image_locality import image_scores_at
 from kwhatif.framework.cycle_state import CycleState
 from kwhatif.framework.interface import Handle
 from kwhatif.plugins.image_locality import ImageLocality, normalized_image_name
@@ -124,3 +128,49 @@ def test_image_locality_priority_v1_36(name, spec, nodes, expected):
             pod = pod.set(f"spec.{key}", spec[key])
     plugin = _image_volume_plugin(snap, "1.36")
     assert [plugin.score(CycleState(), pod.info(), ni) for ni in snap.node_info_list] == expected
+
+
+# The bulk form (kwhatif.accelerators.image_locality) against Score node by node: random image lists, sizes
+# from tiny to past int64's reach (the bulk form then declines), duplicated and unnormalized names, image
+# volumes in every release's reading.
+IMAGE_NAMES = ("nginx", "nginx:latest", "redis:7", "registry:5000/app", "registry:5000/app:2", "gcr.io/big")
+
+
+def _size(rng) -> int:
+    pick = rng.random()
+    if pick < 0.05:
+        return rng.choice([0, 1, 1 << 62, 1 << 70])
+    return rng.randint(1, 3000) * MB
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_image_scores_at_equals_scoring_node_by_node(seed):
+    rng = random.Random(seed)
+    objs = []
+    for i in range(rng.randint(1, 30)):
+        node = make_node(f"n{i}").obj()
+        node["status"]["images"] = [{"names": rng.sample(IMAGE_NAMES, rng.randint(1, 2)), "sizeBytes": _size(rng)}
+                                    for _ in range(rng.randint(0, 4))]
+        objs.append(node)
+    snap = snapshot(objs)
+    plugin = _image_volume_plugin(snap, rng.choice(["1.35", "1.36", "1.37"]))
+    for _ in range(10):
+        spec = _spec(*rng.choices(IMAGE_NAMES, k=rng.randint(0, 3)),
+                     init=tuple(rng.choices(IMAGE_NAMES, k=rng.randint(0, 1))),
+                     volumes=tuple(rng.choices(IMAGE_NAMES, k=rng.randint(0, 2))))
+        pod = make_pod().set("spec.containers", spec["containers"])
+        for key in ("initContainers", "volumes"):
+            if key in spec:
+                pod = pod.set(f"spec.{key}", spec[key])
+        pod = pod.info()
+        positions = [rng.randrange(len(objs)) for _ in range(rng.randint(1, 2 * len(objs)))]
+        at = image_scores_at(plugin, CycleState(), pod, None, np.array(positions, dtype=np.intp))
+        nodes = snap.node_info_list
+        try:
+            expected = [plugin.score(CycleState(), pod, nodes[p]) for p in positions]
+        except (OverflowError, ZeroDivisionError):  # what the per-node form raises, the bulk form declines
+            assert at is None
+            continue
+        assert at is None or at == expected
+        assert at is not None or not spec["containers"] or any(s.size >= 1 << 55 for ni in nodes
+                                                               for s in ni.image_states.values())
