@@ -157,6 +157,29 @@ def test_each_zone_hand_worked(hand_file):
                                     "a leaves 1 pod(s) Pending; 5 workload(s) lose all their replicas in some domain.")
 
 
+@pytest.mark.parametrize("extra, node_bound, lost_web", [
+    ([], 0, (2, 2)),
+    # a DaemonSet's pod and a static pod (its Node as controller, as the kubelet makes it) are node-bound; a
+    # finished pod is not lost; a web replica on another zone counts among the workload's replicas
+    ([running("ds-a", "n0", "0", "ds", owned("DaemonSet", "ds")),
+      {**running("static-a", "n1", "0", "static", [{"apiVersion": "v1", "kind": "Node", "name": "n1",
+                                                    "controller": True}]),
+       "metadata": {**running("static-a", "n1", "0", "static", None)["metadata"],
+                    "annotations": {"kubernetes.io/config.mirror": "x"},
+                    "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "n1", "controller": True}]}},
+      {**running("web-done", "n0", "1", "web", owned("ReplicaSet", "web-5d4f")), "status": {"phase": "Succeeded"}},
+      running("web-3", "n2", "1", "web", owned("ReplicaSet", "web-5d4f"))], 2, (3, 2)),
+])
+def test_domain_rows_count_node_bound_pods_and_every_replica(extra, node_bound, lost_web):
+    base = sweep.SweepBase(cluster([o for o in hand_worked() if o["kind"] == "Node"],
+                                   [o for o in hand_worked() if o["kind"] == "Pod"] + extra))
+    found, _ = sweep.domains(base.cluster, ZONE)
+    row = sweep.lose_domain(base, (ZONE, "a", tuple(found["a"])))
+    web = next(w for w in row["workloads"] if w["workload"] == "Deployment/web")
+    assert row["nodeBound"] == node_bound
+    assert (web["replicas"], web["lost"]) == lost_web
+
+
 def test_local_pool_gives_the_same_json(hand_file):
     for flag in ("--each-node", "--each-zone"):
         one = cli("drain", flag, "-c", hand_file, "-o", "json", "--workers", "1")

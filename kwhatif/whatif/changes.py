@@ -287,7 +287,8 @@ def is_mirror_pod(pod: dict) -> bool:
 def is_recreated(pod: dict) -> bool:
     """Whether a controller creates a new pod when this one goes: any controller but a DaemonSet
     (which only runs pods on their own node), and not for a pod that already finished."""
-    return controller_of(pod) is not None and not is_daemonset_pod(pod) and pod_phase(pod) not in TERMINAL_PHASES
+    ref = controller_of(pod)
+    return ref is not None and ref.get("kind") != "DaemonSet" and pod_phase(pod) not in TERMINAL_PHASES
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ class SweepBase:
         if self.now is None:
             self.now = drain_time(self.cluster, utc_now)
         self._pods_on: dict[str, list[dict]] | None = None
-        self._replicas: dict[tuple[str, str], int] | None = None
+        self._workloads: tuple[dict[int, tuple[str, str]], dict[tuple[str, str], int]] | None = None
         self._memo: NodeMemo | None = None
         self._starts: list[tuple[str, dict]] | None = None
         self._index: ClusterIndex | None = None
@@ -112,6 +112,22 @@ class SweepBase:
             self._owners = Owners(self.cluster)
         return self._owners
 
+    def workloads(self) -> tuple[dict[int, tuple[str, str]], dict[tuple[str, str], int]]:
+        """Each bound pod a controller re-creates, by id: its workload (namespace, owner); and the running
+        pods per workload in the whole cluster. One pass over every pod, made before a domain sweep's
+        workers fork (each domain's task runs in its own process and reads it)."""
+        if self._workloads is None:
+            owners = self.owners()
+            of: dict[int, tuple[str, str]] = {}
+            counts: dict[tuple[str, str], int] = {}
+            for pod in self.cluster.pods:
+                if (pod.get("spec") or {}).get("nodeName") and is_recreated(pod):
+                    key = ((pod.get("metadata") or {}).get("namespace") or "default", owners.of_pod(pod))
+                    of[id(pod)] = key
+                    counts[key] = counts.get(key, 0) + 1
+            self._workloads = (of, counts)
+        return self._workloads
+
     def pods_on(self, node: str) -> list[dict]:
         if self._pods_on is None:
             self._pods_on = {}
@@ -138,7 +154,7 @@ class SweepBase:
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
-        self._pods_on = self._replicas = self._memo = self._starts = self._index = self._owners = None
+        self._pods_on = self._workloads = self._memo = self._starts = self._index = self._owners = None
         self._autoscaler = self._alike = None
 
 
@@ -344,20 +360,22 @@ def lose_domain(base: SweepBase, task: tuple[str, str, tuple[str, ...]]) -> dict
 
 
 def domain_summary(base: SweepBase, value: str, names: tuple[str, ...], on_nodes: list[dict], scenario) -> dict:
-    owners = base.owners()
+    workload_of, totals = base.workloads()  # the domain's pods are the base's, bound
     running = [pod for pod in on_nodes if pod_phase(pod) not in TERMINAL_PHASES]
     placed = {r["pod"]: r["placement"] for r in scenario.replaced}
     workloads: dict[tuple[str, str], dict] = {}
+    node_bound = 0
     for pod in running:
-        if not is_recreated(pod):
+        key = workload_of.get(id(pod))
+        # a DaemonSet's pod has no workload here; a static pod may have its Node as controller
+        node_bound += is_mirror_pod(pod) or (key is None and is_daemonset_pod(pod))
+        if key is None:  # nothing re-creates it
             continue
-        key = ((pod.get("metadata") or {}).get("namespace") or "default", owners.of_pod(pod))
         row = workloads.setdefault(key, {"namespace": key[0], "workload": key[1], "replicas": 0, "lost": 0,
                                          "placed": 0, "pending": 0})
         row["lost"] += 1
         placement = placed.get(pod_key(pod))
         row["placed" if placement and placement["node"] else "pending"] += 1
-    totals = _replicas(base, owners)
     for key, row in workloads.items():
         row["replicas"] = totals.get(key, row["lost"])
         row["allReplicasLost"] = row["lost"] >= row["replicas"]
@@ -379,25 +397,13 @@ def domain_summary(base: SweepBase, value: str, names: tuple[str, ...], on_nodes
         "placed": len(scenario.replaced) - pending,
         "pending": pending,
         "notRecreated": len(scenario.lost),
-        "nodeBound": sum(1 for pod in running if is_daemonset_pod(pod) or is_mirror_pod(pod)),
+        "nodeBound": node_bound,
         "workloads": rows,
         "allReplicasLost": [f"{w['namespace']}/{w['workload']}" for w in rows if w["allReplicasLost"]],
         "pendingReasons": [{"reason": k, "pods": v, **taints[k]}
                            for k, v in sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))],
         "placements": {r["pod"]: r["placement"]["node"] for r in scenario.replaced},
     }
-
-
-def _replicas(base: SweepBase, owners: Owners) -> dict[tuple[str, str], int]:
-    """Running pods per workload in the whole cluster (once per base)."""
-    if base._replicas is None:
-        counts: dict[tuple[str, str], int] = {}
-        for pod in base.cluster.pods:
-            if (pod.get("spec") or {}).get("nodeName") and is_recreated(pod):
-                key = ((pod.get("metadata") or {}).get("namespace") or "default", owners.of_pod(pod))
-                counts[key] = counts.get(key, 0) + 1
-        base._replicas = counts
-    return base._replicas
 
 
 def each_domain_report(base: SweepBase, label: str, rows: list[dict], unlabelled: list[str]) -> dict:
@@ -433,6 +439,7 @@ def each_domain(base: SweepBase, label: str = ZONE_LABEL, workers: int | None = 
     if not found:
         raise InputError(f"--zone-label {label}: no node has this label")
     tasks = [(label, value, tuple(names)) for value, names in found.items()]
+    base.workloads()  # once, inherited by the workers
     with _progress(progress, len(tasks), f"losing each {label}") as done:
         rows = sweep_pool.run(lose_domain, base, tasks, workers, ray, done)
     return each_domain_report(base, label, rows, unlabelled)
