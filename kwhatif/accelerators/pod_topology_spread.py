@@ -6,6 +6,8 @@ from __future__ import annotations
 from itertools import repeat
 from operator import add
 
+import numpy as np
+
 from kwhatif.accelerators.accelerator import Accelerator
 from kwhatif.api import labels as labelsel
 from kwhatif.framework.gomath import go_round
@@ -62,7 +64,8 @@ def scores(pl, state, pod, nodes: list[NodeInfo]) -> list[int]:
     s: PreScoreState = state.read(PRE_SCORE_KEY)
     ignored = s.ignored_nodes
     if not ignored:
-        return _scores_by_value(pl, s, pod, state, nodes)
+        out = _indexed_scores(pl, s, pod, state, nodes)
+        return out if out is not None else _scores_by_value(pl, s, pod, state, nodes)
     # Nodes without every topology key are ignored (the pod's own constraints): node by node.
     sums: list[float | None] = [None] * len(nodes)
     for i, c in enumerate(s.constraints):
@@ -86,6 +89,56 @@ def scores(pl, state, pod, nodes: list[NodeInfo]) -> list[int]:
         return [0 if score == INVALID_SCORE else MAX_NODE_SCORE for score in raw]
     top = max_score + min(valid)
     return [0 if score == INVALID_SCORE else MAX_NODE_SCORE * (top - score) // max_score for score in raw]
+
+
+def _indexed_scores(pl, s: PreScoreState, pod: PodInfo, state, nodes: list[NodeInfo]) -> list[int] | None:
+    """``scores`` with no node ignored, in numpy from the pod index (a sequence): each node's label values
+    as codes, its hostname count from the pods per node, the same float64 operations element by element in
+    constraint order (a product, then a sum, each rounded), Go's rounding and the same integer division.
+    None where the index cannot say (a node that is not the snapshot's, a label value of another type)."""
+    service = pl.handle.pod_index
+    if not service or not nodes or not s.constraints:
+        return None
+    positions = service.positions(state, nodes)
+    if positions is None:
+        return None
+    sums = None
+    for i, c in enumerate(s.constraints):
+        labels = service.label_codes(state, c.topology_key)
+        if labels is None:
+            return None
+        weight, skew = s.topology_normalizing_weight[i], float(c.max_skew - 1)
+        if c.topology_key == LABEL_HOSTNAME:
+            counts = (np.zeros(len(nodes), dtype=np.int64) if c.selector.is_everything else
+                      service.pods_at(state, (pod.namespace,), c.selector, positions, terminating=False))
+            terms = counts.astype(np.float64) * weight + skew
+            if not labels.complete:
+                terms[labels.codes[positions] == 0] = 0.0  # a node without the key adds 0.0
+        else:
+            # each candidate domain's term by its code, 0.0 for a node without the key (a node's domain is a
+            # candidate's: NaN, checked below, would say otherwise, where ``_scores_by_value`` fails)
+            domains, code_of = s.topology_value_to_pod_counts[i], labels.of
+            by_code = np.full(len(code_of), np.nan)
+            for value, count in domains.items():
+                code = code_of.get(value)
+                if code is not None:
+                    by_code[code] = score_for_count(count, c.max_skew, weight)
+            by_code[0] = 0.0
+            terms = by_code[labels.codes[positions]]
+        sums = terms if sums is None else sums + terms
+    lowest, highest = float(sums.min()), float(sums.max())  # NaN if a sum is
+    if lowest != lowest:
+        return None
+    # Go's rounding is monotonic: the extremes of the rounded sums are those of the sums, rounded
+    max_score, min_score = go_round(highest), go_round(lowest)
+    if max_score == 0:
+        return [MAX_NODE_SCORE] * len(nodes)
+    magnitude = np.abs(sums) if lowest < 0 else sums
+    whole = np.floor(magnitude)
+    raw = (whole + (magnitude - whole >= 0.5)).astype(np.int64)
+    if lowest < 0:
+        raw = np.where(sums >= 0, raw, -raw)
+    return (MAX_NODE_SCORE * (max_score + min_score - raw) // max_score).tolist()
 
 
 def _scores_by_value(pl, s: PreScoreState, pod: PodInfo, state, nodes: list[NodeInfo]) -> list[int]:

@@ -28,11 +28,14 @@ from collections import Counter
 import itertools
 from itertools import compress, repeat
 from operator import add, attrgetter, itemgetter, ne
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from kwhatif.api.bulk import bulk_allocation
 from kwhatif.api.labels import Selector
 from kwhatif.state.nodeinfo import AffinityTerm, NodeInfo, PodInfo
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # The kinds of existing pods' terms kept: required affinity (scored at hardPodAffinityWeight),
 # preferred affinity and anti-affinity (signed weights), required anti-affinity (PreFilter's counts).
@@ -179,6 +182,8 @@ class PodIndex:
         self._generations: list[int] = []
         self._summaries: list[_Node] = []
         self._position: dict[NodeInfo, int] = {}
+        # the same by id of the node (ids are looked up without reading the nodes, scattered in memory)
+        self._position_of_id: dict[int, int] = {}
         self._feed: list[NodeInfo] | None = None  # the change feed read last, up to entry _mark
         self._mark = 0
         # The pods' groups are made on the first question about them, for the namespaces it asks about (a
@@ -280,6 +285,7 @@ class PodIndex:
             self._summary_of = dict(zip(nodes, self._summaries))
             self._earlier = {}
             self._position = {ni: index for index, ni in enumerate(nodes)}
+            self._position_of_id = {id(ni): index for index, ni in enumerate(nodes)}
         self._generations = list(map(_generation, nodes))
         self.layout_version += 1
         self.epoch += 1
@@ -385,6 +391,7 @@ class PodIndex:
         entry.values = {ni: domain(ni) for ni in self._nodes}
         entry.domains, entry.version = _domains_in_order(entry.values), next(self._domain_versions)
         entry.change = self._layout_log_start + len(self._layout_log)
+        entry.codes = None
         return entry
 
     def changed_since(self, change: int) -> set[NodeInfo] | None:
@@ -718,9 +725,27 @@ def synced(snapshot, state) -> PodIndex:
 class DomainValues:
     """What a domain gives each node of the index (``values``, NOT_COUNTED included), its domains in the order
     of the nodes, each at 0 (``domains``, never changed once made), as of layout change number ``change``;
-    ``version`` changes whenever a node's value did."""
+    ``version`` changes whenever a node's value did. ``codes``: (version, LabelCodes) once asked for."""
 
-    __slots__ = ("values", "domains", "version", "change")
+    __slots__ = ("values", "domains", "version", "change", "codes")
+
+
+class LabelCodes:
+    """A label's values on the index's nodes as small integers, for numpy: ``codes`` (one per node, in the
+    index's order), ``of`` (value -> code; 0 is None: a node without the label) and ``complete`` (every node has
+    the label: code 0 is on none)."""
+
+    __slots__ = ("codes", "of", "complete")
+
+    def __init__(self, entry: DomainValues) -> None:
+        import numpy as np  # the engine's (a command that evaluates nothing imports this module, not numpy)
+
+        values = [None if value is NOT_COUNTED else value for value in entry.values.values()]
+        self.of = dict.fromkeys([None, *values])  # raises TypeError for a value that cannot be told apart
+        for code, value in enumerate(list(self.of)):
+            self.of[value] = code
+        self.codes = np.array(list(map(self.of.__getitem__, values)), dtype=np.intp)
+        self.complete = None not in values
 
 
 def _domains_in_order(values: dict) -> dict:
@@ -951,10 +976,13 @@ class PodIndexService:
     besides the pod (the namespaces, the selector's content, the domain), and brought up to date from the
     index's changes: the same as asked afresh (tests/plugins/test_pod_index.py checks both)."""
 
-    __slots__ = ("_snapshot", "_memo")
+    __slots__ = ("_snapshot", "_memo", "_last_positions", "_same_order", "_counts_at")
 
     def __init__(self, snapshot, memo) -> None:
         self._snapshot, self._memo = snapshot, memo
+        self._last_positions: tuple | None = None  # (index, epoch, nodes, their number, their positions)
+        self._same_order: tuple | None = None  # ((index, epoch, node set), whether the memo orders its nodes alike)
+        self._counts_at: tuple | None = None  # (index, epoch, zeros, one per node): ``pods_at`` fills and clears it
 
     def index(self, state) -> PodIndex:
         """The snapshot's pod index, brought up to date (once per cycle)."""
@@ -1041,6 +1069,59 @@ class PodIndexService:
         """Every domain of the snapshot's nodes as ``domain`` (as for ``pods_per_domain``) gives them, in
         the order of the nodes, each at 0. Read-only."""
         return synced(self._snapshot, state).domain_values(domain).domains
+
+    def positions(self, state, nodes: list[NodeInfo]) -> np.ndarray | None:
+        """Each node's position in the index, for ``label_codes`` and ``pods_at`` (None: a node is not the
+        snapshot's own, a copy): the memo's positions among the snapshot's nodes (kept there for the list
+        PreScore and Score are given), once the memo was seen to order the index's nodes as the index does
+        (both follow the snapshot's list, made again when nodes are added or removed)."""
+        index = synced(self._snapshot, state)
+        last = self._last_positions
+        if (last is not None and last[0] is index and last[1] == index.epoch and last[2] is nodes
+                and last[3] == len(nodes)):
+            return last[4]
+        stamp = (index, index.epoch, self._snapshot.node_set_generation)
+        if self._same_order is None or self._same_order[0] != stamp:
+            self._same_order = (stamp, self._memo.positions(index._nodes) == list(range(len(index._nodes))))
+        found = self._memo.positions(nodes) if self._same_order[1] else None
+        if found is not None:
+            import numpy as np  # the engine's, as in LabelCodes
+
+            found = np.fromiter(found, dtype=np.intp, count=len(found))
+            if len(found) and found.max() >= len(index._nodes):  # (the memo's list longer than the index's)
+                found = None
+        self._last_positions = (index, index.epoch, nodes, len(nodes), found)
+        return found
+
+    def label_codes(self, state, key: str) -> LabelCodes | None:
+        """The values of label ``key`` on the index's nodes as codes, kept while none of them changed; None
+        for values that cannot be told apart (bad input)."""
+        entry = synced(self._snapshot, state).domain_values(LabelDomain(key))
+        codes = entry.codes
+        if codes is None or codes[0] != entry.version:
+            try:
+                codes = entry.codes = (entry.version, LabelCodes(entry))
+            except TypeError:
+                return None
+        return codes[1]
+
+    def pods_at(self, state, namespaces, selector: Selector, positions: np.ndarray, terminating: bool = True
+                ) -> np.ndarray:
+        """``pods_per_node`` at the nodes at ``positions`` (from ``positions``), 0 where none run."""
+        import numpy as np  # the engine's, as in LabelCodes
+
+        index = synced(self._snapshot, state)
+        per_node = self.pods_per_node(state, namespaces, selector, terminating)
+        if not per_node:
+            return np.zeros(len(positions), dtype=np.int64)
+        kept = self._counts_at
+        if kept is None or kept[0] is not index or kept[1] != index.epoch:
+            kept = self._counts_at = (index, index.epoch, np.zeros(len(index._nodes), dtype=np.int64))
+        every, at = kept[2], list(map(index._position_of_id.__getitem__, map(id, per_node)))
+        every[at] = list(per_node.values())
+        out = every[positions]
+        every[at] = 0
+        return out
 
     def label_values(self, nodes: list[NodeInfo], key: str) -> list | None:
         """Each node's value of label ``key`` (None: it has none), gathered in C; None when a node is not
