@@ -2,18 +2,16 @@
 scoring tens of nodes whose kept score is missing, and a node by node Score reads the pod's images again
 for every node. Here they are read once, each image looked up in every node's image states in C, and the
 sums clamped and scaled with numpy in the same int64 operations as ``calculate_priority`` (tests/plugins/
-test_image_locality.py compares the two). What the plugin's verdicts read is declared with the other
-node-local plugins (kwhatif.accelerators.node_declarations)."""
+test_image_locality.py compares the two)."""
 
 from __future__ import annotations
 
-import dataclasses
 from itertools import repeat
 from operator import attrgetter
 
 import numpy as np
 
-from kwhatif.accelerators.node_declarations import ACCELERATORS as DECLARED
+from kwhatif.accelerators.accelerator import Accelerator
 from kwhatif.framework.interface import MAX_NODE_SCORE
 from kwhatif.plugins.image_locality import MAX_CONTAINER_THRESHOLD, MIN_THRESHOLD
 
@@ -53,4 +51,12 @@ def image_scores_at(pl, state, pod, columns, index: np.ndarray) -> list[int] | N
     return ((MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) // (max_threshold - MIN_THRESHOLD)).tolist()
 
 
-ACCELERATOR = dataclasses.replace(DECLARED["ImageLocality"], scores_at=image_scores_at)
+def _images(pl, pod):
+    """What the plugin reads of the pod: its images (a node's score depends on the node and these alone)."""
+    spec = pod.spec
+    return [[c.get("image") for c in spec.get("initContainers") or ()],
+            [c.get("image") for c in spec.get("containers") or ()],
+            [v.get("image") for v in spec.get("volumes") or () if v.get("image") is not None]]
+
+
+ACCELERATOR = Accelerator(node_local=True, reads_node_only=True, reads=_images, scores_at=image_scores_at)

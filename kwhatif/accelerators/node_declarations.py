@@ -1,5 +1,5 @@
 """The accelerators of the node-local plugins that only declare what they read: NodeName,
-NodeUnschedulable, NodePorts, ImageLocality, NodeDeclaredFeatures, TaintToleration and NodeAffinity
+NodeUnschedulable, NodePorts, NodeDeclaredFeatures, TaintToleration and NodeAffinity
 (the last two with NormalizeScore on the values alone)."""
 
 from __future__ import annotations
@@ -13,13 +13,6 @@ def _tolerations(pl, pod):
     return pod.spec.get("tolerations")
 
 
-def _images(pl, pod):
-    spec = pod.spec
-    return [[c.get("image") for c in spec.get("initContainers") or ()],
-            [c.get("image") for c in spec.get("containers") or ()],
-            [v.get("image") for v in spec.get("volumes") or () if v.get("image") is not None]]
-
-
 def _node_affinity(pl, pod):
     spec = pod.spec
     return [spec.get("nodeSelector"), (spec.get("affinity") or {}).get("nodeAffinity")]
@@ -29,7 +22,6 @@ ACCELERATORS = {
     "NodeName": Accelerator(node_local=True, reads_node_only=True, reads=lambda pl, pod: pod.spec.get("nodeName")),
     "NodeUnschedulable": Accelerator(node_local=True, reads_node_only=True, reads=_tolerations),
     "NodePorts": Accelerator(node_local=True, reads=lambda pl, pod: pod.host_ports),
-    "ImageLocality": Accelerator(node_local=True, reads_node_only=True, reads=_images),
     "NodeDeclaredFeatures": Accelerator(node_local=True, reads_node_only=True,
                                         reads=lambda pl, pod: pl.required(pod.spec)),
     "TaintToleration": Accelerator(
