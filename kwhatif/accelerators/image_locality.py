@@ -52,11 +52,8 @@ def image_scores_at(pl, state, pod, columns, index: np.ndarray) -> list[int] | N
 
 
 def _images(pl, pod):
-    """What the plugin reads of the pod: its images (a node's score depends on the node and these alone)."""
-    spec = pod.spec
-    return [[c.get("image") for c in spec.get("initContainers") or ()],
-            [c.get("image") for c in spec.get("containers") or ()],
-            [v.get("image") for v in spec.get("volumes") or () if v.get("image") is not None]]
+    """What the plugin reads of the pod: a node's score depends on the node and these alone."""
+    return pl.images(pod)
 
 
 ACCELERATOR = Accelerator(node_local=True, reads_node_only=True, reads=_images, scores_at=image_scores_at)

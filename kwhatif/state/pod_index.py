@@ -182,8 +182,6 @@ class PodIndex:
         self._generations: list[int] = []
         self._summaries: list[_Node] = []
         self._position: dict[NodeInfo, int] = {}
-        # the same by id of the node (ids are looked up without reading the nodes, scattered in memory)
-        self._position_of_id: dict[int, int] = {}
         self._feed: list[NodeInfo] | None = None  # the change feed read last, up to entry _mark
         self._mark = 0
         # The pods' groups are made on the first question about them, for the namespaces it asks about (a
@@ -285,7 +283,6 @@ class PodIndex:
             self._summary_of = dict(zip(nodes, self._summaries))
             self._earlier = {}
             self._position = {ni: index for index, ni in enumerate(nodes)}
-            self._position_of_id = {id(ni): index for index, ni in enumerate(nodes)}
         self._generations = list(map(_generation, nodes))
         self.layout_version += 1
         self.epoch += 1
@@ -1117,7 +1114,7 @@ class PodIndexService:
         kept = self._counts_at
         if kept is None or kept[0] is not index or kept[1] != index.epoch:
             kept = self._counts_at = (index, index.epoch, np.zeros(len(index._nodes), dtype=np.int64))
-        every, at = kept[2], list(map(index._position_of_id.__getitem__, map(id, per_node)))
+        every, at = kept[2], list(map(index._position.__getitem__, per_node))
         every[at] = list(per_node.values())
         out = every[positions]
         every[at] = 0

@@ -276,7 +276,10 @@ def controller_of(pod: dict) -> dict | None:
 
 
 def is_daemonset_pod(pod: dict) -> bool:
-    ref = controller_of(pod)
+    return _is_daemonset(controller_of(pod))
+
+
+def _is_daemonset(ref: dict | None) -> bool:
     return ref is not None and ref.get("kind") == "DaemonSet"
 
 
@@ -287,8 +290,8 @@ def is_mirror_pod(pod: dict) -> bool:
 def is_recreated(pod: dict) -> bool:
     """Whether a controller creates a new pod when this one goes: any controller but a DaemonSet
     (which only runs pods on their own node), and not for a pod that already finished."""
-    ref = controller_of(pod)
-    return ref is not None and ref.get("kind") != "DaemonSet" and pod_phase(pod) not in TERMINAL_PHASES
+    ref = controller_of(pod)  # read once
+    return ref is not None and not _is_daemonset(ref) and pod_phase(pod) not in TERMINAL_PHASES
 
 
 @dataclass(frozen=True)

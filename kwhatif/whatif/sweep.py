@@ -367,8 +367,7 @@ def domain_summary(base: SweepBase, value: str, names: tuple[str, ...], on_nodes
     node_bound = 0
     for pod in running:
         key = workload_of.get(id(pod))
-        # a DaemonSet's pod has no workload here; a static pod may have its Node as controller
-        node_bound += is_mirror_pod(pod) or (key is None and is_daemonset_pod(pod))
+        node_bound += is_daemonset_pod(pod) or is_mirror_pod(pod)
         if key is None:  # nothing re-creates it
             continue
         row = workloads.setdefault(key, {"namespace": key[0], "workload": key[1], "replicas": 0, "lost": 0,
